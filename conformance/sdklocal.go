@@ -1,0 +1,370 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/sdk"
+)
+
+// SDKLocalDeclaration is the declared surface of the SDK-local harness:
+// model and tool calls, lossless 64-bit and beyond-u64 integers, every
+// profile and knob, jcs-sha256 (plus the vector-scoped null and ctk-fault
+// providers), posture continue, buffered output.
+func SDKLocalDeclaration() Declaration {
+	return Declaration{
+		Name:           "sdk-local",
+		Capabilities:   []string{"model_calls", "tool_calls", "int64_json", "bigint_json"},
+		Postures:       map[string]string{PostureToolSeamHostError: PostureContinue},
+		BufferedOutput: true,
+		Profiles: []string{
+			string(enforcement.SequentialFirstDeny), string(enforcement.SequentialRunAll),
+			string(enforcement.ParallelStrictest), string(enforcement.ParallelUnanimous),
+		},
+		IdentityProvider: enforcement.IdentityJCSSHA256,
+	}
+}
+
+// NewSDKLocalHarness returns a harness whose production path is the SDK's
+// Session over an in-process enforcement.Emitter; only the model and the
+// tools are mocked.
+func NewSDKLocalHarness() Harness { return &sdkLocal{} }
+
+type sdkLocal struct {
+	v        *Vector
+	emitter  *enforcement.Emitter
+	recorder *contextRecorder
+}
+
+func (h *sdkLocal) Declaration() Declaration { return SDKLocalDeclaration() }
+
+func (h *sdkLocal) Setup(v *Vector) error {
+	h.v = v
+	h.recorder = &contextRecorder{}
+	opts, err := emitterOptions(v, h.recorder)
+	if err != nil {
+		return err
+	}
+	opts.RecordBuffer = 1 << 12
+	h.emitter, err = enforcement.NewEmitter(opts)
+	return err
+}
+
+func (h *sdkLocal) Teardown() {}
+
+// emitterOptions translates a vector's host configuration (mode,
+// composition, identity provider, scripted interceptors, resolver,
+// redactor) into emitter options. Interceptor 0 records what it sees into
+// rec. Every harness that hosts an Emitter shares this translation.
+func emitterOptions(v *Vector, rec *contextRecorder) (enforcement.Options, error) {
+	var opts enforcement.Options
+	opts.Mode = enforcement.Enforce
+	if v.Mode == ModeEvaluateOnly {
+		opts.Mode = enforcement.EvaluateOnly
+	}
+	comp := v.Composition.WithDefaults()
+	opts.Composition = enforcement.Composition{
+		Profile:             enforcement.Profile(comp.Profile),
+		OnApproval:          comp.OnApproval,
+		OnDisagreement:      comp.OnDisagreement,
+		OnTransformConflict: comp.OnTransformConflict,
+	}
+	provider, err := identityProvider(v.IdentityProvider)
+	if err != nil {
+		return opts, err
+	}
+	opts.Identity = &provider
+	for i, rules := range v.InterceptorScripts() {
+		si := &scriptedInterceptor{rules: rules}
+		if i == 0 {
+			si.recorder = rec
+		}
+		opts.Interceptors = append(opts.Interceptors, enforcement.Registration{Interceptor: si})
+	}
+	if v.HasResolver() {
+		opts.Resolver = scriptedResolver{rules: v.ApprovalScript}
+	}
+	if len(v.RedactForApproval) > 0 {
+		opts.Redactor, err = enforcement.PathRedactor(v.RedactForApproval, "[redacted]")
+		if err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
+
+// errProviderFault is the ctk-fault provider's failure on every call.
+var errProviderFault = errors.New("ctk-fault provider always fails")
+
+func identityProvider(spec IdentityProviderSpec) (enforcement.IdentityProvider, error) {
+	name, ok := spec.Provider()
+	switch {
+	case !ok:
+		return enforcement.NullIdentity(), nil
+	case name == enforcement.IdentityJCSSHA256:
+		return enforcement.JCSSHA256(), nil
+	case name == "ctk-fault":
+		return enforcement.NewIdentityProvider(name, func(enforcement.Context) (string, error) {
+			return "", errProviderFault
+		})
+	}
+	return enforcement.IdentityProvider{}, fmt.Errorf("unsupported identity provider %q", name)
+}
+
+// contextRecorder keeps deep copies of the contexts interceptor 0 received.
+type contextRecorder struct {
+	mu   sync.Mutex
+	seen []any
+}
+
+func (r *contextRecorder) add(c enforcement.Context) {
+	cp := jsonvalue.DeepCopy(map[string]any(c))
+	r.mu.Lock()
+	r.seen = append(r.seen, cp)
+	r.mu.Unlock()
+}
+
+func (r *contextRecorder) contexts() []any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]any, len(r.seen))
+	copy(out, r.seen)
+	return out
+}
+
+// scriptedInterceptor replays CTK rules (CTK.md §3).
+type scriptedInterceptor struct {
+	rules    []Rule
+	recorder *contextRecorder
+}
+
+// errScriptedRaise is the "raise" fault: the interceptor fails natively.
+var errScriptedRaise = errors.New("ctk: scripted interceptor raised")
+
+func (s *scriptedInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+	if s.recorder != nil {
+		s.recorder.add(c)
+	}
+	rule, ok := FirstMatch(s.rules, map[string]any(c))
+	if !ok {
+		return enforcement.Allow(), nil
+	}
+	switch rule.Fault {
+	case FaultRaise:
+		return enforcement.Verdict{}, errScriptedRaise
+	case FaultMalformedVerdict:
+		return enforcement.ParseVerdict(map[string]any{"decision": "transform"})
+	case FaultMutate:
+		c["target"] = "TAMPERED"
+		if tc, ok := c["tool_call"].(map[string]any); ok {
+			tc["args"] = map[string]any{"tampered": true}
+		}
+		return enforcement.Verdict{Decision: enforcement.DecisionAllow, Reason: "ctk:mutated"}, nil
+	}
+	return enforcement.ParseVerdict(rule.Verdict())
+}
+
+// scriptedResolver replays CTK approval rules (CTK.md §4).
+type scriptedResolver struct{ rules []ApprovalRule }
+
+var errResolverRaise = errors.New("ctk: scripted resolver raised")
+
+func (s scriptedResolver) Resolve(_ context.Context, req enforcement.ApprovalRequest) (enforcement.ApprovalResolution, error) {
+	requestID := ""
+	if req.ContextIdentity != nil {
+		requestID = *req.ContextIdentity
+	}
+	tree := map[string]any{"outcome": OutcomeUnresolvedResolution}
+	echo := requestID
+	if rule, ok := FirstApprovalMatch(s.rules, map[string]any(req.Context)); ok {
+		r := rule.Resolve
+		if r.Fault == FaultRaise {
+			return enforcement.ApprovalResolution{}, errResolverRaise
+		}
+		tree["outcome"] = r.Outcome
+		if r.HasVerdict {
+			tree["verdict"] = CloneValue(r.Verdict)
+		}
+		switch {
+		case r.EchoRecomputed:
+			echo, _ = enforcement.ContextIdentity(req.Context, 0)
+		case r.IdentityOverride != nil:
+			echo = *r.IdentityOverride
+		}
+	}
+	if echo == "" && req.ContextIdentity == nil {
+		tree["context_identity"] = nil
+	} else {
+		tree["context_identity"] = echo
+	}
+	return enforcement.ParseApprovalResolution(tree)
+}
+
+// OutcomeUnresolvedResolution is the resolver's answer when no rule matches.
+const OutcomeUnresolvedResolution = enforcement.OutcomeUnresolved
+
+// Run drives the reference agent loop of CTK.md §2.2 through sdk.Session.
+func (h *sdkLocal) Run(ctx context.Context) (*RunRecord, error) {
+	session, err := sdk.NewLocalSession(sdk.LocalConfig{
+		Emitter:   h.emitter,
+		Agent:     enforcement.Agent{ID: "ref-agent", Framework: "reference-agent"},
+		SessionID: "ctk-" + h.v.ID,
+	})
+	if err != nil {
+		return nil, err
+	}
+	loop := &agentLoop{v: h.v, session: session}
+	if err := loop.run(ctx); err != nil {
+		return nil, err
+	}
+	rr := &RunRecord{
+		Outcome:         loop.outcome,
+		FinalOutput:     loop.final,
+		ToolInvocations: loop.invocations,
+		Interceptions:   h.recorder.contexts(),
+	}
+	if rr.ToolInvocations == nil {
+		rr.ToolInvocations = []ToolInvocation{}
+	}
+	if dropped := h.emitter.RecordsDropped(); dropped > 0 {
+		return nil, fmt.Errorf("record buffer dropped %d records", dropped)
+	}
+	if err := fillRecords(rr, h.emitter.TakeRecords()); err != nil {
+		return nil, err
+	}
+	return rr, nil
+}
+
+// fillRecords puts wire-shaped records and their identity pairs on rr.
+func fillRecords(rr *RunRecord, records []*enforcement.Record) error {
+	rr.Records = make([]any, 0, len(records))
+	rr.Identities = make([]IdentityPair, 0, len(records))
+	for _, r := range records {
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("marshal record: %w", err)
+		}
+		tree, err := jsonvalue.Decode(b)
+		if err != nil {
+			return fmt.Errorf("decode record: %w", err)
+		}
+		rr.Records = append(rr.Records, tree)
+		rr.Identities = append(rr.Identities, IdentityPair{Input: r.InputIdentity, Enforced: r.EnforcedIdentity})
+	}
+	return nil
+}
+
+// agentLoop is the CTK reference agent (CTK.md §2.2) written against the
+// SDK: it mocks only the model (model_script) and the tools (behaviors).
+type agentLoop struct {
+	v           *Vector
+	session     *sdk.Session
+	outcome     string
+	final       any
+	invocations []ToolInvocation
+}
+
+func (l *agentLoop) run(ctx context.Context) error {
+	l.outcome = OutcomeCompleted
+	err := l.turn(ctx)
+	var blocked *enforcement.BlockedError
+	switch {
+	case errors.As(err, &blocked), errors.Is(err, sdk.ErrSessionBlocked):
+		l.outcome, l.final = OutcomeBlocked, nil
+	case err != nil:
+		return err
+	}
+	reason := enforcement.ShutdownCompleted
+	if l.outcome != OutcomeCompleted {
+		reason = enforcement.ShutdownError
+	}
+	_, err = l.session.End(ctx, reason)
+	return err
+}
+
+// turn runs startup, one input, the model/tool loop and output; a returned
+// *BlockedError ends the run as blocked.
+func (l *agentLoop) turn(ctx context.Context) error {
+	sc := l.v.Scenario
+	if err := l.session.Start(ctx, sc.ToolNames()); err != nil {
+		return err
+	}
+	content, err := l.session.Input(ctx, sc.Input.Content, sc.Input.Role)
+	if err != nil {
+		return err
+	}
+	history := []any{map[string]any{"role": sc.Input.Role, "content": content}}
+	var final any
+	for i, turn := range sc.ModelScript {
+		scripted := turn.Respond
+		resp, err := l.session.ModelCall(ctx, "mock", history, func(_ context.Context, messages any) (enforcement.ModelResponse, error) {
+			msgs, ok := messages.([]any)
+			if !ok {
+				return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: verdicted messages are not an array", i)
+			}
+			history = msgs
+			return scriptedResponse(scripted), nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(resp.ToolCalls) == 0 {
+			final = resp.Content
+			break
+		}
+		for _, tc := range resp.ToolCalls {
+			res, err := l.session.ToolCall(ctx, tc, l.tool(tc.Name))
+			if err != nil {
+				return err
+			}
+			msg := map[string]any{"role": "tool", "tool_call_id": tc.ID, "content": res.Value}
+			if res.Blocked != nil {
+				msg["content"] = res.Message()
+			}
+			history = append(history, msg)
+		}
+		assistant := resp.Content
+		if assistant == nil {
+			assistant = ""
+		}
+		history = append(history, map[string]any{"role": "assistant", "content": assistant})
+	}
+	if final == nil {
+		return nil
+	}
+	out, err := l.session.Output(ctx, final)
+	if err != nil {
+		return err
+	}
+	l.final = out
+	return nil
+}
+
+// tool returns the mock tool named name; an unknown tool or an unmatched
+// behavior is a harness error, never a verdict outcome.
+func (l *agentLoop) tool(name string) sdk.ToolFunc {
+	return func(_ context.Context, args any) (any, bool, error) {
+		t, ok := l.v.Scenario.Tool(name)
+		if !ok {
+			return nil, false, fmt.Errorf("unknown mock tool %q", name)
+		}
+		ret, isErr, ok := t.Dispatch(args)
+		if !ok {
+			return nil, false, fmt.Errorf("mock tool %q has no behavior for its arguments", name)
+		}
+		l.invocations = append(l.invocations, ToolInvocation{Name: name, Args: jsonvalue.DeepCopy(args)})
+		return ret, isErr, nil
+	}
+}
+
+func scriptedResponse(r Response) enforcement.ModelResponse {
+	out := enforcement.ModelResponse{Content: CloneValue(r.Content), FinishReason: r.FinishReason}
+	for _, tc := range r.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, enforcement.ToolCall{ID: tc.ID, Name: tc.Name, Args: CloneValue(tc.Args)})
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestSDKLocalConformance runs every vendored vector through the SDK-local
+// harness: the declared surface must pass every applicable vector, and the
+// only skips are the streaming/incremental part (capability not declared).
+func TestSDKLocalConformance(t *testing.T) {
+	vectors, err := EmbeddedVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := Run(context.Background(), NewSDKLocalHarness, vectors)
+	for _, r := range report.Results {
+		t.Run(r.ID, func(t *testing.T) {
+			switch r.Status {
+			case StatusFail:
+				t.Errorf("%s (%s) failed:\n%s", r.ID, r.Title, "  - "+strings.Join(r.Failures, "\n  - "))
+			case StatusSkip:
+				if r.Part != "streaming/incremental" {
+					t.Errorf("%s skipped outside streaming/incremental: %s", r.ID, r.Detail)
+				}
+			}
+		})
+	}
+	if got := report.Totals; got.Passed != 47 || got.Skipped != 4 || got.Failed != 0 {
+		t.Errorf("totals = %+v, want 47 passed, 4 skipped, 0 failed", got)
+	}
+}

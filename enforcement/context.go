@@ -1,0 +1,169 @@
+package enforcement
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+)
+
+// SpecVersion is the spec identifier hosts put in every context.
+const SpecVersion = "agent-hooks/0.1"
+
+// Context is an AgentContext (spec §4): a JSON object held as a value tree of
+// map[string]any, []any, string, json.Number, bool and nil. Numbers are
+// json.Number so integers beyond 2^53 survive exactly.
+type Context map[string]any
+
+// Point returns the context's interception point ("" when absent).
+func (c Context) Point() Point {
+	s, _ := c["interception_point"].(string)
+	return Point(s)
+}
+
+// Target returns the context's target value.
+func (c Context) Target() any { return c["target"] }
+
+// SessionID returns session.id ("" when absent).
+func (c Context) SessionID() string {
+	s, _ := c["session"].(map[string]any)
+	id, _ := s["id"].(string)
+	return id
+}
+
+// Sequence returns the context's sequence, or -1 when it is not an integer.
+func (c Context) Sequence() int64 {
+	n, ok := c["sequence"].(json.Number)
+	if !ok {
+		return -1
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+var (
+	specPattern      = regexp.MustCompile(`^agent-hooks/[0-9]+\.[0-9]+$`)
+	frameworkPattern = regexp.MustCompile(`^[a-z0-9_-]+$`)
+)
+
+// ValidateEnvelope runs the §4 envelope check: the required core, the
+// point's conditional fields and their whitelisted subfields, by presence
+// and JSON type. It is a presence-and-type check, not full schema
+// validation. Errors name the field, never its value.
+func ValidateEnvelope(c Context) error {
+	if c == nil {
+		return fmt.Errorf("context is not an object")
+	}
+	for _, k := range []string{"spec", "interception_point", "timestamp", "sequence", "agent", "session", "target"} {
+		if _, ok := c[k]; !ok {
+			return fmt.Errorf("missing required field %q", k)
+		}
+	}
+	spec, ok := c["spec"].(string)
+	if !ok || !specPattern.MatchString(spec) {
+		return fmt.Errorf("spec must match agent-hooks/<major>.<minor>")
+	}
+	ps, ok := c["interception_point"].(string)
+	if !ok || !Point(ps).Valid() {
+		return fmt.Errorf("interception_point is not one of the eight points")
+	}
+	if _, ok := c["timestamp"].(string); !ok {
+		return fmt.Errorf("timestamp is not a string")
+	}
+	if !isNonNegativeInteger(c["sequence"]) {
+		return fmt.Errorf("sequence is not a non-negative integer")
+	}
+	agent, ok := c["agent"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("agent is not an object")
+	}
+	if id, ok := agent["id"].(string); !ok || id == "" {
+		return fmt.Errorf("agent.id is not a non-empty string")
+	}
+	if fw, ok := agent["framework"].(string); !ok || !frameworkPattern.MatchString(fw) {
+		return fmt.Errorf("agent.framework must match ^[a-z0-9_-]+$")
+	}
+	session, ok := c["session"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("session is not an object")
+	}
+	if id, ok := session["id"].(string); !ok || id == "" {
+		return fmt.Errorf("session.id is not a non-empty string")
+	}
+	for _, f := range shapes[Point(ps)].fields {
+		v, ok := c[f.field]
+		if !ok {
+			return fmt.Errorf("%s requires field %q", ps, f.field)
+		}
+		if f.subfields == nil {
+			continue
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s is not an object", f.field)
+		}
+		for _, sub := range f.subfields {
+			if _, ok := obj[sub]; !ok {
+				return fmt.Errorf("%s requires field %q", ps, f.field+"."+sub)
+			}
+		}
+	}
+	return nil
+}
+
+// isNonNegativeInteger reports whether v is an integer-typed JSON number ≥ 0
+// (a float token such as 0.0 fails).
+func isNonNegativeInteger(v any) bool {
+	switch n := v.(type) {
+	case json.Number:
+		s := string(n)
+		if s == "" {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+		return true
+	case int:
+		return n >= 0
+	case int64:
+		return n >= 0
+	}
+	return false
+}
+
+// targetAlias returns the value of the member that target mirrors.
+func targetAlias(c Context, p Point) (any, bool) {
+	path := shapes[p].targetOf
+	if len(path) == 0 {
+		return nil, false
+	}
+	v, ok := c[path[0]]
+	if len(path) == 1 || !ok {
+		return v, ok
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	v, ok = obj[path[1]]
+	return v, ok
+}
+
+// writeBack stores target into the member it mirrors (§4.3), so a transform
+// of target is observable in the guarded action.
+func writeBack(c Context, p Point) {
+	path := shapes[p].targetOf
+	switch len(path) {
+	case 1:
+		c[path[0]] = c["target"]
+	case 2:
+		if obj, ok := c[path[0]].(map[string]any); ok {
+			obj[path[1]] = c["target"]
+		}
+	}
+}

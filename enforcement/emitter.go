@@ -1,0 +1,392 @@
+package enforcement
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// Interceptor returns a verdict for a context (§7). It receives its own deep
+// copy of the context and may modify it freely; nothing it does to the copy
+// affects enforcement, identity or other interceptors.
+//
+// An error maps to host_error:interceptor_failed, an error wrapping
+// ErrVerdictInvalid (as ParseVerdict returns) to host_error:verdict_invalid,
+// and exceeding the emitter's timeout to host_error:interceptor_timeout.
+type Interceptor interface {
+	Intercept(ctx context.Context, c Context) (Verdict, error)
+}
+
+// InterceptorFunc adapts a function to Interceptor.
+type InterceptorFunc func(ctx context.Context, c Context) (Verdict, error)
+
+// Intercept calls f.
+func (f InterceptorFunc) Intercept(ctx context.Context, c Context) (Verdict, error) {
+	return f(ctx, c)
+}
+
+// Registration is an interceptor with its optional, payload-free name (it
+// appears as verdicts[].name on records).
+type Registration struct {
+	Name        string
+	Interceptor Interceptor
+}
+
+// RecordSink receives every record. Its errors and panics never alter
+// control flow; they are counted (Emitter.SinkFailures).
+type RecordSink interface {
+	WriteRecord(ctx context.Context, r *Record) error
+}
+
+// RecordSinkFunc adapts a function to RecordSink.
+type RecordSinkFunc func(ctx context.Context, r *Record) error
+
+// WriteRecord calls f.
+func (f RecordSinkFunc) WriteRecord(ctx context.Context, r *Record) error { return f(ctx, r) }
+
+// TargetValidator checks that a transformed target can be written back by
+// the host (for example onto a wire format). Its error turns the combined
+// verdict into deny host_error:transform_invalid inside the emission, so the
+// record tells the truth.
+type TargetValidator func(target any) error
+
+// Default bounds (§7, §12.3).
+const (
+	DefaultTimeout         = 5000 * time.Millisecond
+	DefaultMaxContextBytes = 5 << 20
+)
+
+// Options configures an Emitter. The zero value is a valid enforce-mode
+// emitter with no interceptors (so every emission is denied with
+// host_error:no_interceptor), jcs-sha256 identities and the default bounds.
+type Options struct {
+	Interceptors []Registration
+	Composition  Composition
+	// Mode is the default mode (enforce when empty); PointModes overrides it
+	// per point, and WithMode per emission.
+	Mode       Mode
+	PointModes map[Point]Mode
+	// Identity defaults to jcs-sha256 when nil.
+	Identity *IdentityProvider
+	Resolver ApprovalResolver
+	Redactor ApprovalRedactor
+	// Timeout bounds each interceptor and resolver call: 0 means the default
+	// 5 s, a negative value disables the bound.
+	Timeout time.Duration
+	// MaxContextBytes and MaxDepth bound contexts (§12.3): 0 means the
+	// defaults (5 MiB, 128 levels), negative disables.
+	MaxContextBytes int
+	MaxDepth        int
+	Sink            RecordSink
+	// RecordBuffer keeps the last N records for TakeRecords, dropping the
+	// oldest beyond it; 0 keeps none.
+	RecordBuffer     int
+	TargetValidators map[Point]TargetValidator
+}
+
+// Emitter runs emissions: envelope and bounds checks, identity, dispatch per
+// the composition profile, the approval seam, records. It is safe for
+// concurrent use; its configuration is fixed at construction (swap emitters
+// to change policy).
+type Emitter struct {
+	regs        []Registration
+	composition Composition
+	mode        Mode
+	pointModes  map[Point]Mode
+	identity    IdentityProvider
+	resolver    ApprovalResolver
+	redactor    ApprovalRedactor
+	timeout     time.Duration
+	limits      jsonvalue.Limits
+	sink        RecordSink
+	validators  map[Point]TargetValidator
+
+	mu      sync.Mutex
+	ring    recordRing
+	dropped atomic.Int64
+	sinkErr atomic.Int64
+}
+
+// recordRing is a fixed-capacity drop-oldest buffer.
+type recordRing struct {
+	buf   []*Record
+	start int
+	n     int
+}
+
+// push appends r and reports whether the oldest record was dropped.
+func (q *recordRing) push(r *Record) bool {
+	if q.n < len(q.buf) {
+		q.buf[(q.start+q.n)%len(q.buf)] = r
+		q.n++
+		return false
+	}
+	q.buf[q.start] = r
+	q.start = (q.start + 1) % len(q.buf)
+	return true
+}
+
+func (q *recordRing) drain() []*Record {
+	out := make([]*Record, q.n)
+	for i := range out {
+		out[i] = q.buf[(q.start+i)%len(q.buf)]
+		q.buf[(q.start+i)%len(q.buf)] = nil
+	}
+	q.start, q.n = 0, 0
+	return out
+}
+
+// NewEmitter validates opts and builds an emitter.
+func NewEmitter(opts Options) (*Emitter, error) {
+	if err := opts.Composition.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Emitter{
+		regs:        append([]Registration(nil), opts.Interceptors...),
+		composition: opts.Composition.Resolved(),
+		mode:        opts.Mode,
+		identity:    JCSSHA256(),
+		resolver:    opts.Resolver,
+		redactor:    opts.Redactor,
+		timeout:     opts.Timeout,
+		sink:        opts.Sink,
+	}
+	if opts.RecordBuffer > 0 {
+		e.ring.buf = make([]*Record, opts.RecordBuffer)
+	}
+	if e.mode == "" {
+		e.mode = Enforce
+	}
+	if !e.mode.Valid() {
+		return nil, fmt.Errorf("unknown mode %q", e.mode)
+	}
+	for p, m := range opts.PointModes {
+		if !p.Valid() || !m.Valid() {
+			return nil, fmt.Errorf("invalid point mode %q: %q", p, m)
+		}
+	}
+	e.pointModes = copyMap(opts.PointModes)
+	e.validators = copyMap(opts.TargetValidators)
+	for i, r := range e.regs {
+		if r.Interceptor == nil {
+			return nil, fmt.Errorf("interceptor %d (%q) is nil", i, r.Name)
+		}
+	}
+	if opts.Identity != nil {
+		e.identity = *opts.Identity
+	}
+	if e.timeout == 0 {
+		e.timeout = DefaultTimeout
+	}
+	e.limits = jsonvalue.Limits{MaxBytes: opts.MaxContextBytes, MaxDepth: opts.MaxDepth}
+	if e.limits.MaxBytes == 0 {
+		e.limits.MaxBytes = DefaultMaxContextBytes
+	}
+	if e.limits.MaxDepth == 0 {
+		e.limits.MaxDepth = DefaultMaxDepth
+	}
+	if e.limits.MaxBytes < 0 {
+		e.limits.MaxBytes = 0
+	}
+	if e.limits.MaxDepth < 0 {
+		e.limits.MaxDepth = 0
+	}
+	if e.identity.name == IdentityJCSSHA256 && e.limits.MaxDepth > 0 {
+		e.identity.maxDepth = e.limits.MaxDepth
+	}
+	return e, nil
+}
+
+func copyMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Composition returns the resolved composition in effect.
+func (e *Emitter) Composition() Composition { return e.composition }
+
+// IdentityProvider returns the declared identity provider.
+func (e *Emitter) IdentityProvider() IdentityProvider { return e.identity }
+
+// Interceptors returns the number of registered interceptors.
+func (e *Emitter) Interceptors() int { return len(e.regs) }
+
+// ModeFor returns the configured mode at point p.
+func (e *Emitter) ModeFor(p Point) Mode {
+	if m, ok := e.pointModes[p]; ok {
+		return m
+	}
+	return e.mode
+}
+
+// EmitOption adjusts one emission.
+type EmitOption func(*emitSettings)
+
+type emitSettings struct{ mode Mode }
+
+// WithMode selects the mode for one emission (per-session modes, §8).
+func WithMode(m Mode) EmitOption { return func(s *emitSettings) { s.mode = m } }
+
+// Outcome is the result of one emission.
+type Outcome struct {
+	// Verdict is the full combined verdict (the record holds its projection).
+	Verdict Verdict
+	// Context is the context the action must use: the transformed one when an
+	// enforce-mode permit applied transforms, otherwise the emitted context.
+	Context Context
+	Record  *Record
+	Mode    Mode
+	// Proceed is false iff the mode is enforce and the combined verdict denies.
+	Proceed bool
+}
+
+// Target returns the enforced target.
+func (o *Outcome) Target() any { return o.Context.Target() }
+
+// BlockedError is returned by Emit when the combined verdict blocks the action.
+type BlockedError struct{ Outcome *Outcome }
+
+func (e *BlockedError) Error() string {
+	v := e.Outcome.Verdict
+	if v.Reason == "" {
+		return fmt.Sprintf("agent-hooks: %s denied", e.Outcome.Record.InterceptionPoint)
+	}
+	return fmt.Sprintf("agent-hooks: %s denied: %s", e.Outcome.Record.InterceptionPoint, v.Reason)
+}
+
+// Emit runs one emission and returns a *BlockedError when the action must
+// not proceed. If ctx ends while interceptors run, the emission is recorded
+// fail-closed (so the session has no sequence gap) and the context's error
+// is returned wrapped.
+func (e *Emitter) Emit(ctx context.Context, c Context, opts ...EmitOption) (*Outcome, error) {
+	out, err := e.EmitUnchecked(ctx, c, opts...)
+	if err != nil {
+		return out, err
+	}
+	if !out.Proceed {
+		return out, &BlockedError{Outcome: out}
+	}
+	return out, nil
+}
+
+// EmitUnchecked runs one emission and reports the outcome without turning a
+// deny into an error (agent_shutdown uses it). It returns an error only when
+// ctx ended during the emission.
+func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOption) (*Outcome, error) {
+	settings := emitSettings{}
+	for _, o := range opts {
+		o(&settings)
+	}
+	point := c.Point()
+	mode := settings.mode
+	if mode == "" {
+		mode = e.ModeFor(point)
+	}
+	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c}
+	em.run()
+	rec := em.record()
+	e.deliver(ctx, rec)
+	out := &Outcome{
+		Verdict: em.combined,
+		Context: c,
+		Record:  rec,
+		Mode:    mode,
+		Proceed: mode == EvaluateOnly || em.combined.Decision != DecisionDeny,
+	}
+	if mode == Enforce && em.combined.IsPermit() {
+		out.Context = em.working
+	}
+	if em.canceled != nil {
+		return out, fmt.Errorf("agent-hooks: %s emission canceled: %w", point, em.canceled)
+	}
+	return out, nil
+}
+
+// HostFailure describes a failed projection to the wire: the host could not
+// construct a context for a point at all (§10.3).
+type HostFailure struct {
+	Point     Point
+	SessionID string
+	// Sequence is the number the failed emission would have carried (the
+	// host consumes it so records stay gapless); -1 when unknown.
+	Sequence  int64
+	Timestamp string
+	// Message names the failure type or path, never content.
+	Message string
+	Mode    Mode
+}
+
+// RecordHostFailure produces the §10.3 host-projection-failure record: deny
+// host_error:context_invalid, null identities under the declared provider,
+// no interceptor invoked. It goes through the same sink and buffer as every
+// record.
+func (e *Emitter) RecordHostFailure(ctx context.Context, f HostFailure) *Record {
+	mode := f.Mode
+	if mode == "" {
+		mode = e.ModeFor(f.Point)
+	}
+	rec := &Record{
+		InterceptionPoint:      f.Point,
+		Mode:                   mode,
+		Verdict:                hostDeny(ReasonContextInvalid, f.Message),
+		IdentityProvider:       e.identity.name,
+		SessionID:              f.SessionID,
+		Sequence:               f.Sequence,
+		Composition:            e.composition,
+		InterceptorsRegistered: len(e.regs),
+	}
+	if f.Timestamp != "" {
+		ts := f.Timestamp
+		rec.Timestamp = &ts
+	}
+	e.deliver(ctx, rec)
+	return rec
+}
+
+// deliver sends a record to the sink (failures counted, never propagated)
+// and to the bounded buffer.
+func (e *Emitter) deliver(ctx context.Context, rec *Record) {
+	if e.sink != nil {
+		func() {
+			defer func() {
+				if recover() != nil {
+					e.sinkErr.Add(1)
+				}
+			}()
+			if err := e.sink.WriteRecord(context.WithoutCancel(ctx), rec); err != nil {
+				e.sinkErr.Add(1)
+			}
+		}()
+	}
+	if len(e.ring.buf) == 0 {
+		return
+	}
+	e.mu.Lock()
+	if e.ring.push(rec) {
+		e.dropped.Add(1)
+	}
+	e.mu.Unlock()
+}
+
+// TakeRecords returns and clears the buffered records, oldest first.
+func (e *Emitter) TakeRecords() []*Record {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ring.drain()
+}
+
+// RecordsDropped counts records the bounded buffer discarded.
+func (e *Emitter) RecordsDropped() int64 { return e.dropped.Load() }
+
+// SinkFailures counts sink errors and panics.
+func (e *Emitter) SinkFailures() int64 { return e.sinkErr.Load() }

@@ -1,0 +1,127 @@
+package enforcement
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
+)
+
+// IdentityJCSSHA256 is the name of the default identity provider (§10.2).
+const IdentityJCSSHA256 = "jcs-sha256"
+
+// DefaultMaxDepth is the recommended nesting bound (§12.3).
+const DefaultMaxDepth = 128
+
+// IdentityProvider maps a context to its context_identity (§10.1). Use
+// JCSSHA256, NullIdentity or NewIdentityProvider; the zero value is the
+// null provider.
+type IdentityProvider struct {
+	name     string
+	compute  func(Context) (string, error)
+	maxDepth int
+}
+
+// JCSSHA256 returns the default provider: "sha256:" + hex SHA-256 of the
+// RFC 8785 form of the closed required+conditional projection (§10.2).
+func JCSSHA256() IdentityProvider {
+	return IdentityProvider{name: IdentityJCSSHA256, maxDepth: DefaultMaxDepth}
+}
+
+// NullIdentity returns the null provider: no identity, records and
+// approvals are identity-unbound (§10.1).
+func NullIdentity() IdentityProvider { return IdentityProvider{} }
+
+var customProviderName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// NewIdentityProvider registers a host-defined provider. The name must match
+// ^[a-z][a-z0-9_-]*$ and must not start with "jcs" (§10.1); a keyed,
+// non-linkable provider is conventionally named hmac-sha256-<key-id>.
+func NewIdentityProvider(name string, compute func(Context) (string, error)) (IdentityProvider, error) {
+	if !customProviderName.MatchString(name) {
+		return IdentityProvider{}, fmt.Errorf("identity provider name %q must match ^[a-z][a-z0-9_-]*$", name)
+	}
+	if strings.HasPrefix(name, "jcs") {
+		return IdentityProvider{}, fmt.Errorf("identity provider name %q: the jcs prefix is reserved", name)
+	}
+	if compute == nil {
+		return IdentityProvider{}, errors.New("identity provider needs a compute function")
+	}
+	return IdentityProvider{name: name, compute: compute}, nil
+}
+
+// Name is the provider name recorded on every record; "" for the null provider.
+func (p IdentityProvider) Name() string { return p.name }
+
+// IsNull reports whether this is the null provider.
+func (p IdentityProvider) IsNull() bool { return p.name == "" }
+
+// Identity computes the context identity. The null provider returns nil.
+// Any failure (a panic included) is an error: the caller denies the emission
+// with host_error:context_invalid before dispatch (§10.1).
+func (p IdentityProvider) Identity(c Context) (id *string, err error) {
+	if p.IsNull() {
+		return nil, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			id, err = nil, fmt.Errorf("identity provider %s panicked: %T", p.name, r)
+		}
+	}()
+	var s string
+	if p.compute != nil {
+		s, err = p.compute(c)
+	} else {
+		s, err = ContextIdentity(c, p.maxDepth)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("identity provider %s: %w", p.name, err)
+	}
+	return &s, nil
+}
+
+// ContextIdentity is the jcs-sha256 identity of c: the envelope check, the
+// closed projection, the depth bound (maxDepth ≤ 0 means the default 128),
+// the integer-domain check, then SHA-256 of the RFC 8785 bytes.
+func ContextIdentity(c Context, maxDepth int) (string, error) {
+	if err := ValidateEnvelope(c); err != nil {
+		return "", err
+	}
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	return jcs.SHA256Identity(IdentityProjection(c), maxDepth)
+}
+
+// IdentityProjection returns the closed required+conditional projection of
+// a context whose envelope is valid (§10.2). It shares values with c.
+func IdentityProjection(c Context) map[string]any {
+	p := c.Point()
+	out := make(map[string]any, 9)
+	for _, k := range []string{"spec", "interception_point", "timestamp", "sequence", "target"} {
+		out[k] = c[k]
+	}
+	out["agent"] = pick(c["agent"], "id", "framework")
+	out["session"] = pick(c["session"], "id")
+	for _, f := range shapes[p].fields {
+		if f.subfields == nil {
+			out[f.field] = c[f.field]
+		} else {
+			out[f.field] = pick(c[f.field], f.subfields...)
+		}
+	}
+	return out
+}
+
+func pick(v any, keys ...string) map[string]any {
+	obj, _ := v.(map[string]any)
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		if x, ok := obj[k]; ok {
+			out[k] = x
+		}
+	}
+	return out
+}

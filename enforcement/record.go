@@ -1,0 +1,154 @@
+package enforcement
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// Record is the payload-free InterceptionRecord of one emission (§10.3).
+// Its JSON form follows interception-record.schema.json exactly: identities,
+// identity_provider and decided_by are explicit nulls when unset; timestamp,
+// trace, verdicts, fold_truncated and resolved_by are omitted when unset.
+type Record struct {
+	InterceptionPoint Point
+	Mode              Mode
+	// Verdict is the combined verdict; it is projected when marshalled, so a
+	// record never carries transform values or approval members.
+	Verdict          Verdict
+	InputIdentity    *string
+	EnforcedIdentity *string
+	// IdentityProvider is the declared provider name; "" marshals as null.
+	IdentityProvider string
+	SessionID        string
+	Sequence         int64
+	Timestamp        *string
+	Trace            *Trace
+	DecidedBy        *int
+	Composition      Composition
+	Verdicts         []VerdictSummary
+	FoldTruncated    *bool
+	// ResolvedBy is "approval", "rejection" or "" when the seam was not consulted.
+	ResolvedBy             string
+	InterceptorsRegistered int
+}
+
+// Trace carries W3C Trace Context identifiers echoed from the context.
+type Trace struct {
+	TraceID string `json:"trace_id,omitempty"`
+	SpanID  string `json:"span_id,omitempty"`
+}
+
+// VerdictSummary is one invoked interceptor's post-gate verdict on a record.
+type VerdictSummary struct {
+	Index    int      `json:"index"`
+	Decision Decision `json:"decision"`
+	Reason   string   `json:"reason,omitempty"`
+	Name     string   `json:"name,omitempty"`
+}
+
+// Resolved-by values.
+const (
+	ResolvedByApproval  = "approval"
+	ResolvedByRejection = "rejection"
+)
+
+// MarshalJSON writes the §10.3 wire shape.
+func (r Record) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(384)
+	buf.WriteString(`{"interception_point":`)
+	writeString(&buf, string(r.InterceptionPoint))
+	buf.WriteString(`,"mode":`)
+	writeString(&buf, string(r.Mode))
+	buf.WriteString(`,"verdict":`)
+	vb, err := r.Verdict.appendJSON(nil, true)
+	if err != nil {
+		return nil, err
+	}
+	buf.Write(vb)
+	buf.WriteString(`,"input_identity":`)
+	writeNullableString(&buf, r.InputIdentity)
+	buf.WriteString(`,"enforced_identity":`)
+	writeNullableString(&buf, r.EnforcedIdentity)
+	buf.WriteString(`,"identity_provider":`)
+	if r.IdentityProvider == "" {
+		buf.WriteString("null")
+	} else {
+		writeString(&buf, r.IdentityProvider)
+	}
+	buf.WriteString(`,"session_id":`)
+	writeString(&buf, r.SessionID)
+	buf.WriteString(`,"sequence":`)
+	buf.WriteString(strconv.FormatInt(r.Sequence, 10))
+	if r.Timestamp != nil {
+		buf.WriteString(`,"timestamp":`)
+		writeString(&buf, *r.Timestamp)
+	}
+	if r.Trace != nil {
+		tb, _ := json.Marshal(r.Trace)
+		buf.WriteString(`,"trace":`)
+		buf.Write(tb)
+	}
+	buf.WriteString(`,"decided_by":`)
+	if r.DecidedBy == nil {
+		buf.WriteString("null")
+	} else {
+		buf.WriteString(strconv.Itoa(*r.DecidedBy))
+	}
+	buf.WriteString(`,"composition":{"profile":`)
+	writeString(&buf, string(r.Composition.Profile))
+	for _, knob := range [...]struct{ key, val string }{
+		{"on_approval", r.Composition.OnApproval},
+		{"on_disagreement", r.Composition.OnDisagreement},
+		{"on_transform_conflict", r.Composition.OnTransformConflict},
+	} {
+		if knob.val != "" {
+			buf.WriteString(`,"` + knob.key + `":`)
+			writeString(&buf, knob.val)
+		}
+	}
+	buf.WriteByte('}')
+	if len(r.Verdicts) > 0 {
+		buf.WriteString(`,"verdicts":[`)
+		for i, s := range r.Verdicts {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(`{"index":`)
+			buf.WriteString(strconv.Itoa(s.Index))
+			buf.WriteString(`,"decision":`)
+			writeString(&buf, string(s.Decision))
+			if s.Reason != "" {
+				buf.WriteString(`,"reason":`)
+				writeString(&buf, s.Reason)
+			}
+			if s.Name != "" {
+				buf.WriteString(`,"name":`)
+				writeString(&buf, s.Name)
+			}
+			buf.WriteByte('}')
+		}
+		buf.WriteByte(']')
+	}
+	if r.FoldTruncated != nil {
+		buf.WriteString(`,"fold_truncated":`)
+		buf.WriteString(strconv.FormatBool(*r.FoldTruncated))
+	}
+	if r.ResolvedBy != "" {
+		buf.WriteString(`,"resolved_by":`)
+		writeString(&buf, r.ResolvedBy)
+	}
+	buf.WriteString(`,"interceptors_registered":`)
+	buf.WriteString(strconv.Itoa(r.InterceptorsRegistered))
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func writeNullableString(buf *bytes.Buffer, s *string) {
+	if s == nil {
+		buf.WriteString("null")
+		return
+	}
+	writeString(buf, *s)
+}

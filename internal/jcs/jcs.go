@@ -1,0 +1,357 @@
+// Package jcs implements RFC 8785, the JSON Canonicalization Scheme, over
+// in-memory JSON value trees, and the jcs-sha256 context identity of
+// AGENT-HOOKS-0.1 §10.2 with its input-domain checks (§4.4).
+//
+// A value tree is what encoding/json produces with Decoder.UseNumber:
+// map[string]any, []any, string, json.Number, bool and nil. float64 and
+// the built-in integer types are accepted as well.
+//
+// Why a tree walker rather than github.com/gowebpki/jcs: jcs.Transform
+// canonicalizes JSON text, so a tree must first go through json.Marshal
+// and is then parsed again. It reproduces all golden canonical bytes
+// (same G-15 result as here, see golden_test.go) and serves as the test
+// oracle, but on a 64 KiB context (go1.26, 2 cores; bench_test.go)
+// Marshal+Transform takes ~CMP_GW and ~ALLOC_GW allocations against
+// ~CMP_OURS and ~ALLOC_OURS here, and the walker also needs no second
+// parse to classify integer tokens for the domain check.
+package jcs
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+	"reflect"
+	"slices"
+	"sync"
+	"unicode/utf8"
+)
+
+// DefaultMaxDepth is the spec's recommended nesting bound for the identity
+// path (§12.3). The root value is level 1 and every array element or
+// object member value is one level below its container, scalars included.
+const DefaultMaxDepth = 128
+
+// maxNesting bounds recursion where the caller sets no depth limit
+// (Append, Canonicalize, CheckIntegerDomain). It only guards against
+// cyclic or absurdly deep trees overflowing the stack; it matches the
+// nesting limit of encoding/json's decoder.
+const maxNesting = 10000
+
+const (
+	// flushSize is the buffered canonical output at which the identity
+	// path hands bytes to the hash, keeping the buffer small and hot.
+	flushSize = 32 << 10
+	// Pooled encoders drop scratch space beyond these sizes, so one huge
+	// value does not pin memory for the life of the pool.
+	maxPooledBuf     = 4 << 20
+	maxPooledMembers = 1 << 14
+)
+
+// Append appends the RFC 8785 canonical serialization of v to dst.
+//
+// No integer-domain check is made: an integer-syntax token beyond
+// ±(2^53-1) is serialized as the double it rounds to, as any RFC 8785
+// implementation does; use CheckIntegerDomain or SHA256Identity to reject
+// it. Nesting is limited only as a guard against cyclic values. On error,
+// dst is returned unchanged in length together with an *Error.
+func Append(dst []byte, v any) ([]byte, error) {
+	e := getEncoder(maxNesting, false)
+	defer putEncoder(e)
+	pooled := e.buf
+	e.buf = dst
+	err := e.encode(v, 1)
+	out := e.buf
+	e.buf = pooled
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// Canonicalize returns the canonical bytes of v. See Append.
+func Canonicalize(v any) ([]byte, error) {
+	e := getEncoder(maxNesting, false)
+	defer putEncoder(e)
+	if err := e.encode(v, 1); err != nil {
+		return nil, err
+	}
+	// Build in the reused buffer and copy out once at the exact size,
+	// instead of growing a fresh slice by repeated doubling.
+	return bytes.Clone(e.buf), nil
+}
+
+// SHA256Identity returns the jcs-sha256 identity of v: "sha256:" followed
+// by the lowercase hex SHA-256 of Canonicalize(v). It fails, returning an
+// *Error, if v nests deeper than maxDepth levels (the root is level 1;
+// maxDepth <= 0 selects DefaultMaxDepth), if CheckIntegerDomain would
+// reject v, or if v cannot be canonicalized. The first violation in
+// canonical order is reported.
+//
+// v is expected to be the identity projection of a context; projecting is
+// the caller's job. Checking, depth limiting, serializing and hashing
+// happen in a single walk that streams into the hash through a pooled
+// buffer.
+func SHA256Identity(v any, maxDepth int) (string, error) {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	e := getEncoder(maxDepth, true)
+	defer putEncoder(e)
+	if e.hash == nil {
+		e.hash = sha256.New()
+	} else {
+		e.hash.Reset()
+	}
+	e.sink = e.hash
+	if err := e.encode(v, 1); err != nil {
+		return "", err
+	}
+	e.flush()
+	sum := e.hash.Sum(e.sum[:0])
+	const prefix = "sha256:"
+	var out [len(prefix) + 2*sha256.Size]byte
+	copy(out[:], prefix)
+	hex.Encode(out[len(prefix):], sum)
+	return string(out[:]), nil
+}
+
+// CheckIntegerDomain reports an error if any integer-syntax number in v (a
+// json.Number without '.', 'e' or 'E', or a Go integer) has magnitude
+// above 2^53-1 = 9007199254740991, however large the token (tokens beyond
+// the uint64 range included). Float-syntax tokens and float64 values are
+// never range-checked: they denote doubles.
+//
+// The *Error wraps ErrIntegerRange, names the JSON path of the first
+// offending number in canonical order (for example $.tool_call.args.id)
+// and never its value, and tells the host to string-encode 64-bit
+// identifiers (spec §4.4). A json.Number that is not a JSON number yields
+// ErrInvalidNumber, and a cyclic or absurdly deep value ErrDepth; other
+// value-domain problems are left to Canonicalize.
+func CheckIntegerDomain(v any) error {
+	if err := checkDomain(v, 1); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkDomain walks v in map order without sorting: the common case (no
+// violation) pays nothing for order. To keep the reported path
+// deterministic anyway, an object with a violation reports the one under
+// its smallest key in canonical order, and keys that cannot beat the best
+// so far are skipped.
+func checkDomain(v any, depth int) *Error {
+	if depth > maxNesting {
+		return &Error{err: ErrDepth, limit: maxNesting}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		var best *Error
+		var bestKey string
+		for k, el := range x {
+			if best != nil && compareKeys(k, bestKey) >= 0 {
+				continue
+			}
+			if err := checkDomain(el, depth+1); err != nil {
+				best, bestKey = err, k
+			}
+		}
+		if best != nil {
+			return best.inKey(bestKey)
+		}
+	case []any:
+		for i, el := range x {
+			if err := checkDomain(el, depth+1); err != nil {
+				return err.atIndex(i)
+			}
+		}
+	case json.Number:
+		switch scanNumber(string(x)) {
+		case tokenInvalid:
+			return newError(ErrInvalidNumber)
+		case tokenInt:
+			if intTokenUnsafe(string(x)) {
+				return newError(ErrIntegerRange)
+			}
+		}
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		if _, safe := safeInt(x); !safe {
+			return newError(ErrIntegerRange)
+		}
+	}
+	return nil
+}
+
+// member is one object member awaiting output in sorted order.
+type member struct {
+	key string
+	val any
+}
+
+// encoder holds the state of one walk. Encoders are pooled; a walk's
+// settings are reset by getEncoder.
+type encoder struct {
+	buf       []byte
+	members   []member // stack of members of the objects being written
+	maxDepth  int
+	checkInts bool      // reject integer-syntax numbers beyond ±(2^53-1)
+	sink      hash.Hash // if set, buf is flushed into it as it fills
+	hash      hash.Hash // reusable SHA-256 state
+	sum       [sha256.Size]byte
+}
+
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
+func getEncoder(maxDepth int, checkInts bool) *encoder {
+	e := encoders.Get().(*encoder)
+	e.buf = e.buf[:0]
+	e.maxDepth = maxDepth
+	e.checkInts = checkInts
+	e.sink = nil
+	return e
+}
+
+func putEncoder(e *encoder) {
+	if cap(e.buf) > maxPooledBuf {
+		e.buf = nil
+	}
+	if cap(e.members) > maxPooledMembers {
+		e.members = nil
+	}
+	e.sink = nil
+	encoders.Put(e)
+}
+
+func (e *encoder) flush() {
+	if e.sink != nil {
+		e.sink.Write(e.buf) // hash.Hash.Write never fails
+		e.buf = e.buf[:0]
+	}
+}
+
+// encode appends the canonical form of v, which sits at nesting level
+// depth, to e.buf.
+func (e *encoder) encode(v any, depth int) *Error {
+	if depth > e.maxDepth {
+		return &Error{err: ErrDepth, limit: e.maxDepth}
+	}
+	switch x := v.(type) {
+	case string:
+		var ok bool
+		if e.buf, ok = appendString(e.buf, x); !ok {
+			return newError(ErrInvalidString)
+		}
+	case map[string]any:
+		return e.object(x, depth)
+	case []any:
+		return e.array(x, depth)
+	case json.Number:
+		var err error
+		if e.buf, err = appendNumberToken(e.buf, string(x), e.checkInts); err != nil {
+			return newError(err)
+		}
+	case bool:
+		if x {
+			e.buf = append(e.buf, "true"...)
+		} else {
+			e.buf = append(e.buf, "false"...)
+		}
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case float64:
+		var err error
+		if e.buf, err = appendFloat(e.buf, x); err != nil {
+			return newError(err)
+		}
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		f, safe := safeInt(x)
+		if !safe && e.checkInts {
+			return newError(ErrIntegerRange)
+		}
+		e.buf, _ = appendFloat(e.buf, f) // finite: |f| <= 2^64
+	default:
+		return &Error{err: ErrUnsupportedType, typ: reflect.TypeOf(v).String()}
+	}
+	if e.sink != nil && len(e.buf) >= flushSize {
+		e.flush()
+	}
+	return nil
+}
+
+func (e *encoder) array(a []any, depth int) *Error {
+	e.buf = append(e.buf, '[')
+	for i, el := range a {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.encode(el, depth+1); err != nil {
+			return err.atIndex(i)
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return nil
+}
+
+func (e *encoder) object(m map[string]any, depth int) *Error {
+	// Members are staged on a shared stack: nested objects push above
+	// base and pop back to it before this frame continues, and ms stays
+	// valid even if a nested push reallocates the stack.
+	base := len(e.members)
+	defer func() {
+		clear(e.members[base:]) // do not let the pool pin caller values
+		e.members = e.members[:base]
+	}()
+	for k, v := range m {
+		// Keys are validated before sorting so that compareKeys may assume
+		// valid UTF-8 and the outcome does not depend on map order.
+		if !utf8.ValidString(k) {
+			return &Error{err: ErrInvalidString, key: true}
+		}
+		e.members = append(e.members, member{k, v})
+	}
+	ms := e.members[base:]
+	slices.SortFunc(ms, func(a, b member) int { return compareKeys(a.key, b.key) })
+	e.buf = append(e.buf, '{')
+	for i := range ms {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf, _ = appendString(e.buf, ms[i].key) // validated above
+		e.buf = append(e.buf, ':')
+		if err := e.encode(ms[i].val, depth+1); err != nil {
+			return err.inKey(ms[i].key)
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// safeInt converts a Go integer to float64 (correctly rounded) and reports
+// whether its magnitude is within 2^53-1, where the conversion is exact.
+func safeInt(v any) (float64, bool) {
+	var i int64
+	switch x := v.(type) {
+	case int:
+		i = int64(x)
+	case int8:
+		i = int64(x)
+	case int16:
+		i = int64(x)
+	case int32:
+		i = int64(x)
+	case int64:
+		i = x
+	case uint8:
+		i = int64(x)
+	case uint16:
+		i = int64(x)
+	case uint32:
+		i = int64(x)
+	case uint:
+		return float64(x), uint64(x) <= MaxSafeInteger
+	case uint64:
+		return float64(x), x <= MaxSafeInteger
+	}
+	return float64(i), -MaxSafeInteger <= i && i <= MaxSafeInteger
+}

@@ -1,0 +1,94 @@
+package jsonvalue
+
+import "unicode/utf8"
+
+const hexDigits = "0123456789abcdef"
+
+// The string escaping below reproduces encoding/json with SetEscapeHTML(false)
+// byte for byte: '"' and '\\' get a backslash, \b \f \n \r \t their short
+// escapes, other C0 controls \u00XX, and U+2028/U+2029 \u2028/\u2029 (they
+// break JavaScript string literals). Everything else, including DEL and
+// '<' '>' '&', is written raw. Invalid UTF-8 is reported instead of being
+// replaced by U+FFFD (spec §4.4: nothing is silently rewritten).
+
+// quotedLen returns the length of s once quoted and escaped, and whether s is
+// valid UTF-8.
+func quotedLen(s string) (int, bool) {
+	n := len(s) + 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 {
+				switch c {
+				case '\b', '\f', '\n', '\r', '\t':
+					n++
+				default:
+					n += 5
+				}
+			} else if c == '"' || c == '\\' {
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return 0, false
+		}
+		if r == '\u2028' || r == '\u2029' {
+			n += 3
+		}
+		i += size
+	}
+	return n, true
+}
+
+// appendQuoted appends s as a JSON string. ok is false when s is not valid
+// UTF-8; dst is then unspecified.
+func appendQuoted(dst []byte, s string) ([]byte, bool) {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return dst, false
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), true
+}
