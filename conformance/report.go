@@ -189,7 +189,7 @@ func (r Report) Markdown() string {
 	if fails == 0 {
 		b.WriteString("None.\n")
 	}
-	return b.String()
+	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
 func codeOr(s, fallback string) string {

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	hooks-ctk [--harness NAME] [--vectors DIR] [--format markdown|json]
+//	hooks-ctk [--harness NAME] [--vectors DIR] [--golden FILE] [--format markdown|json]
 //
 // Exit status: 0 when every applicable vector passes, 1 when any vector
 // fails, 2 on usage or vector-loading errors.
@@ -11,12 +11,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -34,7 +36,9 @@ const (
 // name → factory. It is a function so the registry is not mutable
 // package state.
 func harnesses() map[string]conformance.HarnessFactory {
-	return map[string]conformance.HarnessFactory{}
+	return map[string]conformance.HarnessFactory{
+		"sdk-local": conformance.NewSDKLocalHarness,
+	}
 }
 
 func main() {
@@ -52,8 +56,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, registry 
 	harnessName := fl.String("harness", "sdk-local", "harness to run the vectors on")
 	vectorsDir := fl.String("vectors", "", "directory of AH-CTK-*.json vectors (default: the embedded upstream copy)")
 	format := fl.String("format", "markdown", "report format: markdown or json")
+	goldenFile := fl.String("golden", "", "golden identity file (default: the embedded upstream copy)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: hooks-ctk [--harness NAME] [--vectors DIR] [--format markdown|json]")
+		fmt.Fprintln(stderr, "usage: hooks-ctk [--harness NAME] [--vectors DIR] [--golden FILE] [--format markdown|json]")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -89,21 +94,41 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, registry 
 		return exitUsage
 	}
 
+	var golden *conformance.GoldenReport
+	if *goldenFile == "" {
+		golden, err = conformance.CheckGolden(conformance.SpecFS(), conformance.EmbeddedGoldenFile)
+	} else {
+		golden, err = conformance.CheckGolden(os.DirFS(filepath.Dir(*goldenFile)), filepath.Base(*goldenFile))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hooks-ctk: %v\n", err)
+		return exitUsage
+	}
+
 	report := conformance.Run(ctx, factory, vectors)
 	var out []byte
 	if *format == "json" {
-		if out, err = report.JSON(); err != nil {
+		vb, err := report.JSON()
+		if err != nil {
 			fmt.Fprintf(stderr, "hooks-ctk: %v\n", err)
 			return exitUsage
 		}
+		if out, err = json.MarshalIndent(struct {
+			Vectors json.RawMessage           `json:"vectors"`
+			Golden  *conformance.GoldenReport `json:"golden_identity"`
+		}{vb, golden}, "", "  "); err != nil {
+			fmt.Fprintf(stderr, "hooks-ctk: %v\n", err)
+			return exitUsage
+		}
+		out = append(out, '\n')
 	} else {
-		out = []byte(report.Markdown())
+		out = []byte(report.Markdown() + "\n" + golden.Markdown())
 	}
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "hooks-ctk: write report: %v\n", err)
 		return exitUsage
 	}
-	if report.Failed() > 0 {
+	if report.Failed() > 0 || golden.Failed > 0 {
 		return exitFail
 	}
 	return exitOK

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/conformance"
+)
+
+// replayHarness returns a fixed RunRecord.
+type replayHarness struct {
+	decl conformance.Declaration
+	rr   conformance.RunRecord
+}
+
+func (h *replayHarness) Declaration() conformance.Declaration { return h.decl }
+func (h *replayHarness) Setup(*conformance.Vector) error      { return nil }
+func (h *replayHarness) Run(context.Context) (*conformance.RunRecord, error) {
+	rr := h.rr
+	return &rr, nil
+}
+func (h *replayHarness) Teardown() {}
+
+func registry(outcome string) map[string]conformance.HarnessFactory {
+	return map[string]conformance.HarnessFactory{
+		"fake": func() conformance.Harness {
+			return &replayHarness{
+				decl: conformance.Declaration{Name: "fake", Capabilities: []string{"model_calls"}},
+				rr:   conformance.RunRecord{Outcome: outcome},
+			}
+		},
+	}
+}
+
+// vectorDir writes one vector expecting a completed run with no interceptions.
+func vectorDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := `{"id":"AH-CTK-900","title":"fake","spec_clause":"0","capabilities":["model_calls"],` +
+		`"scenario":{"input":{"content":"hi","role":"user"}},"interceptor_script":[],` +
+		`"expect":{"sequence_strict":false,"interceptions":[],"run_outcome":"completed"}}`
+	if err := os.WriteFile(filepath.Join(dir, "AH-CTK-900-fake.json"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func runCmd(t *testing.T, reg map[string]conformance.HarnessFactory, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut, reg)
+	return code, out.String(), errOut.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := vectorDir(t)
+	cases := []struct {
+		name string
+		reg  map[string]conformance.HarnessFactory
+		args []string
+		want string
+	}{
+		{"nothing registered", map[string]conformance.HarnessFactory{}, nil, `no harness registered under "sdk-local" (registered: none)`},
+		{"unknown harness", registry("completed"), []string{"--harness", "nope", "--vectors", dir}, `no harness registered under "nope" (registered: fake)`},
+		{"bad format", registry("completed"), []string{"--harness", "fake", "--format", "xml"}, "--format must be markdown or json"},
+		{"bad flag", registry("completed"), []string{"--bogus"}, "flag provided but not defined"},
+		{"extra argument", registry("completed"), []string{"--harness", "fake", "extra"}, `unexpected argument "extra"`},
+		{"missing dir", registry("completed"), []string{"--harness", "fake", "--vectors", filepath.Join(dir, "nope")}, "no AH-CTK-*.json vectors"},
+		{"empty dir", registry("completed"), []string{"--harness", "fake", "--vectors", t.TempDir()}, "no AH-CTK-*.json vectors"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, c.reg, c.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want empty", out)
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("stderr %q lacks %q", errOut, c.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, _, errOut := runCmd(t, registry("completed"), "-h")
+	if code != exitOK || !strings.Contains(errOut, "--format") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestRunPassMarkdown(t *testing.T) {
+	code, out, errOut := runCmd(t, registry("completed"), "--harness", "fake", "--vectors", vectorDir(t))
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q, stdout %s", code, errOut, out)
+	}
+	for _, want := range []string{"conformance report — fake", "| unspecified | 1 | 0 | 0 |", "Total: **1 passed, 0 failed, 0 skipped** of 1."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunFailJSON(t *testing.T) {
+	code, out, _ := runCmd(t, registry("blocked"), "--harness", "fake", "--vectors", vectorDir(t), "--format", "json")
+	if code != exitFail {
+		t.Errorf("exit %d, want %d", code, exitFail)
+	}
+	rep := decodeReport(t, out)
+	if rep.Totals.Failed != 1 || len(rep.Results) != 1 || !strings.Contains(rep.Results[0].Failures[0], `want "completed"`) {
+		t.Errorf("report = %+v", rep)
+	}
+}
+
+func TestRunEmbeddedByDefault(t *testing.T) {
+	// The fake declares only model_calls, so most embedded vectors skip and
+	// the few that run fail against its empty record.
+	code, out, _ := runCmd(t, registry("completed"), "--harness", "fake", "--format", "json")
+	if code != exitFail {
+		t.Errorf("exit %d, want %d", code, exitFail)
+	}
+	rep := decodeReport(t, out)
+	if rep.Totals.Vectors != 51 {
+		t.Errorf("ran %d vectors, want the 51 embedded ones", rep.Totals.Vectors)
+	}
+}
+
+// decodeReport reads the --format json output: the vector report and the
+// golden identity results.
+func decodeReport(t *testing.T, out string) conformance.Report {
+	t.Helper()
+	var doc struct {
+		Vectors conformance.Report        `json:"vectors"`
+		Golden  *conformance.GoldenReport `json:"golden_identity"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not a JSON report: %v\n%s", err, out)
+	}
+	if doc.Golden == nil || len(doc.Golden.Results) == 0 {
+		t.Fatalf("JSON report has no golden identity results:\n%s", out)
+	}
+	return doc.Vectors
+}
+
+// TestSDKLocalRegistered runs the real registry: the SDK-local harness is
+// the default and passes every applicable vector.
+func TestSDKLocalRegistered(t *testing.T) {
+	code, out, errOut := runCmd(t, harnesses())
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"Total: **47 passed, 0 failed, 4 skipped** of 51.", "17 passed, 0 failed, 1 diverge by design."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
