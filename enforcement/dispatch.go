@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,8 @@ type emission struct {
 
 	inputID    *string
 	enforcedID *string
+	// validator is the per-emission write-back check (WithTargetValidator).
+	validator TargetValidator
 	// dispatched is false for emissions rejected before dispatch.
 	dispatched bool
 
@@ -91,7 +94,10 @@ func (em *emission) finish() {
 	if em.mode != Enforce || !em.transformed {
 		return
 	}
-	if v := em.e.validators[em.point]; v != nil && em.combined.IsPermit() {
+	for _, v := range [...]TargetValidator{em.e.validators[em.point], em.validator} {
+		if v == nil || !em.combined.IsPermit() {
+			continue
+		}
 		if err := v(em.working["target"]); err != nil {
 			em.setCombined(hostDeny(ReasonTransformInvalid, "transformed target cannot be written back: "+err.Error()), nil)
 		}
@@ -410,6 +416,30 @@ func (em *emission) invoke(i int, snapshot Context) Verdict {
 	if err := v.Validate(em.point); err != nil {
 		return hostDeny(GateReason(err), fmt.Sprintf("interceptor %s returned an invalid verdict: %v", slotName(i, reg.Name), err))
 	}
+	return owned(v)
+}
+
+// owned copies the parts of an accepted verdict that reach the outcome and
+// the record by reference (transform value, evidence), so a caller that
+// keeps and mutates what it returned cannot rewrite them afterwards. A value
+// FromGo rejects is kept for applyParsed to report as transform_invalid.
+func owned(v Verdict) Verdict {
+	if v.Transform != nil {
+		t := *v.Transform
+		if tv, err := jsonvalue.FromGo(t.Value); err == nil {
+			t.Value = tv
+		}
+		v.Transform = &t
+	}
+	if v.Evidence != nil {
+		ev := *v.Evidence
+		if ev.Artefact != nil {
+			a := *ev.Artefact
+			ev.Artefact = &a
+		}
+		ev.VerificationPointers = maps.Clone(ev.VerificationPointers)
+		v.Evidence = &ev
+	}
 	return v
 }
 
@@ -435,7 +465,13 @@ func failureVerdict(err error, what string, i int, name string) Verdict {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return hostDeny(ReasonInterceptorFailed, who+" interrupted: "+errName(err))
 	case errors.Is(err, ErrVerdictInvalid):
-		return hostDeny(GateReason(err), who+" returned an invalid verdict: "+err.Error())
+		// Only the gate's own message is payload-free; the text of an error
+		// wrapping it may quote what failed to decode.
+		var g *gateError
+		if errors.As(err, &g) {
+			return hostDeny(g.reason, who+" returned an invalid verdict: "+g.msg)
+		}
+		return hostDeny(ReasonVerdictInvalid, fmt.Sprintf("%s returned an invalid verdict (%T)", who, rootCause(err)))
 	case errors.Is(err, errPanic):
 		return hostDeny(ReasonInterceptorFailed, who+" "+err.Error())
 	}
@@ -453,31 +489,41 @@ func errName(err error) string {
 }
 
 // callBounded runs fn under the timeout with panic recovery. A late answer is
-// discarded. The caller's cancellation is reported as ctx.Err(), distinct
-// from the emitter's own timeout (errTimeout).
+// discarded: lateness is judged against the deadline when fn returns, not by
+// which channel the select sees first, because under load the timer's cancel
+// can lag behind an answer that came after it. The caller's cancellation is
+// reported as ctx.Err(), distinct from the emitter's own timeout (errTimeout).
 func callBounded[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if timeout < 0 {
 		return recovered(ctx, fn)
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	deadline := time.Now().Add(timeout)
+	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	type result struct {
-		v   T
-		err error
+		v    T
+		err  error
+		late bool
 	}
 	done := make(chan result, 1)
 	go func() {
 		v, err := recovered(cctx, fn)
-		done <- result{v, err}
+		done <- result{v, err, !time.Now().Before(deadline)}
 	}()
 	select {
 	case r := <-done:
-		if r.err != nil && ctx.Err() != nil {
-			return zero, fmt.Errorf("call interrupted: %w", ctx.Err())
+		if r.err == nil && !r.late {
+			return r.v, nil
 		}
-		if r.err != nil && cctx.Err() != nil {
-			return zero, fmt.Errorf("%w: %w", errTimeout, r.err)
+		if err := ctx.Err(); err != nil {
+			return zero, fmt.Errorf("call interrupted: %w", err)
+		}
+		if r.late {
+			if r.err != nil {
+				return zero, fmt.Errorf("%w: %w", errTimeout, r.err)
+			}
+			return zero, errTimeout
 		}
 		return r.v, r.err
 	case <-cctx.Done():
@@ -570,7 +616,7 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 	if res.verdictErr != nil {
 		return hostDeny(ReasonVerdictInvalid, "resolution verdict: "+res.verdictErr.Error()), false, true
 	}
-	rv := *res.Verdict
+	rv := owned(*res.Verdict)
 	if err := rv.Validate(em.point); err != nil {
 		return hostDeny(ReasonVerdictInvalid, "resolution verdict: "+err.Error()), false, true
 	}

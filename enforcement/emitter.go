@@ -232,10 +232,20 @@ func (e *Emitter) ModeFor(p Point) Mode {
 // EmitOption adjusts one emission.
 type EmitOption func(*emitSettings)
 
-type emitSettings struct{ mode Mode }
+type emitSettings struct {
+	mode      Mode
+	validator TargetValidator
+}
 
 // WithMode selects the mode for one emission (per-session modes, §8).
 func WithMode(m Mode) EmitOption { return func(s *emitSettings) { s.mode = m } }
+
+// WithTargetValidator adds a write-back check for one emission, for hosts
+// whose check depends on the action (a response's original tool-call ids).
+// It runs after the point's configured validator.
+func WithTargetValidator(v TargetValidator) EmitOption {
+	return func(s *emitSettings) { s.validator = v }
+}
 
 // Outcome is the result of one emission.
 type Outcome struct {
@@ -292,7 +302,7 @@ func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOpti
 	if mode == "" {
 		mode = e.ModeFor(point)
 	}
-	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c}
+	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator}
 	em.run()
 	rec := em.record()
 	e.deliver(ctx, rec)
@@ -310,6 +320,37 @@ func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOpti
 		return out, fmt.Errorf("agent-hooks: %s emission canceled: %w", point, em.canceled)
 	}
 	return out, nil
+}
+
+// Refuse records a host-synthesized deny for a context the host will not
+// dispatch, such as the §12.1 post_model_call over a stream it could not
+// buffer (finish_reason stream_incomplete, host_error:streaming_unsupported).
+// The context is validated and identified like any emission; no interceptor
+// runs and no approval is consulted.
+func (e *Emitter) Refuse(ctx context.Context, c Context, reason, message string, opts ...EmitOption) *Outcome {
+	settings := emitSettings{}
+	for _, o := range opts {
+		o(&settings)
+	}
+	point := c.Point()
+	mode := settings.mode
+	if mode == "" {
+		mode = e.ModeFor(point)
+	}
+	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c}
+	em.combined = hostDeny(reason, message)
+	if err := ValidateEnvelope(c); err != nil {
+		em.combined = hostDeny(ReasonContextInvalid, "invalid context envelope: "+err.Error())
+	} else if err := jsonvalue.Check(map[string]any(c), e.limits); err != nil {
+		em.combined = hostDeny(ReasonContextInvalid, "context rejected: "+err.Error())
+	} else if id, err := e.identity.Identity(c); err != nil {
+		em.combined = hostDeny(ReasonContextInvalid, err.Error())
+	} else {
+		em.inputID, em.enforcedID, em.dispatched = id, id, true
+	}
+	rec := em.record()
+	e.deliver(ctx, rec)
+	return &Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: mode, Proceed: mode == EvaluateOnly}
 }
 
 // HostFailure describes a failed projection to the wire: the host could not

@@ -1,12 +1,16 @@
 package enforcement
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // IdentityJCSSHA256 is the name of the default identity provider (§10.2).
@@ -124,4 +128,35 @@ func pick(v any, keys ...string) map[string]any {
 		}
 	}
 	return out
+}
+
+// HMACSHA256 returns a keyed, content-derived provider named
+// hmac-sha256-<keyID>: "hmac-sha256:" + hex HMAC-SHA-256 of the same RFC
+// 8785 projection jcs-sha256 hashes. Unlike jcs-sha256, a record's identity
+// cannot be confirmed by anyone holding a candidate context without the key
+// (spec §14, non-linkable records).
+func HMACSHA256(keyID string, key []byte) (IdentityProvider, error) {
+	if len(key) < 16 {
+		return IdentityProvider{}, errors.New("hmac-sha256 identity key must be at least 16 bytes")
+	}
+	k := append([]byte(nil), key...)
+	return NewIdentityProvider("hmac-sha256-"+keyID, func(c Context) (string, error) {
+		if err := ValidateEnvelope(c); err != nil {
+			return "", err
+		}
+		proj := IdentityProjection(c)
+		if err := jsonvalue.Check(proj, jsonvalue.Limits{MaxDepth: DefaultMaxDepth}); err != nil {
+			return "", err
+		}
+		if err := jcs.CheckIntegerDomain(proj); err != nil {
+			return "", err
+		}
+		canon, err := jcs.Canonicalize(proj)
+		if err != nil {
+			return "", err
+		}
+		mac := hmac.New(sha256.New, k)
+		mac.Write(canon)
+		return "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil)), nil
+	})
 }

@@ -9,7 +9,8 @@ import (
 // Record is the payload-free InterceptionRecord of one emission (§10.3).
 // Its JSON form follows interception-record.schema.json exactly: identities,
 // identity_provider and decided_by are explicit nulls when unset; timestamp,
-// trace, verdicts, fold_truncated and resolved_by are omitted when unset.
+// trace, fold_truncated and resolved_by are omitted when unset, and so is an
+// empty verdicts list except in the profiles whose records require it.
 type Record struct {
 	InterceptionPoint Point
 	Mode              Mode
@@ -109,7 +110,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		}
 	}
 	buf.WriteByte('}')
-	if len(r.Verdicts) > 0 {
+	// The schema requires verdicts in the multi-verdict profiles even when
+	// no interceptor ran (a pre-dispatch rejection, a host failure): [] then.
+	if len(r.Verdicts) > 0 || (r.Composition.Profile != SequentialFirstDeny && r.Composition.Profile != "") {
 		buf.WriteString(`,"verdicts":[`)
 		for i, s := range r.Verdicts {
 			if i > 0 {

@@ -65,9 +65,10 @@ func (e *Error) atIndex(i int) *Error {
 func (e *Error) Unwrap() error { return e.err }
 
 // Path returns the location of the violation as a JSONPath-style string
-// such as `$.tool_call.args.id` or `$.messages[2]["content-type"]`. Very
-// deep paths are elided in the middle and long member names are truncated,
-// keeping messages bounded.
+// such as `$.tool_call.args.id` or `$.messages[2]["a.b"]`: member names
+// made of ASCII letters, digits, '_' and '-' use dot notation, others are
+// quoted. Very deep paths are elided in the middle and long member names
+// are truncated, keeping messages bounded.
 func (e *Error) Path() string {
 	const (
 		maxSegs  = 32  // render at most this many steps ...
@@ -91,7 +92,7 @@ func (e *Error) Path() string {
 			b.WriteByte(']')
 			continue
 		}
-		if isPlainMember(s.key) {
+		if len(s.key) <= maxKey && isPlainMember(s.key) {
 			b.WriteByte('.')
 			b.WriteString(s.key)
 			continue

@@ -17,6 +17,13 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight plain ASCII bytes at a time: prose is mostly that.
+		for i+8 <= len(s) && plainASCII8(load64(s[i:])) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x80 {
 			r, size := utf8.DecodeRuneInString(s[i:])
@@ -54,6 +61,33 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 	return append(dst, '"'), true
 }
 
+// plainASCII8 reports whether all eight bytes packed in x are printable
+// ASCII other than '"' and '\\', that is need no escaping and no UTF-8
+// validation. It uses the classic SWAR tests for "has a byte below n" and
+// "has a zero byte"; both may flag bytes after a true hit but never miss
+// one, and any flag only sends the caller to the byte-wise path.
+func plainASCII8(x uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	quote := x ^ (ones * '"')
+	bslash := x ^ (ones * '\\')
+	flags := x | // any byte >= 0x80
+		(x - ones*0x20) | // any byte < 0x20 (given no byte >= 0x80)
+		(quote-ones)&^quote |
+		(bslash-ones)&^bslash
+	return flags&highs == 0
+}
+
+// load64 reads eight bytes little-endian; the compiler turns it into one
+// load.
+func load64(b string) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
 // compareKeys orders valid UTF-8 strings by their UTF-16 code units, as
 // RFC 8785 §3.2.3 requires for object members.
 //
@@ -63,6 +97,11 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 // the supplementary one first, UTF-8 last. Those are exactly the lead bytes
 // 0xF0-0xF4 versus 0xEE-0xEF, so a byte comparison with that one pair of
 // lead-byte classes swapped is exact, with no decoding.
+//
+// On arbitrary byte strings this is still a total order (lexicographic
+// under a fixed permutation of byte values: 0x00-0xED, 0xF0-0xFF,
+// 0xEE-0xEF), so sorting stays deterministic even before invalid UTF-8 is
+// detected.
 func compareKeys(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0

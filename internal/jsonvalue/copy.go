@@ -16,10 +16,9 @@ func DeepCopy(v any) any {
 	}
 }
 
-// copyMap builds a fresh map of the final size rather than using maps.Clone:
-// cloning then overwriting each container member costs a second hash lookup
-// per nested value, which measured slower for context-shaped trees (where
-// most members of message objects are containers or strings).
+// copyMap builds a fresh map of the final size. maps.Clone plus overwriting
+// the container members measured no faster on context-shaped trees (each
+// overwrite is a second hash lookup), so the simpler form stays.
 func copyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil

@@ -32,10 +32,10 @@ func TestDecodeValues(t *testing.T) {
 		{`{"a":[1,"x",null,{"b":false}]}`, map[string]any{"a": []any{json.Number("1"), "x", nil, map[string]any{"b": false}}}},
 		{`"\ud83d\ude00"`, "\U0001F600"},
 		{`"\uD83D\uDE00"`, "\U0001F600"},
-		{`"\\ud800"`, `\ud800`},           // escaped backslash, not an escape
-		{`"\\\\ud800"`, `\\ud800`},        // two escaped backslashes
+		{`"\\ud800"`, `\ud800`},    // escaped backslash, not an escape
+		{`"\\\\ud800"`, `\\ud800`}, // two escaped backslashes
 		{`"\u0041\ud800\udc00\u00e9"`, "A\U00010000é"},
-		{`"\ufffd"`, "\ufffd"},            // an explicit U+FFFD is fine
+		{`"\ufffd"`, "\ufffd"}, // an explicit U+FFFD is fine
 		{"\"\uFFFD\"", "\uFFFD"},
 		{`"\ud7ff\ue000"`, "\ud7ff\ue000"}, // just outside the surrogate range
 		{`{"k\ud800\udc00":1}`, map[string]any{"k\U00010000": json.Number("1")}},

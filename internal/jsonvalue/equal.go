@@ -85,27 +85,26 @@ func slowEqual(a, b any) bool {
 	if aNum || bNum {
 		return aNum && bNum && numberEqual(ta, tb)
 	}
-	if isNull(a) || isNull(b) {
-		return isNull(a) && isNull(b)
-	}
 	aTree, bTree := isTree(a), isTree(b)
-	if aTree && bTree {
-		return false // tree values of different kinds
-	}
-	// FromGo yields only tree values, so the recursion ends here.
-	na, nb := a, b
-	var err error
-	if !aTree {
-		if na, err = FromGo(a); err != nil {
-			return false
+	if !aTree || !bTree {
+		// FromGo yields only tree values, so this recursion ends at once.
+		na, nb := a, b
+		var err error
+		if !aTree {
+			if na, err = FromGo(a); err != nil {
+				return false
+			}
 		}
-	}
-	if !bTree {
-		if nb, err = FromGo(b); err != nil {
-			return false
+		if !bTree {
+			if nb, err = FromGo(b); err != nil {
+				return false
+			}
 		}
+		return Equal(na, nb)
 	}
-	return Equal(na, nb)
+	// Both are tree values that Equal's fast path declined: they are
+	// equal only if both are null (typed nil containers encode as null).
+	return isNull(a) && isNull(b)
 }
 
 func isNull(v any) bool {

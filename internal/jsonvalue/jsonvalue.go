@@ -12,6 +12,9 @@
 // with an error instead of rewriting them the way encoding/json would.
 // Errors name the JSON path of the offending value ($.a.b[3]) and never the
 // value itself, because contexts carry untrusted and possibly sensitive data.
+//
+// Nothing here keeps state between calls. Functions that only read a tree
+// (Check, Marshal, Equal, DeepCopy) may run concurrently on the same tree.
 package jsonvalue
 
 import (

@@ -11,22 +11,53 @@ const hexDigits = "0123456789abcdef"
 // '<' '>' '&', is written raw. Invalid UTF-8 is reported instead of being
 // replaced by U+FFFD (spec §4.4: nothing is silently rewritten).
 
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainRun returns the index of the first byte at or after i that needs
+// attention (a byte >= 0x80, a control byte, '"' or '\\'), or len(s).
+// Context strings are mostly plain ASCII, so it tests eight bytes at a time
+// with the classic "has a zero byte" and "has a byte less than n" word
+// tricks; they never miss a flagged byte, and a false alarm merely falls
+// back to the byte loop.
+func plainRun(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		q := w ^ (lsb * '"')
+		b := w ^ (lsb * '\\')
+		if (w|(w-lsb*0x20)&^w|(q-lsb)&^q|(b-lsb)&^b)&msb != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
+}
+
+// load64 reads s[i:i+8] little-endian; the compiler merges it into one load.
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
 // quotedLen returns the length of s once quoted and escaped, and whether s is
 // valid UTF-8.
 func quotedLen(s string) (int, bool) {
 	n := len(s) + 2
-	for i := 0; i < len(s); {
+	for i := plainRun(s, 0); i < len(s); i = plainRun(s, i) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c < 0x20 {
-				switch c {
-				case '\b', '\f', '\n', '\r', '\t':
-					n++
-				default:
-					n += 5
-				}
-			} else if c == '"' || c == '\\' {
+			switch c {
+			case '"', '\\', '\b', '\f', '\n', '\r', '\t':
 				n++
+			default: // other control bytes
+				n += 5
 			}
 			i++
 			continue
@@ -48,13 +79,9 @@ func quotedLen(s string) (int, bool) {
 func appendQuoted(dst []byte, s string) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := plainRun(s, 0); i < len(s); i = plainRun(s, i) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -83,9 +110,7 @@ func appendQuoted(dst []byte, s string) ([]byte, bool) {
 		if r == '\u2028' || r == '\u2029' {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
+			start = i + size
 		}
 		i += size
 	}

@@ -1,0 +1,109 @@
+// Command hooks-gateway runs the AGENT-HOOKS enforcing proxy: an
+// OpenAI-compatible endpoint that applies the configured policy to every
+// model call.
+//
+// Usage:
+//
+//	hooks-gateway [--config FILE]
+//
+// Without --config it runs on the embedded default (listen :8080, memory
+// sessions, the built-in mock model unless OPENAI_API_KEY is set, a demo
+// policy that redacts e-mail addresses and denies leaked credentials).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/proxy"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil))
+}
+
+// run is main without the process. ready, when non-nil, receives the bound
+// address once the listener is up (tests use it).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- string) int {
+	fl := flag.NewFlagSet("hooks-gateway", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	path := fl.String("config", "", "configuration file (default: the embedded default configuration)")
+	drain := fl.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	var cfg *config.Config
+	var err error
+	if *path == "" {
+		cfg = config.Default()
+		err = cfg.Validate()
+	} else {
+		cfg, err = config.Load(*path)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hooks-gateway: configuration rejected:\n%v\n", err)
+		return 2
+	}
+	for _, w := range cfg.Warnings() {
+		logger.Warn(w)
+	}
+	asm, err := proxy.Build(ctx, cfg, stdout, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
+		return 2
+	}
+	defer asm.Close()
+
+	ln, err := net.Listen("tcp", cfg.Listeners.HTTP)
+	if err != nil {
+		fmt.Fprintf(stderr, "hooks-gateway: listen %s: %v\n", cfg.Listeners.HTTP, err)
+		return 1
+	}
+	logger.Info("hooks-gateway listening", "addr", ln.Addr().String(), "config", cfg.Summary())
+	srv := &http.Server{
+		Handler:           asm.Server,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	defer stopSweep()
+	go asm.Server.RunSweeper(sweepCtx)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	logger.Info("draining in-flight requests", "timeout", drain.String())
+	dctx, cancel := context.WithTimeout(context.Background(), *drain)
+	defer cancel()
+	if err := srv.Shutdown(dctx); err != nil {
+		logger.Warn("drain incomplete", "error", err)
+		return 1
+	}
+	return 0
+}

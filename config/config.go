@@ -1,0 +1,483 @@
+// Package config loads the gateway's YAML configuration.
+//
+// Decoding goes through yaml.Node so that every problem names its file, line
+// and field ("gateway.yaml:14: upstreams[0].type: must be one of openai,
+// azure-openai, mock (got "opneai")"). Unknown keys are errors, and all
+// problems of a file are collected into one *Error so the binary can refuse
+// to start and list them together.
+//
+// Secrets never live in the file: keys are named by environment variable
+// (api_key_env, key_env, admin_token_env, identity_key_env) and read at load.
+// HOOKS_GATEWAY_LISTEN and HOOKS_GATEWAY_REDIS_URL override
+// listeners.http and sessions.redis_url for containers.
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// Upstream types.
+const (
+	TypeOpenAI = "openai"
+	TypeAzure  = "azure-openai"
+	TypeMock   = "mock"
+)
+
+// Session stores.
+const (
+	StoreMemory = "memory"
+	StoreRedis  = "redis"
+)
+
+// Record sink types.
+const (
+	SinkStdout = "stdout"
+	SinkJSONL  = "jsonl"
+)
+
+// Identity provider names besides enforcement.IdentityJCSSHA256; keyed
+// providers are HMACPrefix + key id.
+const (
+	IdentityNull = "null"
+	HMACPrefix   = "hmac-sha256-"
+)
+
+// Environment variables read at load.
+const (
+	// EnvListen overrides listeners.http.
+	EnvListen = "HOOKS_GATEWAY_LISTEN"
+	// EnvRedisURL overrides sessions.redis_url. It may carry a password,
+	// which the file may not.
+	EnvRedisURL = "HOOKS_GATEWAY_REDIS_URL"
+	// EnvOpenAIKey selects the OpenAI upstream of the embedded default.
+	EnvOpenAIKey = "OPENAI_API_KEY"
+	// EnvOpenAIBaseURL sets that upstream's base URL.
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+)
+
+// Defaults applied to keys the file leaves out.
+const (
+	DefaultListen           = ":8080"
+	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultUpstreamTimeout  = 10 * time.Minute
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultKeyPrefix        = "hooks-gateway:"
+	DefaultIdleTimeout      = 30 * time.Minute
+	DefaultSweepInterval    = 30 * time.Second
+	DefaultBufferLimit      = 8 << 20
+	DefaultMaxRequestBytes  = 10 << 20
+	DefaultMaxResponseBytes = 32 << 20
+)
+
+// DefaultSource is Config.Source for the embedded default.
+const DefaultSource = "embedded default"
+
+// Config is a loaded, resolved configuration. Parse and Load return it with
+// defaults filled in and secrets read from the environment.
+type Config struct {
+	// Source is the file path, or DefaultSource.
+	Source    string
+	Listeners Listeners
+	Upstreams []Upstream
+	// Enforcement configures the emitter.
+	Enforcement Enforcement
+	// Interceptors run in this order; names are unique and payload-free.
+	Interceptors []Interceptor
+	Sessions     Sessions
+	Records      Records
+	Streaming    Streaming
+	Auth         Auth
+	Limits       Limits
+
+	// lines maps a field path to the line it was read from; Validate uses
+	// it to place problems, falling back to the nearest enclosing field.
+	lines map[string]int
+	// envFrom maps a field path to the environment variable that set it.
+	envFrom map[string]string
+}
+
+// Listeners are the addresses the gateway serves on.
+type Listeners struct {
+	// HTTP is the main listener (default ":8080").
+	HTTP string
+	// Admin is a separate listener for admin endpoints. "" serves them on
+	// the main listener, guarded by auth.admin_token_env when set.
+	Admin string
+}
+
+// Upstream is one model provider.
+type Upstream struct {
+	Name string
+	// Type is TypeOpenAI, TypeAzure or TypeMock.
+	Type    string
+	BaseURL string
+	// APIKeyEnv names the variable holding the key; APIKey is its value,
+	// read at load. Never print APIKey.
+	APIKeyEnv string
+	APIKey    string
+	// PassClientKey forwards the client's own bearer token upstream.
+	PassClientKey bool
+	// Models are routing globs (path.Match syntax); requests go to the first
+	// upstream, in file order, with a matching glob.
+	Models []string
+	// APIVersion and Deployments are Azure's: the api-version query value,
+	// and model name → deployment name (unlisted models use their own name).
+	APIVersion  string
+	Deployments map[string]string
+	// Timeout bounds a whole upstream call, ConnectTimeout its dial.
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	// Line is where the upstream starts in the file (0 when not from a file).
+	Line int
+}
+
+// Enforcement configures the engine.
+type Enforcement struct {
+	// Mode is "enforce" or "evaluate_only"; PointModes overrides it per
+	// point name.
+	Mode        string
+	PointModes  map[string]string
+	Composition Composition
+	// IdentityProvider is "jcs-sha256", "null" or "hmac-sha256-<key-id>";
+	// IdentityKeyEnv names the variable holding the HMAC key, IdentityKey is
+	// its value.
+	IdentityProvider   string
+	IdentityKeyEnv     string
+	IdentityKey        []byte
+	InterceptorTimeout time.Duration
+	MaxContextBytes    int
+	MaxDepth           int
+}
+
+// Composition is the composition profile and its knobs (spec §7.2), as
+// strings; see enforcement.Composition.
+type Composition struct {
+	Profile             string
+	OnApproval          string
+	OnDisagreement      string
+	OnTransformConflict string
+}
+
+// Interceptor is one configured interceptor. The type's own options are
+// decoded from Spec by the interceptors package (see DecodeOptions).
+type Interceptor struct {
+	Name string
+	Type string
+	// Points restricts the interceptor to these points; empty means all.
+	Points []string
+	// Spec is the interceptor's whole YAML mapping, name/type/points
+	// included.
+	Spec yaml.Node
+	// File and Line locate the interceptor; Index is its position in the
+	// interceptors list.
+	File  string
+	Line  int
+	Index int
+}
+
+// Sessions configures the session store.
+type Sessions struct {
+	// Store is StoreMemory or StoreRedis.
+	Store string
+	// RedisURL is a redis:// or rediss:// URL (redis store only).
+	RedisURL      string
+	KeyPrefix     string
+	IdleTimeout   time.Duration
+	SweepInterval time.Duration
+}
+
+// Records configures where interception records go.
+type Records struct {
+	Sinks []Sink
+}
+
+// Sink is one record sink.
+type Sink struct {
+	// Type is SinkStdout or SinkJSONL.
+	Type string
+	// Path is the file a jsonl sink appends to.
+	Path string
+}
+
+// Streaming configures SSE handling.
+type Streaming struct {
+	// BufferLimit bounds a buffered stream in bytes.
+	BufferLimit int64
+	// KeepAlive is the interval of SSE comments while buffering; 0 is off.
+	KeepAlive time.Duration
+}
+
+// Auth configures client and admin authentication.
+type Auth struct {
+	// APIKeys, when non-empty, are the bearer tokens a request must carry.
+	APIKeys []APIKey
+	// AdminTokenEnv names the variable holding the admin token; AdminToken
+	// is its value.
+	AdminTokenEnv string
+	AdminToken    string
+}
+
+// APIKey is one client key and the identity it stands for.
+type APIKey struct {
+	KeyEnv string
+	// Key is read from KeyEnv at load. Never print it.
+	Key string
+	// AgentID and Tenant fill the contexts of requests carrying the key.
+	AgentID string
+	Tenant  string
+}
+
+// Limits bounds request and response bodies.
+type Limits struct {
+	MaxRequestBytes int64
+	// MaxResponseBytes bounds non-streaming upstream bodies.
+	MaxResponseBytes int64
+}
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// Load reads and parses the file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes data (named name in problems), fills defaults, applies the
+// environment overrides, reads the secrets the file names, and validates.
+// Any problem, of any phase, comes back in one *Error.
+func Parse(name string, data []byte) (*Config, error) {
+	c, ps := decode(name, data)
+	if c == nil {
+		return nil, ps.err()
+	}
+	c.resolveEnv(os.LookupEnv)
+	if err := c.Validate(); err != nil {
+		var verr *Error
+		if !errors.As(err, &verr) {
+			return nil, err
+		}
+		for _, p := range verr.Problems {
+			if !ps.covers(p.Field) {
+				ps.list = append(ps.list, p)
+			}
+		}
+	}
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Default returns the embedded default configuration (config/default.yaml),
+// decoded and resolved by the same code as a file. Its one upstream is
+// chosen from the environment: with OPENAI_API_KEY set, an OpenAI upstream
+// at OPENAI_BASE_URL (default https://api.openai.com/v1) using that key;
+// otherwise the built-in mock model. Both serve every model name.
+//
+// Default does not validate; call Validate. The embedded file is valid (the
+// tests prove it), so a problem can only stem from the environment: a bad
+// HOOKS_GATEWAY_LISTEN, HOOKS_GATEWAY_REDIS_URL or OPENAI_BASE_URL. A file
+// that does not decode is a build defect, and Default panics.
+func Default() *Config {
+	c, ps := decode(DefaultSource, defaultYAML)
+	if c == nil || len(ps.list) > 0 {
+		panic(fmt.Sprintf("config: the embedded default does not decode: %v", ps.err()))
+	}
+	c.chooseDefaultUpstream(os.LookupEnv)
+	c.resolveEnv(os.LookupEnv)
+	return c
+}
+
+// chooseDefaultUpstream keeps the embedded default's openai upstream when
+// OPENAI_API_KEY is set, and its mock upstream otherwise. The file declares
+// both so that it documents both.
+func (c *Config) chooseDefaultUpstream(lookup func(string) (string, bool)) {
+	want := TypeMock
+	if v, ok := lookup(EnvOpenAIKey); ok && v != "" {
+		want = TypeOpenAI
+	}
+	for i, u := range c.Upstreams {
+		if u.Type != want {
+			continue
+		}
+		field := fmt.Sprintf("upstreams[%d]", i)
+		c.Upstreams = []Upstream{u}
+		c.relocate(field, "upstreams[0]")
+		if want == TypeOpenAI {
+			if v, ok := lookup(EnvOpenAIBaseURL); ok && v != "" {
+				c.Upstreams[0].BaseURL = v
+				c.setFromEnv("upstreams[0].base_url", EnvOpenAIBaseURL)
+			}
+		}
+		return
+	}
+	panic("config: the embedded default lacks a " + want + " upstream")
+}
+
+// relocate renames the recorded lines of field (and its subfields) to to,
+// dropping every other upstreams[...] entry.
+func (c *Config) relocate(from, to string) {
+	moved := make(map[string]int, len(c.lines))
+	for k, v := range c.lines {
+		switch {
+		case k == from || strings.HasPrefix(k, from+".") || strings.HasPrefix(k, from+"["):
+			moved[to+k[len(from):]] = v
+		case strings.HasPrefix(k, "upstreams["):
+		default:
+			moved[k] = v
+		}
+	}
+	c.lines = moved
+}
+
+// resolveEnv applies the container overrides and reads the secrets the
+// configuration names. Missing variables are left empty; Validate reports
+// them at the line of the key that names them.
+func (c *Config) resolveEnv(lookup func(string) (string, bool)) {
+	if v, ok := lookup(EnvListen); ok && v != "" {
+		c.Listeners.HTTP = v
+		c.setFromEnv("listeners.http", EnvListen)
+	}
+	if v, ok := lookup(EnvRedisURL); ok && v != "" {
+		c.Sessions.RedisURL = v
+		c.setFromEnv("sessions.redis_url", EnvRedisURL)
+	}
+	get := func(name string) string {
+		if name == "" {
+			return ""
+		}
+		v, _ := lookup(name)
+		return v
+	}
+	for i := range c.Upstreams {
+		c.Upstreams[i].APIKey = get(c.Upstreams[i].APIKeyEnv)
+	}
+	for i := range c.Auth.APIKeys {
+		c.Auth.APIKeys[i].Key = get(c.Auth.APIKeys[i].KeyEnv)
+	}
+	c.Auth.AdminToken = get(c.Auth.AdminTokenEnv)
+	if k := get(c.Enforcement.IdentityKeyEnv); k != "" {
+		c.Enforcement.IdentityKey = []byte(k)
+	} else {
+		c.Enforcement.IdentityKey = nil
+	}
+}
+
+func (c *Config) setFromEnv(field, env string) {
+	if c.envFrom == nil {
+		c.envFrom = make(map[string]string)
+	}
+	c.envFrom[field] = env
+}
+
+// yamlLine extracts the line from a go-yaml syntax error ("yaml: line 3:
+// ..."), returning 0 and the message unchanged when there is none.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+func syntaxProblem(ps *problems, err error) {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		ps.add(line, "", "invalid YAML: "+msg[len(m[0]):])
+		return
+	}
+	ps.add(0, "", "invalid YAML: "+strings.TrimPrefix(msg, "yaml: "))
+}
+
+// readDocument parses exactly one YAML document; an empty input yields nil.
+func readDocument(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("yaml: line %d: a configuration is one YAML document; found a second", extra.Line)
+	}
+	return &doc, nil
+}
+
+// Engine returns the composition as the engine's type.
+func (c Composition) Engine() enforcement.Composition {
+	return enforcement.Composition{
+		Profile:             enforcement.Profile(c.Profile),
+		OnApproval:          c.OnApproval,
+		OnDisagreement:      c.OnDisagreement,
+		OnTransformConflict: c.OnTransformConflict,
+	}
+}
+
+// EngineMode returns the default mode as the engine's type.
+func (e Enforcement) EngineMode() enforcement.Mode { return enforcement.Mode(e.Mode) }
+
+// EnginePointModes returns the per-point modes as the engine's types.
+func (e Enforcement) EnginePointModes() map[enforcement.Point]enforcement.Mode {
+	if len(e.PointModes) == 0 {
+		return nil
+	}
+	out := make(map[enforcement.Point]enforcement.Mode, len(e.PointModes))
+	for p, m := range e.PointModes {
+		out[enforcement.Point(p)] = enforcement.Mode(m)
+	}
+	return out
+}
+
+// Identity builds the configured identity provider.
+func (e Enforcement) Identity() (enforcement.IdentityProvider, error) {
+	switch {
+	case e.IdentityProvider == "" || e.IdentityProvider == enforcement.IdentityJCSSHA256:
+		return enforcement.JCSSHA256(), nil
+	case e.IdentityProvider == IdentityNull:
+		return enforcement.NullIdentity(), nil
+	case strings.HasPrefix(e.IdentityProvider, HMACPrefix):
+		p, err := enforcement.HMACSHA256(strings.TrimPrefix(e.IdentityProvider, HMACPrefix), e.IdentityKey)
+		if err != nil {
+			return enforcement.IdentityProvider{}, fmt.Errorf("config: identity provider %s: %w", e.IdentityProvider, err)
+		}
+		return p, nil
+	}
+	return enforcement.IdentityProvider{}, fmt.Errorf("config: unknown identity provider %q", e.IdentityProvider)
+}
+
+// EngineOptions returns the emitter options the enforcement section
+// determines. The caller adds interceptors, the sink, the resolver and
+// target validators.
+func (e Enforcement) EngineOptions() (enforcement.Options, error) {
+	id, err := e.Identity()
+	if err != nil {
+		return enforcement.Options{}, err
+	}
+	return enforcement.Options{
+		Composition:     e.Composition.Engine(),
+		Mode:            e.EngineMode(),
+		PointModes:      e.EnginePointModes(),
+		Identity:        &id,
+		Timeout:         e.InterceptorTimeout,
+		MaxContextBytes: e.MaxContextBytes,
+		MaxDepth:        e.MaxDepth,
+	}, nil
+}

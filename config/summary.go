@@ -1,0 +1,77 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Summary is one line for the startup log: the upstreams (name, type, base
+// URL host), the policy (interceptors, profile, modes, identity), the
+// session store and the record sinks. It never contains a key, a token or
+// a URL's credentials.
+func (c *Config) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config %s: ", c.Source)
+
+	ups := make([]string, len(c.Upstreams))
+	for i, u := range c.Upstreams {
+		where := u.Type
+		if h := hostOf(u.BaseURL); h != "" {
+			where += " " + h
+		}
+		ups[i] = fmt.Sprintf("%s (%s)", u.Name, where)
+	}
+	fmt.Fprintf(&b, "upstreams %s; ", orNone(ups))
+
+	ics := make([]string, len(c.Interceptors))
+	for i, ic := range c.Interceptors {
+		ics[i] = fmt.Sprintf("%s (%s)", ic.Name, ic.Type)
+	}
+	e := c.Enforcement
+	fmt.Fprintf(&b, "policy %s, profile %s, mode %s", orNone(ics), e.Composition.Profile, e.Mode)
+	if len(e.PointModes) > 0 {
+		pms := make([]string, 0, len(e.PointModes))
+		for _, p := range slices.Sorted(maps.Keys(e.PointModes)) {
+			pms = append(pms, p+"="+e.PointModes[p])
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(pms, ", "))
+	}
+	fmt.Fprintf(&b, ", identity %s; ", e.IdentityProvider)
+
+	b.WriteString("sessions ")
+	b.WriteString(c.Sessions.Store)
+	if c.Sessions.Store == StoreRedis {
+		if h := hostOf(c.Sessions.RedisURL); h != "" {
+			b.WriteString(" " + h)
+		}
+	}
+	sinks := make([]string, len(c.Records.Sinks))
+	for i, s := range c.Records.Sinks {
+		sinks[i] = s.Type
+		if s.Path != "" {
+			sinks[i] += " " + s.Path
+		}
+	}
+	fmt.Fprintf(&b, "; records %s", orNone(sinks))
+	return b.String()
+}
+
+// hostOf returns a URL's host alone, so neither credentials nor paths with
+// tokens in them reach the log.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+func orNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, ", ")
+}

@@ -1,0 +1,502 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+var (
+	// namePattern keeps upstream and interceptor names payload-free: they
+	// appear on records and metrics labels.
+	namePattern    = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	hmacPattern    = regexp.MustCompile(`^hmac-sha256-[a-z0-9_-]+$`)
+	azurePattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
+
+// maxDepthLimit is the deepest nesting max_depth may allow: the JSON value
+// code refuses deeper trees whatever the configuration says.
+const maxDepthLimit = 10000
+
+// validator checks a resolved Config, placing each problem at the line the
+// field was read from.
+type validator struct {
+	c  *Config
+	ps *problems
+}
+
+// Validate checks every rule that the file's shape alone does not: required
+// and allowed keys per type, names, URLs, globs, modes, composition, the
+// identity provider, secrets present in the environment, bounds. It returns
+// nil or an *Error listing every problem. Parse calls it; call it yourself
+// after changing a Config, or on Default. Validate reads no environment:
+// secrets must already be resolved, as Parse and Default leave them.
+func (c *Config) Validate() error {
+	v := &validator{c: c, ps: &problems{file: c.Source}}
+	v.listeners()
+	v.upstreams()
+	v.enforcement()
+	v.interceptors()
+	v.sessions()
+	v.records()
+	v.streaming()
+	v.auth()
+	v.limits()
+	return v.ps.err()
+}
+
+// lineOf returns the line field was read from, or that of the nearest
+// enclosing field (so a missing key is reported where its parent starts).
+func (c *Config) lineOf(field string) int {
+	for f := field; f != ""; f = parent(f) {
+		if line, ok := c.lines[f]; ok {
+			return line
+		}
+	}
+	return 0
+}
+
+// parent drops the last segment of a field path.
+func parent(field string) string {
+	if strings.HasSuffix(field, "]") {
+		return field[:strings.LastIndexByte(field, '[')]
+	}
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		return field[:i]
+	}
+	return ""
+}
+
+// problem records a problem at field. A value that came from the
+// environment has no line; the message names the variable instead.
+func (v *validator) problem(field, format string, args ...any) {
+	v.ps.add(v.c.where(field, format, args...))
+}
+
+func (c *Config) where(field, format string, args ...any) (int, string, string) {
+	msg := fmt.Sprintf(format, args...)
+	if env, ok := c.envFrom[field]; ok {
+		return 0, field, msg + " (set by $" + env + ")"
+	}
+	return c.lineOf(field), field, msg
+}
+
+func (v *validator) listeners() {
+	l := v.c.Listeners
+	if l.HTTP == "" {
+		v.problem("listeners.http", "is required, such as :8080")
+	} else if !validAddr(l.HTTP) {
+		v.problem("listeners.http", "must be host:port, such as :8080 (got %q)", l.HTTP)
+	}
+	if l.Admin != "" {
+		if !validAddr(l.Admin) {
+			v.problem("listeners.admin", "must be host:port, such as 127.0.0.1:9090 (got %q)", l.Admin)
+		} else if l.Admin == l.HTTP {
+			v.problem("listeners.admin", "must differ from listeners.http (leave it empty to serve admin endpoints there)")
+		}
+	}
+}
+
+func validAddr(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+func (v *validator) upstreams() {
+	if len(v.c.Upstreams) == 0 {
+		v.problem("upstreams", "at least one upstream is required")
+		return
+	}
+	names := make(map[string]int)
+	for i, u := range v.c.Upstreams {
+		f := index("upstreams", i)
+		switch {
+		case u.Name == "":
+			v.problem(f+".name", "is required")
+		case !namePattern.MatchString(u.Name):
+			v.problem(f+".name", "must match ^[a-z0-9][a-z0-9_.-]*$ (got %q)", u.Name)
+		default:
+			if j, dup := names[u.Name]; dup {
+				v.problem(f+".name", "duplicate upstream name %q (also upstreams[%d])", u.Name, j)
+			} else {
+				names[u.Name] = i
+			}
+		}
+		v.upstream(f, u)
+	}
+}
+
+func (v *validator) upstream(f string, u Upstream) {
+	const notMock = "is not used by a mock upstream"
+	switch u.Type {
+	case "":
+		v.problem(f+".type", "is required (one of openai, azure-openai, mock)")
+	case TypeMock:
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{"base_url", u.BaseURL != ""}, {"api_key_env", u.APIKeyEnv != ""}, {"pass_client_key", u.PassClientKey},
+			{"api_version", u.APIVersion != ""}, {"deployments", len(u.Deployments) > 0},
+		} {
+			if k.set {
+				v.problem(f+"."+k.key, notMock)
+			}
+		}
+	case TypeOpenAI, TypeAzure:
+		switch {
+		case u.BaseURL == "" && u.Type == TypeAzure:
+			v.problem(f+".base_url", "is required for azure-openai, such as https://<resource>.openai.azure.com")
+		case u.BaseURL == "":
+			v.problem(f+".base_url", "is required")
+		default:
+			v.baseURL(f+".base_url", u.BaseURL)
+		}
+		if u.Type == TypeAzure {
+			switch {
+			case u.APIVersion == "":
+				v.problem(f+".api_version", "is required for azure-openai, such as 2024-10-21")
+			case !azurePattern.MatchString(u.APIVersion):
+				v.problem(f+".api_version", "must be an api-version such as 2024-10-21 (got %q)", u.APIVersion)
+			}
+			for model, dep := range u.Deployments {
+				df := mapKey(f+".deployments", model)
+				if !azurePattern.MatchString(dep) {
+					v.problem(df, "must be a deployment name of letters, digits, '.', '_' and '-' (got %q)", dep)
+				}
+			}
+		} else {
+			if u.APIVersion != "" {
+				v.problem(f+".api_version", "is only used by azure-openai upstreams")
+			}
+			if len(u.Deployments) > 0 {
+				v.problem(f+".deployments", "is only used by azure-openai upstreams")
+			}
+		}
+		if u.APIKeyEnv != "" {
+			v.secret(f+".api_key_env", u.APIKeyEnv, u.APIKey, u.PassClientKey)
+		}
+		if u.PassClientKey && len(v.c.Auth.APIKeys) > 0 {
+			v.problem(f+".pass_client_key", "cannot be combined with auth.api_keys: the client's bearer token is its gateway key, which must not reach the upstream")
+		}
+	default:
+		v.problem(f+".type", "must be one of openai, azure-openai, mock (got %q)", u.Type)
+	}
+	if u.Models != nil && len(u.Models) == 0 {
+		v.problem(f+".models", `must list at least one model glob (leave it out, or use "*", for every model)`)
+	}
+	for j, g := range u.Models {
+		gf := index(f+".models", j)
+		if g == "" {
+			v.problem(gf, "must not be empty")
+		} else if _, err := path.Match(g, ""); err != nil {
+			v.problem(gf, "invalid glob %q: %v", g, err)
+		}
+	}
+	if u.Timeout <= 0 {
+		v.problem(f+".timeout", "must be positive (got %s)", u.Timeout)
+	}
+	if u.ConnectTimeout <= 0 {
+		v.problem(f+".connect_timeout", "must be positive (got %s)", u.ConnectTimeout)
+	}
+}
+
+// baseURL checks an upstream URL: absolute http(s), no credentials (they
+// belong in the environment), no query or fragment (paths are appended).
+func (v *validator) baseURL(field, raw string) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		v.problem(field, "must be an absolute http:// or https:// URL (got %q)", raw)
+	case u.User != nil:
+		v.problem(field, "must not carry credentials; name the key's environment variable in api_key_env")
+	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(raw, "?"):
+		v.problem(field, "must not have a query or fragment (got %q)", raw)
+	}
+}
+
+// secret checks a key named by an environment variable: a valid name, and
+// a value present at load unless the key is optional.
+func (v *validator) secret(field, env, value string, optional bool) {
+	switch {
+	case !envNamePattern.MatchString(env):
+		v.problem(field, "must be an environment variable name (got %q)", env)
+	case value == "" && !optional:
+		v.problem(field, "environment variable %s is not set", env)
+	}
+}
+
+func (v *validator) enforcement() {
+	e := v.c.Enforcement
+	if !enforcement.Mode(e.Mode).Valid() {
+		v.problem("enforcement.mode", "must be one of enforce, evaluate_only (got %q)", e.Mode)
+	}
+	for p, m := range e.PointModes {
+		f := mapKey("enforcement.point_modes", p)
+		if !enforcement.Point(p).Valid() {
+			v.problem(f, "unknown interception point %q (one of %s)", p, pointList())
+		}
+		if !enforcement.Mode(m).Valid() {
+			v.problem(f, "must be one of enforce, evaluate_only (got %q)", m)
+		}
+	}
+	c := e.Composition
+	const cf = "enforcement.composition."
+	if (enforcement.Composition{Profile: enforcement.Profile(c.Profile)}).Validate() != nil || c.Profile == "" {
+		v.problem(cf+"profile", "must be one of sequential/first_deny, sequential/run_all, parallel/strictest, parallel/unanimous (got %q)", c.Profile)
+	}
+	if (enforcement.Composition{OnApproval: c.OnApproval}).Validate() != nil {
+		v.problem(cf+"on_approval", "must be stop or resume (got %q)", c.OnApproval)
+	}
+	if (enforcement.Composition{OnDisagreement: c.OnDisagreement}).Validate() != nil {
+		v.problem(cf+"on_disagreement", "must be deny or approval (got %q)", c.OnDisagreement)
+	}
+	if (enforcement.Composition{OnTransformConflict: c.OnTransformConflict}).Validate() != nil {
+		v.problem(cf+"on_transform_conflict", "must be deny or approval (got %q)", c.OnTransformConflict)
+	}
+	const idf, kf = "enforcement.identity_provider", "enforcement.identity_key_env"
+	switch id := e.IdentityProvider; {
+	case id == enforcement.IdentityJCSSHA256 || id == IdentityNull:
+		if e.IdentityKeyEnv != "" {
+			v.problem(kf, "is only used by hmac-sha256-<key-id> identity providers")
+		}
+	case hmacPattern.MatchString(id):
+		switch {
+		case e.IdentityKeyEnv == "":
+			v.problem(kf, "is required by the %s identity provider", id)
+		case !envNamePattern.MatchString(e.IdentityKeyEnv) || len(e.IdentityKey) == 0:
+			v.secret(kf, e.IdentityKeyEnv, string(e.IdentityKey), false)
+		default:
+			if _, err := enforcement.HMACSHA256(strings.TrimPrefix(id, HMACPrefix), e.IdentityKey); err != nil {
+				v.problem(kf, "the key in $%s is unusable: %v", e.IdentityKeyEnv, err)
+			}
+		}
+	default:
+		v.problem(idf, "must be jcs-sha256, null or hmac-sha256-<key-id> with a key id of a-z, 0-9, '_' and '-' (got %q)", id)
+	}
+	if e.InterceptorTimeout <= 0 {
+		v.problem("enforcement.interceptor_timeout", "must be positive (got %s)", e.InterceptorTimeout)
+	}
+	if e.MaxContextBytes <= 0 {
+		v.problem("enforcement.max_context_bytes", "must be positive (got %d)", e.MaxContextBytes)
+	}
+	if e.MaxDepth <= 0 || e.MaxDepth > maxDepthLimit {
+		v.problem("enforcement.max_depth", "must be between 1 and %d (got %d)", maxDepthLimit, e.MaxDepth)
+	}
+}
+
+func pointList() string {
+	ps := enforcement.Points()
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = string(p)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (v *validator) interceptors() {
+	names := make(map[string]int)
+	for _, ic := range v.c.Interceptors {
+		f := ic.Field() // not the slice position: entries that failed to decode are absent
+		switch {
+		case ic.Name == "":
+			v.problem(f+".name", "is required")
+		case !namePattern.MatchString(ic.Name):
+			v.problem(f+".name", "must match ^[a-z0-9][a-z0-9_.-]*$ (got %q)", ic.Name)
+		default:
+			if j, dup := names[ic.Name]; dup {
+				v.problem(f+".name", "duplicate interceptor name %q (also interceptors[%d])", ic.Name, j)
+			} else {
+				names[ic.Name] = ic.Index
+			}
+		}
+		if ic.Type == "" {
+			v.problem(f+".type", "is required")
+		}
+		seen := make(map[string]bool, len(ic.Points))
+		for j, p := range ic.Points {
+			pf := index(f+".points", j)
+			switch {
+			case !enforcement.Point(p).Valid():
+				v.problem(pf, "unknown interception point %q (one of %s)", p, pointList())
+			case seen[p]:
+				v.problem(pf, "duplicate point %q", p)
+			}
+			seen[p] = true
+		}
+	}
+}
+
+func (v *validator) sessions() {
+	s := v.c.Sessions
+	const rf = "sessions.redis_url"
+	switch s.Store {
+	case StoreMemory:
+		if s.RedisURL != "" && v.c.envFrom[rf] == "" {
+			v.problem(rf, "is only used by the redis store (set sessions.store: redis)")
+		}
+	case StoreRedis:
+		if s.RedisURL == "" {
+			v.problem(rf, "is required by the redis store (or set $%s)", EnvRedisURL)
+		}
+	default:
+		v.problem("sessions.store", "must be one of memory, redis (got %q)", s.Store)
+	}
+	if s.RedisURL != "" {
+		// The URL may hold a password, so it is never quoted back.
+		u, err := url.Parse(s.RedisURL)
+		switch {
+		case err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "":
+			v.problem(rf, "must be a redis:// or rediss:// URL with a host")
+		case v.c.envFrom[rf] == "" && u.User != nil && hasPassword(u.User):
+			v.problem(rf, "must not carry a password in the file; set the whole URL in $%s", EnvRedisURL)
+		}
+	}
+	if s.KeyPrefix == "" {
+		v.problem("sessions.key_prefix", "must not be empty (other data may share the Redis database)")
+	}
+	if s.IdleTimeout <= 0 {
+		v.problem("sessions.idle_timeout", "must be positive (got %s)", s.IdleTimeout)
+	}
+	if s.SweepInterval <= 0 {
+		v.problem("sessions.sweep_interval", "must be positive (got %s)", s.SweepInterval)
+	}
+}
+
+func hasPassword(u *url.Userinfo) bool {
+	_, set := u.Password()
+	return set
+}
+
+func (v *validator) records() {
+	stdout := -1
+	paths := make(map[string]int)
+	for i, s := range v.c.Records.Sinks {
+		f := index("records.sinks", i)
+		switch s.Type {
+		case SinkStdout:
+			if s.Path != "" {
+				v.problem(f+".path", "is only used by jsonl sinks")
+			}
+			if stdout >= 0 {
+				v.problem(f+".type", "duplicate stdout sink (also records.sinks[%d])", stdout)
+			}
+			stdout = i
+		case SinkJSONL:
+			if s.Path == "" {
+				v.problem(f+".path", "is required by a jsonl sink")
+			} else if j, dup := paths[s.Path]; dup {
+				v.problem(f+".path", "duplicate jsonl path %q (also records.sinks[%d])", s.Path, j)
+			} else {
+				paths[s.Path] = i
+			}
+		case "":
+			v.problem(f+".type", "is required (one of stdout, jsonl)")
+		default:
+			v.problem(f+".type", "must be one of stdout, jsonl (got %q)", s.Type)
+		}
+	}
+}
+
+func (v *validator) streaming() {
+	s := v.c.Streaming
+	if s.BufferLimit <= 0 {
+		v.problem("streaming.buffer_limit", "must be positive (got %d)", s.BufferLimit)
+	}
+	if s.KeepAlive < 0 {
+		v.problem("streaming.keep_alive", "must not be negative (0 turns keep-alives off; got %s)", s.KeepAlive)
+	}
+}
+
+func (v *validator) auth() {
+	a := v.c.Auth
+	keys := make(map[string]int)
+	for i, k := range a.APIKeys {
+		f := index("auth.api_keys", i)
+		if k.KeyEnv == "" {
+			v.problem(f+".key_env", "is required")
+			continue
+		}
+		v.secret(f+".key_env", k.KeyEnv, k.Key, false)
+		if k.Key == "" {
+			continue
+		}
+		if j, dup := keys[k.Key]; dup {
+			v.problem(f+".key_env", "holds the same key as auth.api_keys[%d]; each key must identify one client", j)
+		} else {
+			keys[k.Key] = i
+		}
+	}
+	if a.AdminTokenEnv != "" {
+		v.secret("auth.admin_token_env", a.AdminTokenEnv, a.AdminToken, false)
+	}
+}
+
+func (v *validator) limits() {
+	l := v.c.Limits
+	if l.MaxRequestBytes <= 0 {
+		v.problem("limits.max_request_bytes", "must be positive (got %d)", l.MaxRequestBytes)
+	}
+	if l.MaxResponseBytes <= 0 {
+		v.problem("limits.max_response_bytes", "must be positive (got %d)", l.MaxResponseBytes)
+	}
+}
+
+// Warnings lists what is valid but probably unintended, formatted like
+// problems. The binary logs them at startup.
+func (c *Config) Warnings() []string {
+	var out []string
+	warn := func(field, format string, args ...any) {
+		line, f, msg := c.where(field, format, args...)
+		out = append(out, Problem{File: c.Source, Line: line, Field: f, Msg: msg}.String())
+	}
+	if len(c.Interceptors) == 0 && c.enforcesSomewhere() {
+		warn("interceptors", "none configured in enforce mode: every request will be denied with %s", enforcement.ReasonNoInterceptor)
+	}
+	comp := c.Enforcement.Composition
+	resolved := comp.Engine().Resolved()
+	for _, k := range []struct{ knob, set, used string }{
+		{"on_approval", comp.OnApproval, resolved.OnApproval},
+		{"on_disagreement", comp.OnDisagreement, resolved.OnDisagreement},
+		{"on_transform_conflict", comp.OnTransformConflict, resolved.OnTransformConflict},
+	} {
+		if k.set != "" && k.used == "" {
+			warn("enforcement.composition."+k.knob, "has no effect under profile %s", comp.Profile)
+		}
+	}
+	if c.Sessions.Store == StoreMemory && c.Sessions.RedisURL != "" && c.envFrom["sessions.redis_url"] != "" {
+		warn("sessions.redis_url", "is ignored: sessions.store is memory")
+	}
+	if len(c.Records.Sinks) == 0 {
+		warn("records.sinks", "is empty: interception records are discarded")
+	}
+	if c.Listeners.Admin == "" && c.Auth.AdminTokenEnv == "" {
+		warn("auth.admin_token_env", "is not set and listeners.admin is empty: admin endpoints on the main listener are unauthenticated")
+	}
+	return out
+}
+
+// enforcesSomewhere reports whether any point runs in enforce mode.
+func (c *Config) enforcesSomewhere() bool {
+	for _, p := range enforcement.Points() {
+		m, ok := c.Enforcement.PointModes[string(p)]
+		if !ok {
+			m = c.Enforcement.Mode
+		}
+		if m == string(enforcement.Enforce) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,24 @@
+package interceptors
+
+import (
+	"context"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// allowOptions is empty: the allow type takes no options.
+type allowOptions struct{}
+
+// newAllow builds the "allow" type: an explicit passthrough. Enforce mode
+// with no interceptors at all denies every request (host_error:
+// no_interceptor, fail-closed); a deployment that means to proxy without a
+// policy says so with an allow interceptor.
+func newAllow(spec config.Interceptor) (enforcement.Interceptor, error) {
+	if err := spec.DecodeOptions(&allowOptions{}); err != nil {
+		return nil, err
+	}
+	return enforcement.InterceptorFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
+		return enforcement.Allow(), nil
+	}), nil
+}

@@ -1,0 +1,35 @@
+package interceptors
+
+import (
+	"context"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// denyOptions configures the "deny" type.
+type denyOptions struct {
+	// Reason is the verdict reason (default policy:denied).
+	Reason string `yaml:"reason"`
+	// Message is the human-readable explanation returned to the client.
+	Message string `yaml:"message"`
+}
+
+// newDeny builds the "deny" type: an unconditional deny at its points, for
+// switching a point off (say, output in a read-only deployment).
+func newDeny(spec config.Interceptor) (enforcement.Interceptor, error) {
+	opts := denyOptions{Reason: "policy:denied"}
+	if err := spec.DecodeOptions(&opts); err != nil {
+		return nil, err
+	}
+	if ps := checkReason(spec, opts.Reason); ps != nil {
+		return nil, problemsError(ps...)
+	}
+	if opts.Message == "" {
+		opts.Message = "denied by policy " + spec.Name
+	}
+	verdict := enforcement.Deny(opts.Reason, opts.Message)
+	return enforcement.InterceptorFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
+		return verdict, nil
+	}), nil
+}

@@ -1,0 +1,144 @@
+// Package interceptors holds the gateway's built-in interceptor types and
+// builds them from configuration.
+//
+// Each type is one file and one entry in Registry: a Factory that decodes
+// the type's own options from the interceptor's YAML mapping (strictly, with
+// file:line errors) and returns an enforcement.Interceptor. Restricting an
+// interceptor to some points is generic: Build wraps it so that it answers
+// allow at the points it was not configured for.
+package interceptors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// Factory builds one interceptor from its configuration. Problems with the
+// options come back as a *config.Error.
+type Factory func(spec config.Interceptor) (enforcement.Interceptor, error)
+
+// Registry returns the built-in interceptor types by name. It returns a new
+// map on every call, so callers may extend their copy.
+func Registry() map[string]Factory {
+	return map[string]Factory{
+		"allow": newAllow,
+		"deny":  newDeny,
+		"regex": newRegex,
+	}
+}
+
+// Types returns the names of the built-in types, sorted.
+func Types() []string { return slices.Sorted(maps.Keys(Registry())) }
+
+// Build looks spec.Type up in Registry, builds the interceptor and, when
+// spec.Points is not empty, restricts it to those points.
+func Build(spec config.Interceptor) (enforcement.Registration, error) {
+	factory, ok := Registry()[spec.Type]
+	if !ok {
+		return enforcement.Registration{}, problemsError(spec.Problemf("type",
+			"unknown interceptor type %q (one of %s)", spec.Type, strings.Join(Types(), ", ")))
+	}
+	var ps []config.Problem
+	points := make(map[enforcement.Point]bool, len(spec.Points))
+	for i, p := range spec.Points {
+		if !enforcement.Point(p).Valid() {
+			ps = append(ps, spec.Problemf(fmt.Sprintf("points[%d]", i), "unknown interception point %q", p))
+		}
+		points[enforcement.Point(p)] = true
+	}
+	ic, err := factory(spec)
+	if err != nil {
+		var cerr *config.Error
+		if !errors.As(err, &cerr) {
+			return enforcement.Registration{}, fmt.Errorf("interceptor %s: %w", spec.Name, err)
+		}
+		ps = append(ps, cerr.Problems...)
+	}
+	if len(ps) > 0 {
+		return enforcement.Registration{}, problemsError(ps...)
+	}
+	if len(points) > 0 {
+		ic = onlyAt{points: points, next: ic}
+	}
+	return enforcement.Registration{Name: spec.Name, Interceptor: ic}, nil
+}
+
+// BuildAll builds every interceptor in order. It reports the problems of
+// all of them together in one *config.Error, so a bad policy is fixed in one
+// round.
+func BuildAll(specs []config.Interceptor) ([]enforcement.Registration, error) {
+	regs := make([]enforcement.Registration, 0, len(specs))
+	var ps []config.Problem
+	for _, spec := range specs {
+		reg, err := Build(spec)
+		if err != nil {
+			var cerr *config.Error
+			if !errors.As(err, &cerr) {
+				return nil, err
+			}
+			ps = append(ps, cerr.Problems...)
+			continue
+		}
+		regs = append(regs, reg)
+	}
+	if len(ps) > 0 {
+		return nil, problemsError(ps...)
+	}
+	return regs, nil
+}
+
+// onlyAt runs next at the listed points and allows everywhere else.
+type onlyAt struct {
+	points map[enforcement.Point]bool
+	next   enforcement.Interceptor
+}
+
+// Intercept implements enforcement.Interceptor.
+func (o onlyAt) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+	if !o.points[c.Point()] {
+		return enforcement.Allow(), nil
+	}
+	return o.next.Intercept(ctx, c)
+}
+
+// problemsError orders problems by line, as config does, so a policy's
+// problems read top to bottom whichever check found them.
+func problemsError(ps ...config.Problem) error {
+	ps = slices.Clone(ps)
+	slices.SortStableFunc(ps, func(a, b config.Problem) int {
+		switch {
+		case a.Line == b.Line:
+			return 0
+		case a.Line == 0:
+			return 1
+		case b.Line == 0:
+			return -1
+		}
+		return a.Line - b.Line
+	})
+	return &config.Error{Problems: ps}
+}
+
+// reasonPattern keeps reasons machine-readable identifiers such as
+// policy:credential_leak.
+var reasonPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]+$`)
+
+// checkReason validates a configured reason; host_error:* reasons are the
+// host's alone (spec §11) and would turn the verdict invalid.
+func checkReason(spec config.Interceptor, reason string) []config.Problem {
+	switch {
+	case enforcement.IsHostError(reason):
+		return []config.Problem{spec.Problemf("reason", "must not use the reserved host_error: prefix (got %q)", reason)}
+	case !reasonPattern.MatchString(reason):
+		return []config.Problem{spec.Problemf("reason", "must be an identifier of letters, digits and _ . : / - such as policy:denied (got %q)", reason)}
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package interceptors
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// Regex actions.
+const (
+	regexDeny   = "deny"
+	regexRedact = "redact"
+)
+
+// regexOptions configures the "regex" type.
+type regexOptions struct {
+	// Patterns are Go RE2 expressions; any match counts.
+	Patterns []string `yaml:"patterns"`
+	// Action is deny (block the action) or redact (replace every match).
+	Action  string `yaml:"action"`
+	Reason  string `yaml:"reason"`
+	Message string `yaml:"message"`
+	// Replacement is inserted literally for each match (redact only). A
+	// pointer, because an explicit "" (delete the match) differs from unset.
+	Replacement *string `yaml:"replacement"`
+}
+
+// regexInterceptor matches patterns against every string value of the
+// target (object keys are structure, not content, and are left alone).
+type regexInterceptor struct {
+	re          *regexp.Regexp // all patterns as one alternation
+	redact      bool
+	reason      string
+	message     string
+	replacement string
+}
+
+// newRegex builds the "regex" type.
+func newRegex(spec config.Interceptor) (enforcement.Interceptor, error) {
+	var opts regexOptions
+	if err := spec.DecodeOptions(&opts); err != nil {
+		return nil, err
+	}
+	var ps []config.Problem
+	if len(opts.Patterns) == 0 {
+		ps = append(ps, spec.Problemf("patterns", "at least one pattern is required"))
+	}
+	alts := make([]string, 0, len(opts.Patterns))
+	for i, p := range opts.Patterns {
+		field := fmt.Sprintf("patterns[%d]", i)
+		re, err := regexp.Compile(p)
+		switch {
+		case p == "":
+			ps = append(ps, spec.Problemf(field, "must not be empty"))
+		case err != nil:
+			ps = append(ps, spec.Problemf(field, "invalid RE2 pattern: %v", err))
+		case re.MatchString(""):
+			// Such a pattern matches every string: a deny would block
+			// everything, a redact would scatter replacements.
+			ps = append(ps, spec.Problemf(field, "matches the empty string, so it would match every value"))
+		default:
+			alts = append(alts, "(?:"+p+")")
+		}
+	}
+	r := &regexInterceptor{reason: opts.Reason, message: opts.Message, replacement: "[redacted]"}
+	switch opts.Action {
+	case regexDeny:
+		if opts.Replacement != nil {
+			ps = append(ps, spec.Problemf("replacement", "is only used with action: redact"))
+		}
+		if r.reason == "" {
+			r.reason = "policy:pattern_match"
+		}
+		if r.message == "" {
+			// Never the match itself: messages reach clients and records.
+			r.message = "content matched a pattern denied by policy " + spec.Name
+		}
+	case regexRedact:
+		r.redact = true
+		if opts.Replacement != nil {
+			r.replacement = *opts.Replacement
+		}
+		if r.reason == "" {
+			r.reason = "policy:redacted"
+		}
+		for i, p := range spec.Points {
+			if pt := enforcement.Point(p); pt.Valid() && !pt.Transformable() {
+				ps = append(ps, spec.Problemf(fmt.Sprintf("points[%d]", i),
+					"redact cannot run at %s: the spec forbids transforms there", p))
+			}
+		}
+	case "":
+		ps = append(ps, spec.Problemf("action", "is required (deny or redact)"))
+	default:
+		ps = append(ps, spec.Problemf("action", "must be deny or redact (got %q)", opts.Action))
+	}
+	if opts.Reason != "" {
+		ps = append(ps, checkReason(spec, opts.Reason)...)
+	}
+	if len(ps) > 0 {
+		return nil, problemsError(ps...)
+	}
+	// Each pattern compiled alone, so their alternation compiles too.
+	r.re = regexp.MustCompile(strings.Join(alts, "|"))
+	return r, nil
+}
+
+// Intercept implements enforcement.Interceptor.
+func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+	// With no points configured, redact runs everywhere a transform is
+	// permitted and lets the session boundaries through.
+	if r.redact && !c.Point().Transformable() {
+		return enforcement.Allow(), nil
+	}
+	target := c.Target()
+	if !r.matches(target) {
+		return enforcement.Allow(), nil
+	}
+	if !r.redact {
+		return enforcement.Deny(r.reason, r.message), nil
+	}
+	out := jsonvalue.DeepCopy(target)
+	out, changed := r.replace(out)
+	if !changed {
+		return enforcement.Allow(), nil
+	}
+	v := enforcement.TransformTo("$target", out)
+	v.Reason, v.Message = r.reason, r.message
+	return v, nil
+}
+
+// matches reports whether any string value in v matches.
+func (r *regexInterceptor) matches(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return r.re.MatchString(x)
+	case map[string]any:
+		for _, e := range x {
+			if r.matches(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if r.matches(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// replace rewrites every match in the string values of v, in place (v is
+// the interceptor's own copy), and reports whether anything changed.
+// Numbers (json.Number), booleans and nulls are returned untouched.
+func (r *regexInterceptor) replace(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		out := r.re.ReplaceAllLiteralString(x, r.replacement)
+		return out, out != x
+	case map[string]any:
+		changed := false
+		for k, e := range x {
+			ne, ch := r.replace(e)
+			if ch {
+				x[k] = ne
+				changed = true
+			}
+		}
+		return x, changed
+	case []any:
+		changed := false
+		for i, e := range x {
+			ne, ch := r.replace(e)
+			if ch {
+				x[i] = ne
+				changed = true
+			}
+		}
+		return x, changed
+	}
+	return v, false
+}

@@ -1,0 +1,133 @@
+package jsonvalue
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// nest wraps v in n single-element arrays.
+func nest(v any, n int) any {
+	for range n {
+		v = []any{v}
+	}
+	return v
+}
+
+func TestCheckDepth(t *testing.T) {
+	tests := []struct {
+		v        any
+		maxDepth int
+		ok       bool
+	}{
+		{"x", 1, true},
+		{[]any{}, 1, true},
+		{map[string]any{}, 1, true},
+		{[]any{1}, 1, false},
+		{[]any{1}, 2, true},
+		{map[string]any{"a": nil}, 1, false},
+		{map[string]any{"a": nil}, 2, true},
+		{nest("x", 127), 128, true}, // 127 arrays + the scalar = 128 levels
+		{nest("x", 128), 128, false},
+		{nest(map[string]any{}, 127), 128, true},
+		{nest(map[string]any{"k": 1}, 127), 128, false},
+		{nest("x", 5000), 0, true}, // 0 = no configured limit
+	}
+	for i, tt := range tests {
+		err := Check(tt.v, Limits{MaxDepth: tt.maxDepth})
+		if tt.ok != (err == nil) {
+			t.Errorf("case %d: Check(depth %d) = %v", i, tt.maxDepth, err)
+		}
+		if err != nil && !errors.Is(err, ErrTooDeep) {
+			t.Errorf("case %d: %v is not ErrTooDeep", i, err)
+		}
+	}
+	err := Check(map[string]any{"a": map[string]any{"b": []any{0, 1, 2, []any{"secretvalue"}}}}, Limits{MaxDepth: 4})
+	wantPathErr(t, err, ErrTooDeep, "$.a.b[3][0]", "secretvalue")
+	if !strings.Contains(err.Error(), "4") {
+		t.Errorf("message %q does not name the limit", err)
+	}
+}
+
+func TestCheckCyclicFailsClosed(t *testing.T) {
+	m := map[string]any{}
+	m["m"] = m
+	if err := Check(m, Limits{}); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("cyclic map: %v", err)
+	}
+	s := []any{nil}
+	s[0] = s
+	if err := Check(s, Limits{MaxBytes: 1 << 30}); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("cyclic slice: %v", err)
+	}
+	if _, err := Marshal(m); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("Marshal cyclic map: %v", err)
+	}
+}
+
+var sizeCases = []any{
+	nil, true, false, "", "abc", "a\"b\\c", "\x00\x01\x1f\b\f\n\r\t", "\u2028\u2029", "\x7f<>&",
+	"héllo wörld 😀", json.Number("0"), json.Number("-12.5e+30"),
+	[]any{}, map[string]any{}, []any{nil}, []any{1, 2, 3},
+	map[string]any{"a": 1}, map[string]any{"a": 1, "bb": []any{"x", map[string]any{}}},
+	map[string]any{"k\n\"": "v\u2028"}, map[string]any(nil), []any(nil),
+	1.5, 200.0, 1e21, 1e-7, math.Copysign(0, -1), float32(0.1), -1, int8(-128), int64(math.MinInt64),
+	uint64(math.MaxUint64), uint8(0), 0, int16(10), int32(-100000), uint(99), uint16(1000), uint32(7),
+}
+
+// The size Check enforces is exactly the length of Marshal's output.
+func TestCheckSizeIsExact(t *testing.T) {
+	all := map[string]any{}
+	for i, v := range sizeCases {
+		all[string(rune('a'+i%26))+strings.Repeat("x", i)] = v
+	}
+	for _, v := range append(sizeCases, any(all), any(sizeCases)) {
+		out := mustMarshal(t, v)
+		if err := Check(v, Limits{MaxBytes: len(out)}); err != nil {
+			t.Errorf("Check(%s) at exact size %d: %v", out, len(out), err)
+		}
+		err := Check(v, Limits{MaxBytes: len(out) - 1})
+		if len(out) > 1 && !errors.Is(err, ErrTooLarge) {
+			t.Errorf("Check(%s) at size %d: %v, want ErrTooLarge", out, len(out)-1, err)
+		}
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		v        any
+		lim      Limits
+		sentinel error
+		path     string
+	}{
+		{"nan", map[string]any{"args": map[string]any{"x": math.NaN()}}, Limits{}, ErrNonFinite, "$.args.x"},
+		{"inf32", []any{float32(math.Inf(1))}, Limits{}, ErrNonFinite, "$[0]"},
+		{"bad string", map[string]any{"a": []any{"fine", "secret\xff"}}, Limits{}, ErrInvalidString, "$.a[1]"},
+		{"bad key", map[string]any{"a": map[string]any{"secret\xff": 1}}, Limits{}, ErrInvalidString, "$.a"},
+		{"bad number", map[string]any{"n": json.Number("1.")}, Limits{}, ErrInvalidNumber, "$.n"},
+		{"empty number", []any{json.Number("")}, Limits{}, ErrInvalidNumber, "$[0]"},
+		{"unsupported", map[string]any{"m": map[string]string{"secret": "x"}}, Limits{}, ErrUnsupportedType, "$.m"},
+		{"unsupported []string", []any{[]string{"secret"}}, Limits{}, ErrUnsupportedType, "$[0]"},
+		{"too large", map[string]any{"big": strings.Repeat("s", 100)}, Limits{MaxBytes: 50}, ErrTooLarge, "$.big"},
+		{"too large root", "secret-string", Limits{MaxBytes: 5}, ErrTooLarge, "$"},
+		{"weird key path", map[string]any{"a b": map[string]any{"x": math.Inf(-1)}}, Limits{}, ErrNonFinite, `$["a b"].x`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(tt.v, tt.lim)
+			wantPathErr(t, err, tt.sentinel, tt.path, "secret")
+			// Marshal reports the same problems (size aside).
+			if tt.sentinel != ErrTooLarge {
+				_, merr := Marshal(tt.v)
+				wantPathErr(t, merr, tt.sentinel, tt.path, "secret")
+			}
+		})
+	}
+	err := Check(strings.Repeat("x", 10), Limits{MaxBytes: 8})
+	if !strings.Contains(err.Error(), "8 bytes") {
+		t.Errorf("message %q does not name the limit", err)
+	}
+}

@@ -1,0 +1,153 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+)
+
+// AzureConfig configures an Azure OpenAI upstream.
+type AzureConfig struct {
+	// Name identifies the upstream; default "azure".
+	Name string
+	// Endpoint is the resource URL, e.g. https://<resource>.openai.azure.com.
+	Endpoint string
+	// APIKey is sent in the api-key header; required.
+	APIKey string
+	// APIVersion is the api-version query parameter; required.
+	APIVersion string
+	// Deployments maps a request's model name to its deployment; a model
+	// without an entry uses a deployment of the same name. Its keys are
+	// advertised by Models along with the literal Models patterns.
+	Deployments map[string]string
+	// Timeout bounds the whole request including reading the body;
+	// 0 means no bound besides the caller's ctx.
+	Timeout time.Duration
+	// ConnectTimeout bounds dialing and the TLS handshake; 0 means 30s.
+	ConnectTimeout time.Duration
+	// Models are the model patterns this upstream serves.
+	Models []string
+	// Transport replaces the tuned transport (tests).
+	Transport http.RoundTripper
+}
+
+// Azure is an Azure OpenAI upstream: the deployment is chosen from the
+// body's model and the key travels in the api-key header.
+type Azure struct {
+	http        *httpClient
+	prefix      string // {Endpoint}/openai/deployments/
+	suffix      string // /chat/completions?api-version=…
+	apiKey      string
+	deployments map[string]string
+	models      []string
+}
+
+var _ Upstream = (*Azure)(nil)
+
+// NewAzure validates cfg and returns the upstream.
+func NewAzure(cfg AzureConfig) (*Azure, error) {
+	name := cfg.Name
+	if name == "" {
+		name = "azure"
+	}
+	a, err := newAzure(name, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("providers: azure upstream %q: %w", name, err)
+	}
+	return a, nil
+}
+
+func newAzure(name string, cfg AzureConfig) (*Azure, error) {
+	if cfg.Endpoint == "" {
+		return nil, errors.New("endpoint is required")
+	}
+	base, err := endpointURL(cfg.Endpoint, "openai/deployments")
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	if u, _ := url.Parse(base); u.RawQuery != "" {
+		return nil, errors.New("endpoint must not have a query")
+	}
+	if cfg.APIVersion == "" {
+		return nil, errors.New("api version is required")
+	}
+	if cfg.APIKey == "" {
+		return nil, errors.New("api key is required")
+	}
+	if !validHeaderValue(cfg.APIKey) {
+		return nil, errors.New("api key contains control characters")
+	}
+	deployments := make(map[string]string, len(cfg.Deployments))
+	for model, dep := range cfg.Deployments {
+		if model == "" || !validDeployment(dep) {
+			return nil, fmt.Errorf("deployment %q for model %q is invalid", dep, model)
+		}
+		deployments[model] = dep
+	}
+	if err := validatePatterns(cfg.Models); err != nil {
+		return nil, err
+	}
+	c, err := newHTTPClient(name, cfg.Timeout, cfg.ConnectTimeout, cfg.Transport,
+		// OpenAI-Organization and -Project name OpenAI accounts; Azure has
+		// no use for them.
+		[]string{"Traceparent", "Tracestate"})
+	if err != nil {
+		return nil, err
+	}
+	models := slices.Clone(cfg.Models)
+	for model := range deployments {
+		models = append(models, model)
+	}
+	models = literalModels(models)
+	slices.Sort(models)
+	return &Azure{
+		http:        c,
+		prefix:      base + "/",
+		suffix:      "/chat/completions?" + url.Values{"api-version": {cfg.APIVersion}}.Encode(),
+		apiKey:      cfg.APIKey,
+		deployments: deployments,
+		models:      models,
+	}, nil
+}
+
+// Name returns the upstream's name.
+func (a *Azure) Name() string { return a.http.name }
+
+// Models returns the literal model names configured for the upstream and
+// the models named in its deployment map, sorted.
+func (a *Azure) Models() []string { return slices.Clone(a.models) }
+
+// ChatCompletion posts body to the deployment serving the body's model. A
+// body without a usable model fails with an error wrapping ErrInvalidRequest.
+func (a *Azure) ChatCompletion(ctx context.Context, body []byte, clientHeader http.Header) (*http.Response, error) {
+	info, err := scanRequest(body)
+	if err != nil {
+		return nil, a.http.errorf("%w", err)
+	}
+	dep, ok := a.deployments[info.Model]
+	if !ok {
+		dep = info.Model
+	}
+	if info.Model == "" {
+		return nil, a.http.errorf("%w: body has no model", ErrInvalidRequest)
+	}
+	if !validDeployment(dep) {
+		return nil, a.http.errorf("%w: model is not a valid deployment name", ErrInvalidRequest)
+	}
+	h := a.http.header(clientHeader, func() bool { return info.Stream })
+	h.Set("Api-Key", a.apiKey)
+	return a.http.post(ctx, a.prefix+url.PathEscape(dep)+a.suffix, body, h)
+}
+
+// CloseIdleConnections closes idle upstream connections; call it when a
+// configuration reload retires the upstream.
+func (a *Azure) CloseIdleConnections() { a.http.closeIdle() }
+
+// validDeployment rejects names that would not stay one path segment.
+func validDeployment(dep string) bool {
+	return dep != "" && dep != "." && dep != ".."
+}

@@ -1,0 +1,139 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+)
+
+// DefaultOpenAIBaseURL is the base URL used when OpenAIConfig.BaseURL is empty.
+const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+
+// OpenAIConfig configures an OpenAI-compatible upstream.
+type OpenAIConfig struct {
+	// Name identifies the upstream; default "openai".
+	Name string
+	// BaseURL is the API root; requests go to {BaseURL}/chat/completions.
+	// Default DefaultOpenAIBaseURL.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>". Empty sends no
+	// Authorization (local vLLM, Ollama).
+	APIKey string
+	// PassClientKey forwards the client's Authorization header instead of
+	// APIKey; the two are mutually exclusive.
+	PassClientKey bool
+	// Timeout bounds the whole request including reading the body;
+	// 0 means no bound besides the caller's ctx.
+	Timeout time.Duration
+	// ConnectTimeout bounds dialing and the TLS handshake; 0 means 30s.
+	ConnectTimeout time.Duration
+	// Models are the model patterns this upstream serves; the literal ones
+	// are advertised by Models.
+	Models []string
+	// Transport replaces the tuned transport (tests).
+	Transport http.RoundTripper
+}
+
+// OpenAI is an upstream speaking the OpenAI chat-completions API: OpenAI
+// itself or any compatible server (vLLM, Ollama, LiteLLM, …).
+type OpenAI struct {
+	http     *httpClient
+	endpoint string
+	auth     string // "Bearer <key>", or empty
+	models   []string
+}
+
+var _ Upstream = (*OpenAI)(nil)
+
+// NewOpenAI validates cfg and returns the upstream.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	name := cfg.Name
+	if name == "" {
+		name = "openai"
+	}
+	o, err := newOpenAI(name, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("providers: openai upstream %q: %w", name, err)
+	}
+	return o, nil
+}
+
+func newOpenAI(name string, cfg OpenAIConfig) (*OpenAI, error) {
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultOpenAIBaseURL
+	}
+	endpoint, err := endpointURL(base, "chat/completions")
+	if err != nil {
+		return nil, fmt.Errorf("base URL: %w", err)
+	}
+	if cfg.PassClientKey && cfg.APIKey != "" {
+		return nil, errors.New("api key and client key pass-through are mutually exclusive")
+	}
+	if !validHeaderValue(cfg.APIKey) {
+		return nil, errors.New("api key contains control characters")
+	}
+	if err := validatePatterns(cfg.Models); err != nil {
+		return nil, err
+	}
+	forward := []string{"Traceparent", "Tracestate", "Openai-Organization", "Openai-Project"}
+	if cfg.PassClientKey {
+		forward = append(forward, "Authorization")
+	}
+	c, err := newHTTPClient(name, cfg.Timeout, cfg.ConnectTimeout, cfg.Transport, forward)
+	if err != nil {
+		return nil, err
+	}
+	o := &OpenAI{http: c, endpoint: endpoint, models: literalModels(cfg.Models)}
+	if cfg.APIKey != "" {
+		o.auth = "Bearer " + cfg.APIKey
+	}
+	return o, nil
+}
+
+// Name returns the upstream's name.
+func (o *OpenAI) Name() string { return o.http.name }
+
+// Models returns the literal model names configured for the upstream.
+func (o *OpenAI) Models() []string { return slices.Clone(o.models) }
+
+// ChatCompletion posts body to {BaseURL}/chat/completions.
+func (o *OpenAI) ChatCompletion(ctx context.Context, body []byte, clientHeader http.Header) (*http.Response, error) {
+	h := o.http.header(clientHeader, func() bool {
+		info, err := scanRequest(body)
+		return err == nil && info.Stream
+	})
+	if o.auth != "" {
+		h.Set("Authorization", o.auth)
+	}
+	return o.http.post(ctx, o.endpoint, body, h)
+}
+
+// CloseIdleConnections closes idle upstream connections; call it when a
+// configuration reload retires the upstream.
+func (o *OpenAI) CloseIdleConnections() { o.http.closeIdle() }
+
+// endpointURL validates an absolute http(s) base URL and appends rel to its
+// path, keeping any query.
+func endpointURL(base, rel string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		// url.Parse quotes the whole input, which may hold a password.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return "", fmt.Errorf("invalid URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute http(s) URL", u.Redacted())
+	}
+	if u.Fragment != "" {
+		return "", fmt.Errorf("%q has a fragment", u.Redacted())
+	}
+	return u.JoinPath(rel).String(), nil
+}

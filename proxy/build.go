@@ -1,0 +1,204 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/interceptors"
+	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
+	"github.com/hooks-gateway/hooks-gateway/providers"
+	"github.com/hooks-gateway/hooks-gateway/records"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
+)
+
+// Assembly is a server built from configuration, with what it owns.
+type Assembly struct {
+	Server  *Server
+	Store   sessions.Store
+	closers []io.Closer
+}
+
+// Close releases the store and the record sinks.
+func (a *Assembly) Close() error {
+	var errs []error
+	for _, c := range a.closers {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Build assembles a server from cfg: upstream router, interceptor chain,
+// identity provider, record sinks and the session store. stdout receives
+// stdout record sinks.
+func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*Assembly, error) {
+	a := &Assembly{}
+	sink, err := buildSinks(cfg.Records, stdout, a)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	pol, err := BuildPolicy(cfg, sink)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	store, err := buildStore(ctx, cfg.Sessions)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Store = store
+	a.closers = append(a.closers, store)
+	a.Server = New(Options{
+		Policy:            pol,
+		Store:             store,
+		MaxRequestBytes:   cfg.Limits.MaxRequestBytes,
+		MaxResponseBytes:  cfg.Limits.MaxResponseBytes,
+		StreamBufferLimit: cfg.Streaming.BufferLimit,
+		KeepAlive:         cfg.Streaming.KeepAlive,
+		SweepInterval:     cfg.Sessions.SweepInterval,
+		Logger:            logger,
+	})
+	return a, nil
+}
+
+// BuildPolicy builds the request-facing policy: router, emitter, principals.
+func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink) (*Policy, error) {
+	router, err := buildRouter(cfg.Upstreams)
+	if err != nil {
+		return nil, err
+	}
+	opts := enforcement.Options{
+		Composition: enforcement.Composition{
+			Profile:             enforcement.Profile(cfg.Enforcement.Composition.Profile),
+			OnApproval:          cfg.Enforcement.Composition.OnApproval,
+			OnDisagreement:      cfg.Enforcement.Composition.OnDisagreement,
+			OnTransformConflict: cfg.Enforcement.Composition.OnTransformConflict,
+		},
+		Mode:            enforcement.Mode(cfg.Enforcement.Mode),
+		Timeout:         cfg.Enforcement.InterceptorTimeout,
+		MaxContextBytes: cfg.Enforcement.MaxContextBytes,
+		MaxDepth:        cfg.Enforcement.MaxDepth,
+		Sink:            sink,
+		TargetValidators: map[enforcement.Point]enforcement.TargetValidator{
+			enforcement.PreModelCall: chatwire.ValidateMessages,
+		},
+	}
+	if len(cfg.Enforcement.PointModes) > 0 {
+		opts.PointModes = map[enforcement.Point]enforcement.Mode{}
+		for p, m := range cfg.Enforcement.PointModes {
+			opts.PointModes[enforcement.Point(p)] = enforcement.Mode(m)
+		}
+	}
+	idp, err := identityProvider(cfg.Enforcement)
+	if err != nil {
+		return nil, err
+	}
+	opts.Identity = &idp
+	for _, spec := range cfg.Interceptors {
+		reg, err := interceptors.Build(spec)
+		if err != nil {
+			return nil, err
+		}
+		opts.Interceptors = append(opts.Interceptors, reg)
+	}
+	em, err := enforcement.NewEmitter(opts)
+	if err != nil {
+		return nil, fmt.Errorf("enforcement: %w", err)
+	}
+	pol := &Policy{Emitter: em, Router: router, Version: cfg.Source}
+	if len(cfg.Auth.APIKeys) > 0 {
+		pol.Principals = make(map[string]Principal, len(cfg.Auth.APIKeys))
+		for _, k := range cfg.Auth.APIKeys {
+			pol.Principals[k.Key] = Principal{AgentID: k.AgentID, Tenant: k.Tenant}
+		}
+	}
+	return pol, nil
+}
+
+func identityProvider(e config.Enforcement) (enforcement.IdentityProvider, error) {
+	switch name := e.IdentityProvider; {
+	case name == "" || name == enforcement.IdentityJCSSHA256:
+		return enforcement.JCSSHA256(), nil
+	case name == "null":
+		return enforcement.NullIdentity(), nil
+	case strings.HasPrefix(name, "hmac-sha256-"):
+		return enforcement.HMACSHA256(strings.TrimPrefix(name, "hmac-sha256-"), e.IdentityKey)
+	default:
+		return enforcement.IdentityProvider{}, fmt.Errorf("unknown identity provider %q", name)
+	}
+}
+
+func buildRouter(ups []config.Upstream) (*providers.Router, error) {
+	routes := make([]providers.Route, 0, len(ups))
+	for _, u := range ups {
+		var up providers.Upstream
+		var err error
+		switch u.Type {
+		case "openai":
+			up, err = providers.NewOpenAI(providers.OpenAIConfig{
+				Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, PassClientKey: u.PassClientKey,
+				Timeout: u.Timeout, ConnectTimeout: u.ConnectTimeout, Models: u.Models,
+			})
+		case "azure-openai":
+			up, err = providers.NewAzure(providers.AzureConfig{
+				Name: u.Name, Endpoint: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion,
+				Deployments: u.Deployments, Timeout: u.Timeout, ConnectTimeout: u.ConnectTimeout, Models: u.Models,
+			})
+		case "mock":
+			up = providers.NewMock(u.Name, u.Models)
+		default:
+			err = fmt.Errorf("unknown upstream type %q", u.Type)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("upstream %s: %w", u.Name, err)
+		}
+		patterns := u.Models
+		if len(patterns) == 0 {
+			patterns = []string{"*"}
+		}
+		routes = append(routes, providers.Route{Patterns: patterns, Upstream: up})
+	}
+	return providers.NewRouter(routes)
+}
+
+func buildSinks(rc config.Records, stdout io.Writer, a *Assembly) (enforcement.RecordSink, error) {
+	var fan records.Fanout
+	for _, s := range rc.Sinks {
+		switch s.Type {
+		case "stdout":
+			fan = append(fan, records.NewWriter(stdout))
+		case "jsonl":
+			w, err := records.OpenJSONL(s.Path)
+			if err != nil {
+				return nil, err
+			}
+			a.closers = append(a.closers, w)
+			fan = append(fan, w)
+		default:
+			return nil, fmt.Errorf("unknown record sink %q", s.Type)
+		}
+	}
+	if len(fan) == 1 {
+		return fan[0], nil
+	}
+	return fan, nil
+}
+
+func buildStore(ctx context.Context, sc config.Sessions) (sessions.Store, error) {
+	opts := sessions.Options{IdleTimeout: sc.IdleTimeout}
+	switch sc.Store {
+	case "", "memory":
+		return sessions.NewMemory(opts), nil
+	case "redis":
+		return sessions.NewRedis(ctx, sessions.RedisOptions{URL: sc.RedisURL, KeyPrefix: sc.KeyPrefix, Options: opts})
+	}
+	return nil, fmt.Errorf("unknown session store %q", sc.Store)
+}

@@ -1,0 +1,227 @@
+package proxy
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/providers"
+)
+
+// handleChat serves POST /v1/chat/completions.
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	pol := s.Policy()
+	ctx := r.Context()
+	p, err := s.authenticate(r, pol)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, err := readBody(w, r, s.opts.MaxRequestBytes)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	req, err := chatwire.ParseRequest(body)
+	if err != nil {
+		writeError(w, requestError(err))
+		return
+	}
+	up, ok := pol.Router.Route(req.Model())
+	if !ok {
+		writeError(w, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
+			message: fmt.Sprintf("no upstream serves model %q", req.Model()), param: "model"})
+		return
+	}
+	t, err := s.beginTurn(ctx, r, pol, p, req.ToolNames())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	reason := enforcement.ShutdownCompleted
+	defer func() { t.end(ctx, reason) }()
+	if err := s.chat(ctx, w, r, t, req, up); err != nil {
+		reason = enforcement.ShutdownError
+		if ctx.Err() != nil {
+			reason = enforcement.ShutdownCancelled
+		}
+		writeError(w, err)
+	}
+}
+
+// chat runs one model call through the emissions and answers the client.
+// It writes nothing to w unless it returns nil (or has committed a stream).
+func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Request, t *turn, req *chatwire.Request, up providers.Upstream) error {
+	orig, err := req.Messages()
+	if err != nil {
+		return requestError(err)
+	}
+	messages := orig
+	gatewayTurn := !strings.EqualFold(strings.TrimSpace(r.Header.Get(HeaderTurnPoints)), "client")
+	if gatewayTurn {
+		if messages, err = s.emitInputs(ctx, t, messages); err != nil {
+			return err
+		}
+	}
+	requestID := newID("chatreq-")
+	model := map[string]any{"id": req.Model(), "vendor": up.Name()}
+	if params := req.Params(); len(params) > 0 {
+		model["params"] = params
+	}
+	preFields := map[string]any{"model": model, "messages": messages, "request_id": requestID}
+	if tools := req.Tools(); len(tools) > 0 {
+		preFields["tools"] = tools
+	}
+	pre, err := t.emit(ctx, enforcement.PreModelCall, preFields, enforcement.WithTargetValidator(chatwire.ValidateMessages))
+	if err != nil {
+		return err
+	}
+	// nil keeps the client's messages byte for byte.
+	var newMessages any
+	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
+		newMessages = final
+	}
+	upBody, err := req.UpstreamBody(newMessages, req.Stream())
+	if err != nil {
+		return errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
+	}
+	resp, err := up.ChatCompletion(ctx, upBody, r.Header)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
+		}
+		s.log.Warn("upstream request failed", "upstream", up.Name(), "error", err)
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unavailable", "upstream %s could not be reached", up.Name())
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return upstreamStatusError(up.Name(), resp)
+	}
+	post := postCall{s: s, t: t, req: req, requestID: requestID, modelID: req.Model(), gatewayTurn: gatewayTurn}
+	if req.Stream() {
+		return post.stream(ctx, w, resp)
+	}
+	return post.json(ctx, w, resp)
+}
+
+// emitInputs emits input for each trailing user message (a new turn) and
+// writes input transforms back into the messages.
+func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any, error) {
+	first := len(messages)
+	for first > 0 {
+		m, _ := messages[first-1].(map[string]any)
+		if m["role"] != "user" {
+			break
+		}
+		first--
+	}
+	for i := first; i < len(messages); i++ {
+		m := messages[i].(map[string]any)
+		out, err := t.emit(ctx, enforcement.Input, enforcement.InputFields(m["content"], "user"),
+			enforcement.WithTargetValidator(validateInputTarget))
+		if err != nil {
+			return nil, err
+		}
+		in, _ := out.Context["input"].(map[string]any)
+		if !jsonvalue.Equal(in["content"], m["content"]) {
+			cp := make(map[string]any, len(m))
+			for k, v := range m {
+				cp[k] = v
+			}
+			cp["content"] = in["content"]
+			messages = append([]any(nil), messages...)
+			messages[i] = cp
+		}
+	}
+	return messages, nil
+}
+
+// validateInputTarget checks that a transformed input can become a user
+// message again: content must stay a string or an array of content parts.
+func validateInputTarget(target any) error {
+	in, ok := target.(map[string]any)
+	if !ok {
+		return errors.New("input is not an object")
+	}
+	switch c := in["content"].(type) {
+	case string:
+	case []any:
+		for i, p := range c {
+			if _, ok := p.(map[string]any); !ok {
+				return fmt.Errorf("input.content[%d] is not a content part object", i)
+			}
+		}
+	default:
+		return errors.New("input.content must be a string or an array of content parts")
+	}
+	if in["role"] != "user" {
+		return errors.New("input.role cannot change")
+	}
+	return nil
+}
+
+// authenticate maps the client's bearer key to a principal when client
+// authentication is configured.
+func (s *Server) authenticate(r *http.Request, pol *Policy) (Principal, error) {
+	if len(pol.Principals) == 0 {
+		return Principal{}, nil
+	}
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ok {
+		for k, p := range pol.Principals {
+			if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+				return p, nil
+			}
+		}
+	}
+	return Principal{}, errorf(http.StatusUnauthorized, typeAuth, "invalid_api_key", "a valid gateway API key is required (Authorization: Bearer <key>)")
+}
+
+// readBody reads a bounded request body.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return nil, errorf(http.StatusUnsupportedMediaType, typeInvalid, "unsupported_media_type", "Content-Type must be application/json")
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errorf(http.StatusRequestEntityTooLarge, typeInvalid, "request_too_large", "the request body exceeds %d bytes", limit)
+		}
+		return nil, errorf(http.StatusBadRequest, typeInvalid, "body_unreadable", "the request body could not be read")
+	}
+	return body, nil
+}
+
+// requestError maps a chatwire validation error to a 400 naming the field.
+func requestError(err error) error {
+	var re *chatwire.RequestError
+	if errors.As(err, &re) {
+		return &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: re.Error(), param: re.Field}
+	}
+	return errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "the request is not a valid chat completion request")
+}
+
+// upstreamStatusError answers a non-2xx upstream. Client errors (4xx, such
+// as 401 or 429) keep their status so clients react as they would
+// upstream; server errors become 502. The upstream's own message is not
+// relayed because it may quote request content.
+func upstreamStatusError(name string, resp *http.Response) error {
+	status := http.StatusBadGateway
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		status = resp.StatusCode
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return errorf(status, typeUpstream, "upstream_status_"+strconv.Itoa(resp.StatusCode), "upstream %s answered HTTP %d", name, resp.StatusCode)
+}

@@ -1,0 +1,157 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
+)
+
+// handleEndSession serves POST /v1/agent-hooks/sessions/{id}/end with an
+// optional body {"reason": "completed"|"error"|"cancelled"}. Exactly one
+// caller across replicas wins the end and emits agent_shutdown.
+func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
+	pol := s.Policy()
+	p, err := s.authenticate(r, pol)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if s.opts.Store == nil {
+		writeError(w, errorf(http.StatusBadRequest, typeSession, "sessions_disabled", "managed sessions are not configured on this gateway"))
+		return
+	}
+	id := chi.URLParam(r, "id")
+	reason := enforcement.ShutdownCompleted
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<10))
+	if err != nil {
+		writeError(w, errorf(http.StatusBadRequest, typeInvalid, "body_unreadable", "the request body could not be read"))
+		return
+	}
+	if len(body) > 0 {
+		var in struct {
+			Reason *string `json:"reason"`
+		}
+		if err := json.Unmarshal(body, &in); err != nil {
+			writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: "the body must be a JSON object", param: "reason"})
+			return
+		}
+		if in.Reason != nil {
+			reason = *in.Reason
+		}
+	}
+	switch reason {
+	case enforcement.ShutdownCompleted, enforcement.ShutdownError, enforcement.ShutdownCancelled:
+	default:
+		writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: "reason must be completed, error or cancelled", param: "reason"})
+		return
+	}
+	won, err := s.opts.Store.End(r.Context(), id)
+	switch {
+	case errors.Is(err, sessions.ErrUnknownSession):
+		writeError(w, &apiError{status: http.StatusNotFound, typ: typeSession, code: "session_not_found", message: "no such session", session: id})
+		return
+	case errors.Is(err, sessions.ErrInvalidSessionID):
+		writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_session_id", message: err.Error()})
+		return
+	case err != nil:
+		s.log.Warn("session store failure", "session", id, "error", err)
+		writeError(w, hostFailure(enforcement.AgentShutdown, id, errStore.Error()))
+		return
+	case !won:
+		writeError(w, &apiError{status: http.StatusConflict, typ: typeSession, code: "session_ended", message: "the session has already ended", session: id})
+		return
+	}
+	agentID := p.AgentID
+	if agentID == "" {
+		agentID = r.Header.Get(HeaderAgent)
+	}
+	rec := s.shutdownManagedAs(r.Context(), id, agentID, reason)
+	w.Header().Set("Content-Type", "application/json")
+	out := map[string]any{"session_id": id, "ended": true, "reason": reason}
+	if rec != nil {
+		out["record"] = rec
+	}
+	json.NewEncoder(w).Encode(out)
+}
+
+// shutdownManaged emits agent_shutdown for a session this replica ended.
+func (s *Server) shutdownManaged(ctx context.Context, id, reason string) {
+	s.shutdownManagedAs(ctx, id, "", reason)
+}
+
+func (s *Server) shutdownManagedAs(ctx context.Context, id, agentID, reason string) *enforcement.Record {
+	if agentID == "" {
+		agentID = s.opts.DefaultAgentID
+	}
+	t := &turn{s: s, pol: s.Policy(), managed: true, builder: &enforcement.Builder{
+		Agent:     enforcement.Agent{ID: agentID, Framework: Framework},
+		SessionID: id,
+		Sequence:  sessions.Sequence(s.opts.Store, id),
+	}}
+	out, err := t.emit(context.WithoutCancel(ctx), enforcement.AgentShutdown, enforcement.ShutdownFields(reason))
+	var blocked *enforcement.BlockedError
+	if err != nil && !errors.As(err, &blocked) {
+		s.log.Warn("agent_shutdown emission failed", "session", id, "error", err)
+	}
+	if out == nil {
+		return nil
+	}
+	return out.Record
+}
+
+// handleModels serves GET /v1/models from the configured upstreams.
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	pol := s.Policy()
+	if _, err := s.authenticate(r, pol); err != nil {
+		writeError(w, err)
+		return
+	}
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	data := []model{}
+	for _, id := range pol.Router.Models() {
+		data = append(data, model{ID: id, Object: "model", OwnedBy: "hooks-gateway"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+}
+
+// handleHealth is liveness: the process serves HTTP.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"status":"ok"}`)
+}
+
+// handleReady is readiness: a policy is loaded and the session store
+// answers. A gateway whose store is down would fail every managed request
+// closed, so it leaves the load balancer's rotation until the store returns.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if s.Policy() == nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"status":"unavailable","reason":"no policy loaded"}`)
+		return
+	}
+	if s.opts.Store != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.opts.Store.Ping(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"status":"unavailable","reason":"session store unreachable"}`)
+			return
+		}
+	}
+	io.WriteString(w, `{"status":"ready"}`)
+}

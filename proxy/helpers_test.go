@@ -1,0 +1,235 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/providers"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
+)
+
+// upstream is a real HTTP model server for tests: it records every body it
+// receives and answers with respond.
+type upstream struct {
+	*httptest.Server
+	mu      sync.Mutex
+	bodies  [][]byte
+	respond func(w http.ResponseWriter, r *http.Request, body []byte)
+}
+
+func newUpstream(t *testing.T, respond func(w http.ResponseWriter, r *http.Request, body []byte)) *upstream {
+	t.Helper()
+	u := &upstream{respond: respond}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.bodies = append(u.bodies, body)
+		u.mu.Unlock()
+		u.respond(w, r, body)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) received() [][]byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([][]byte(nil), u.bodies...)
+}
+
+// jsonReply answers every request with body.
+func jsonReply(body string) func(http.ResponseWriter, *http.Request, []byte) {
+	return func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	}
+}
+
+// sseReply answers every request with the given SSE events.
+func sseReply(events ...string) func(http.ResponseWriter, *http.Request, []byte) {
+	return func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			io.WriteString(w, "data: "+e+"\n\n")
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+		}
+	}
+}
+
+// recordSink collects records in emission order.
+type recordSink struct {
+	mu   sync.Mutex
+	recs []*enforcement.Record
+}
+
+func (s *recordSink) WriteRecord(_ context.Context, r *enforcement.Record) error {
+	s.mu.Lock()
+	s.recs = append(s.recs, r)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *recordSink) all() []*enforcement.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*enforcement.Record(nil), s.recs...)
+}
+
+func (s *recordSink) points(session string) []enforcement.Point {
+	var out []enforcement.Point
+	for _, r := range s.all() {
+		if session == "" || r.SessionID == session {
+			out = append(out, r.InterceptionPoint)
+		}
+	}
+	return out
+}
+
+// policy is a test interceptor written as a function of the context.
+type policy func(c enforcement.Context) enforcement.Verdict
+
+func (p policy) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+	return p(c), nil
+}
+
+func allowAll(enforcement.Context) enforcement.Verdict { return enforcement.Allow() }
+
+// gateway is a running gateway under test.
+type gateway struct {
+	*httptest.Server
+	srv     *Server
+	records *recordSink
+}
+
+type gatewayConfig struct {
+	policy    policy
+	upstream  string // base URL of the upstream (…/v1)
+	store     sessions.Store
+	timeout   time.Duration // upstream timeout
+	keepAlive time.Duration
+	buffer    int64
+	maxBody   int64
+	mode      enforcement.Mode
+}
+
+func newGateway(t *testing.T, gc gatewayConfig) *gateway {
+	t.Helper()
+	sink := &recordSink{}
+	if gc.policy == nil {
+		gc.policy = allowAll
+	}
+	em, err := enforcement.NewEmitter(enforcement.Options{
+		Interceptors: []enforcement.Registration{{Name: "test", Interceptor: gc.policy}},
+		Mode:         gc.mode,
+		Sink:         sink,
+		Timeout:      2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := providers.NewOpenAI(providers.OpenAIConfig{Name: "test-upstream", BaseURL: gc.upstream, APIKey: "upstream-key", Timeout: gc.timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := providers.NewRouter([]providers.Route{{Patterns: []string{"*"}, Upstream: up}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := gc.store
+	if store == nil {
+		store = sessions.NewMemory(sessions.Options{})
+	}
+	srv := New(Options{
+		Policy:            &Policy{Emitter: em, Router: router},
+		Store:             store,
+		StreamBufferLimit: gc.buffer,
+		KeepAlive:         gc.keepAlive,
+		MaxRequestBytes:   gc.maxBody,
+		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &gateway{Server: hs, srv: srv, records: sink}
+}
+
+// client is the official OpenAI Go client pointed at the gateway.
+func (g *gateway) client(opts ...option.RequestOption) openai.Client {
+	base := []option.RequestOption{option.WithBaseURL(g.URL + "/v1"), option.WithAPIKey("client-key"), option.WithMaxRetries(0)}
+	return openai.NewClient(append(base, opts...)...)
+}
+
+// post sends a raw chat request and returns status, headers and body.
+func (g *gateway) post(t *testing.T, body string, header map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+// errorBody decodes the gateway's error envelope.
+func errorBody(t *testing.T, b []byte) envelopeBody {
+	t.Helper()
+	var env struct {
+		Error envelopeBody `json:"error"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("not an error envelope: %s", b)
+	}
+	return env.Error
+}
+
+func userParams(model, text string) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{
+		Model:    model,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)},
+	}
+}
+
+func equalPoints(t *testing.T, got []enforcement.Point, want ...enforcement.Point) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("points = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("points = %v, want %v", got, want)
+		}
+	}
+}
+
+const completionJSON = `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-test","system_fingerprint":"fp","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, FRIEND","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8},"unknown_field":{"n":1.50}}`
+
+const toolCallJSON = `{"id":"chatcmpl-2","object":"chat.completion","created":1700000000,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"/etc/passwd\",\"limit\":10}"}},{"id":"call_b","type":"function","function":{"name":"list","arguments":"{ \"dir\" : \"/tmp\" }"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":7,"total_tokens":16}}`
+
+func chunk(delta string, finish string) string {
+	f := "null"
+	if finish != "" {
+		f = `"` + finish + `"`
+	}
+	return `{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + f + `}]}`
+}
+
+const usageChunk = `{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}`

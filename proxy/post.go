@@ -1,0 +1,277 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
+)
+
+// postCall evaluates an upstream response (post_model_call, then output
+// when the response ends the turn) and releases only verdicted bytes.
+type postCall struct {
+	s           *Server
+	t           *turn
+	req         *chatwire.Request
+	requestID   string
+	modelID     string
+	gatewayTurn bool
+}
+
+// verdicted is the outcome of evaluating a response.
+type verdicted struct {
+	target      map[string]any // the response target to release
+	transformed bool           // target differs from the upstream's
+}
+
+// evaluate emits post_model_call (and output) over a parsed response.
+func (pc *postCall) evaluate(ctx context.Context, resp *chatwire.Response) (*verdicted, error) {
+	fields := map[string]any{
+		"model":      map[string]any{"id": pc.modelID},
+		"response":   resp.Project(),
+		"request_id": pc.requestID,
+	}
+	if u := resp.Usage(); u != nil {
+		fields["usage"] = u
+	}
+	post, err := pc.t.emit(ctx, enforcement.PostModelCall, fields, enforcement.WithTargetValidator(resp.CheckWriteBack))
+	if err != nil {
+		return nil, err
+	}
+	target, ok := post.Context["response"].(map[string]any)
+	if !ok {
+		return nil, hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted response is not an object")
+	}
+	v := &verdicted{target: target, transformed: post.Mode == enforcement.Enforce && post.Verdict.Decision == enforcement.DecisionTransform}
+	calls, _ := target["tool_calls"].([]any)
+	if !pc.gatewayTurn || len(calls) > 0 {
+		return v, nil
+	}
+	// The response ends the turn: output over the client-visible content.
+	withContent := func(content any) map[string]any {
+		m := make(map[string]any, len(target))
+		for k, x := range target {
+			m[k] = x
+		}
+		m["content"] = content
+		return m
+	}
+	out, err := pc.t.emit(ctx, enforcement.Output, enforcement.OutputFields(target["content"]),
+		enforcement.WithTargetValidator(func(t any) error {
+			o, ok := t.(map[string]any)
+			if !ok {
+				return errors.New("output is not an object")
+			}
+			return resp.CheckWriteBack(withContent(o["content"]))
+		}))
+	if err != nil {
+		return nil, err
+	}
+	if out.Mode == enforcement.Enforce && out.Verdict.Decision == enforcement.DecisionTransform {
+		o, _ := out.Context["output"].(map[string]any)
+		v.target = withContent(o["content"])
+		v.transformed = true
+	}
+	return v, nil
+}
+
+// json handles a non-streamed response.
+func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.Response) error {
+	if isEventStream(resp) {
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unexpected_stream", "the upstream streamed a response to a non-streaming request")
+	}
+	limit := pc.s.opts.MaxResponseBytes
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
+		}
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_read_failed", "the upstream response could not be read")
+	}
+	if int64(len(body)) > limit {
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_too_large", "the upstream response exceeds %d bytes", limit)
+	}
+	parsed, err := chatwire.ParseResponse(body)
+	if err != nil {
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream response is not a chat completion: %v", err)
+	}
+	v, err := pc.evaluate(ctx, parsed)
+	if err != nil {
+		return err
+	}
+	out := body
+	if v.transformed {
+		if out, err = parsed.WriteBack(v.target); err != nil {
+			// The validator accepted it, so this is a gateway bug: fail closed.
+			return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted response could not be written back")
+		}
+	}
+	pc.headers(w)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(out)
+	return nil
+}
+
+func (pc *postCall) headers(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set(HeaderSession, pc.t.builder.SessionID)
+	if pc.t.worst != "" {
+		h.Set(HeaderDecision, string(pc.t.worst))
+	}
+	if pc.t.mode != "" {
+		h.Set(HeaderMode, string(pc.t.mode))
+	}
+}
+
+func isEventStream(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
+// stream handles a streamed response: the whole upstream stream is read and
+// assembled before anything reaches the client (§12.1, §12.1a).
+func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, resp *http.Response) error {
+	if !isEventStream(resp) {
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_not_streaming", "the upstream did not stream a response to a streaming request")
+	}
+	ka := pc.startKeepAlive(w)
+	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit)
+	var v *verdicted
+	if err == nil {
+		v, err = pc.evaluate(ctx, st.Response())
+	} else {
+		err = pc.streamFailure(ctx, err)
+	}
+	committed := ka.stop()
+	if err != nil {
+		if committed {
+			// The 200 is out: one SSE error event, then close.
+			ae := asAPIError(err)
+			fmt.Fprintf(w, "data: %s\n\n", ae.body())
+			return nil
+		}
+		return err
+	}
+	var out []byte
+	if v.transformed {
+		if out, err = st.Synthesize(v.target, pc.req.IncludeUsage()); err != nil {
+			err = hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted stream could not be synthesized")
+			if committed {
+				fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
+				return nil
+			}
+			return err
+		}
+	}
+	if !committed {
+		pc.headers(w)
+		setStreamHeaders(w)
+		w.WriteHeader(http.StatusOK)
+	}
+	if out != nil {
+		w.Write(out)
+	} else if err := st.Replay(w, pc.req.IncludeUsage()); err != nil {
+		return nil // the client went away mid-replay; nothing more to say
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return nil
+}
+
+// streamFailure maps a stream that could not be assembled. A stream over
+// the buffer limit is the §12.1 shape: post_model_call with finish_reason
+// stream_incomplete and a host_error:streaming_unsupported self-verdict,
+// nothing released. A cut or errored stream is an errored model call: no
+// post_model_call.
+func (pc *postCall) streamFailure(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
+	case errors.Is(err, chatwire.ErrBufferLimit):
+		fields := map[string]any{
+			"model":      map[string]any{"id": pc.modelID},
+			"response":   map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": "stream_incomplete"},
+			"request_id": pc.requestID,
+		}
+		c, berr := pc.t.builder.Build(ctx, enforcement.PostModelCall, fields)
+		if berr != nil {
+			pc.t.pol.Emitter.RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: pc.t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
+			return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, errStore.Error())
+		}
+		out := pc.t.pol.Emitter.Refuse(ctx, c, enforcement.ReasonStreamingUnsupported,
+			fmt.Sprintf("the upstream stream exceeds the %d-byte buffer", pc.s.opts.StreamBufferLimit))
+		pc.t.note(out)
+		return verdictError(out)
+	case errors.Is(err, chatwire.ErrUpstreamEvent):
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_error", "the upstream reported an error inside the stream")
+	}
+	return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_incomplete", "the upstream stream ended before it completed")
+}
+
+func setStreamHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+}
+
+// keepAlive sends SSE comments while a stream is buffered, when configured.
+type keepAlive struct {
+	mu        sync.Mutex
+	done      chan struct{}
+	wg        sync.WaitGroup
+	committed bool
+}
+
+func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
+	ka := &keepAlive{done: make(chan struct{})}
+	every := pc.s.opts.KeepAlive
+	if every <= 0 {
+		return ka
+	}
+	ka.wg.Add(1)
+	go func() {
+		defer ka.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ka.done:
+				return
+			case <-t.C:
+				ka.mu.Lock()
+				if !ka.committed {
+					pc.headers(w)
+					setStreamHeaders(w)
+					w.WriteHeader(http.StatusOK)
+					ka.committed = true
+				}
+				// A comment carries no content: nothing unverdicted escapes.
+				io.WriteString(w, ": keep-alive\n\n")
+				if f, ok := w.(http.Flusher); ok {
+					f.Flush()
+				}
+				ka.mu.Unlock()
+			}
+		}
+	}()
+	return ka
+}
+
+// stop ends the keep-alive and reports whether the status was committed.
+func (ka *keepAlive) stop() bool {
+	close(ka.done)
+	ka.wg.Wait()
+	return ka.committed
+}

@@ -1,0 +1,169 @@
+// Package proxy is hooks-gateway's HTTP surface: an OpenAI-compatible
+// reverse proxy that turns every chat completion into AGENT-HOOKS
+// emissions (agent_startup, input, pre_model_call, post_model_call,
+// output, agent_shutdown), enforces the combined verdicts (rewriting the
+// upstream request, the response and its tool-call arguments, buffering
+// streams until the verdict) and fails closed on every error in the
+// enforcement path.
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/providers"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
+)
+
+// Framework is agent.framework on every context the gateway builds.
+const Framework = "hooks-gateway"
+
+// Request and response headers (stable names).
+const (
+	HeaderSession    = "Agent-Hooks-Session"
+	HeaderAgent      = "Agent-Hooks-Agent"
+	HeaderTurnPoints = "Agent-Hooks-Turn-Points"
+	HeaderDecision   = "Agent-Hooks-Decision"
+	HeaderMode       = "Agent-Hooks-Mode"
+)
+
+// Policy is everything a request is evaluated against. The server swaps it
+// atomically, so a reload never affects a request in flight.
+type Policy struct {
+	Emitter *enforcement.Emitter
+	Router  *providers.Router
+	// Principals maps client API keys to identities; empty disables client
+	// authentication.
+	Principals map[string]Principal
+	// Version names the policy in logs and responses.
+	Version string
+}
+
+// Principal is the identity a client API key maps to.
+type Principal struct {
+	AgentID string
+	Tenant  string
+}
+
+// Options configures a Server.
+type Options struct {
+	Policy *Policy
+	// Store keeps managed sessions (Agent-Hooks-Session).
+	Store sessions.Store
+	// MaxRequestBytes bounds request bodies (413 beyond); default 10 MiB.
+	MaxRequestBytes int64
+	// MaxResponseBytes bounds non-streamed upstream bodies; default 32 MiB.
+	MaxResponseBytes int64
+	// StreamBufferLimit bounds a buffered upstream stream; default 8 MiB.
+	StreamBufferLimit int64
+	// KeepAlive, when positive, sends SSE comments while a stream is being
+	// buffered, committing the 200 status early (a deny then arrives as one
+	// SSE error event).
+	KeepAlive time.Duration
+	// DefaultAgentID is agent.id when neither a principal nor the
+	// Agent-Hooks-Agent header names the agent; default "agent".
+	DefaultAgentID string
+	// SweepInterval is how often idle managed sessions are ended; default 30s.
+	SweepInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Server is the gateway's HTTP handler and its background session sweeper.
+type Server struct {
+	policy atomic.Pointer[Policy]
+	opts   Options
+	log    *slog.Logger
+	mux    http.Handler
+}
+
+// New builds a server.
+func New(opts Options) *Server {
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = 10 << 20
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = 32 << 20
+	}
+	if opts.StreamBufferLimit <= 0 {
+		opts.StreamBufferLimit = 8 << 20
+	}
+	if opts.DefaultAgentID == "" {
+		opts.DefaultAgentID = "agent"
+	}
+	if opts.SweepInterval <= 0 {
+		opts.SweepInterval = 30 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+	s.policy.Store(opts.Policy)
+	s.mux = s.routes()
+	return s
+}
+
+// SetPolicy swaps the policy; requests already running keep the old one.
+func (s *Server) SetPolicy(p *Policy) { s.policy.Store(p) }
+
+// Policy returns the policy in effect.
+func (s *Server) Policy() *Policy { return s.policy.Load() }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Post("/v1/chat/completions", s.handleChat)
+	r.Get("/v1/models", s.handleModels)
+	r.Post("/v1/agent-hooks/sessions/{id}/end", s.handleEndSession)
+	r.Get("/healthz", s.handleHealth)
+	r.Get("/readyz", s.handleReady)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusNotFound, typeNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusMethodNotAllowed, typeInvalid, "method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path))
+	})
+	return r
+}
+
+// RunSweeper ends idle managed sessions until ctx is done: each expired
+// session is claimed by exactly one replica, which emits its agent_shutdown
+// with reason cancelled.
+func (s *Server) RunSweeper(ctx context.Context) {
+	t := time.NewTicker(s.opts.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.sweep(ctx)
+		}
+	}
+}
+
+func (s *Server) sweep(ctx context.Context) {
+	if s.opts.Store == nil {
+		return
+	}
+	for {
+		ids, err := s.opts.Store.ClaimExpired(ctx, 100)
+		if err != nil {
+			s.log.Warn("session sweep failed", "error", err)
+			return
+		}
+		for _, id := range ids {
+			s.shutdownManaged(ctx, id, enforcement.ShutdownCancelled)
+		}
+		if len(ids) < 100 {
+			return
+		}
+	}
+}
