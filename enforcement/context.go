@@ -3,7 +3,10 @@ package enforcement
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // SpecVersion is the spec identifier hosts put in every context.
@@ -166,4 +169,39 @@ func writeBack(c Context, p Point) {
 			obj[path[1]] = c["target"]
 		}
 	}
+}
+
+// Clone returns a deep copy of c. When target and the member it mirrors
+// are one value (as Build makes them), the copy shares one copy of it too,
+// so a context costs one copy of its payload rather than two, and a
+// transform of the copy's target stays visible in its mirror.
+func (c Context) Clone() Context {
+	out := make(Context, len(c))
+	p := c.Point()
+	alias, ok := targetAlias(c, p)
+	shared := ok && sameValue(alias, c["target"])
+	for k, v := range c {
+		if k == "target" && shared {
+			continue
+		}
+		out[k] = jsonvalue.DeepCopy(v)
+	}
+	if shared {
+		out["target"], _ = targetAlias(out, p)
+	}
+	return out
+}
+
+// sameValue reports whether a and b are the same container (not merely
+// equal): the same map, or the same backing array and length.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && x != nil && y != nil && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) > 0 && len(x) == len(y) && &x[0] == &y[0]
+	}
+	return false
 }

@@ -403,7 +403,7 @@ func (em *emission) invoke(i int, snapshot Context) Verdict {
 		return hostDeny(ReasonInterceptorFailed, "emission canceled: "+errName(err))
 	}
 	reg := em.e.regs[i]
-	cp, _ := jsonvalue.DeepCopy(map[string]any(snapshot)).(map[string]any)
+	cp := snapshot.Clone()
 	v, err := callBounded(em.ctx, em.e.timeout, func(ctx context.Context) (Verdict, error) {
 		return reg.Interceptor.Intercept(ctx, Context(cp))
 	})
@@ -554,7 +554,7 @@ func (em *emission) applyOrCheck(v Verdict) error {
 		return checkApplicable(em.working, p, v.Transform.Value)
 	}
 	if !em.transformed {
-		em.working = Context(jsonvalue.DeepCopy(map[string]any(em.orig)).(map[string]any))
+		em.working = em.orig.Clone()
 	}
 	if err := applyParsed(em.working, em.point, p, v.Transform.Value); err != nil {
 		return err
@@ -573,7 +573,7 @@ func (em *emission) consultable() bool {
 // deny, and whether a non-lifting result was synthesized by the host.
 func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 	em.resolvedBy = ResolvedByRejection
-	reqCtx, _ := jsonvalue.DeepCopy(map[string]any(em.working)).(map[string]any)
+	reqCtx := em.working.Clone()
 	if em.e.redactor != nil {
 		red, err := callBounded(em.ctx, em.e.timeout, func(ctx context.Context) (Context, error) {
 			return em.e.redactor.Redact(ctx, Context(reqCtx))

@@ -24,7 +24,7 @@ type OpenAIConfig struct {
 	// Authorization (local vLLM, Ollama).
 	APIKey string
 	// PassClientKey forwards the client's Authorization header instead of
-	// APIKey; the two are mutually exclusive.
+	// APIKey; APIKey, if set, then serves only clients that sent none.
 	PassClientKey bool
 	// Timeout bounds the whole request including reading the body;
 	// 0 means no bound besides the caller's ctx.
@@ -41,10 +41,11 @@ type OpenAIConfig struct {
 // OpenAI is an upstream speaking the OpenAI chat-completions API: OpenAI
 // itself or any compatible server (vLLM, Ollama, LiteLLM, …).
 type OpenAI struct {
-	http     *httpClient
-	endpoint string
-	auth     string // "Bearer <key>", or empty
-	models   []string
+	http          *httpClient
+	endpoint      string
+	auth          string // "Bearer <key>", or empty
+	passClientKey bool
+	models        []string
 }
 
 var _ Upstream = (*OpenAI)(nil)
@@ -71,24 +72,18 @@ func newOpenAI(name string, cfg OpenAIConfig) (*OpenAI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("base URL: %w", err)
 	}
-	if cfg.PassClientKey && cfg.APIKey != "" {
-		return nil, errors.New("api key and client key pass-through are mutually exclusive")
-	}
 	if !validHeaderValue(cfg.APIKey) {
 		return nil, errors.New("api key contains control characters")
 	}
 	if err := validatePatterns(cfg.Models); err != nil {
 		return nil, err
 	}
-	forward := []string{"Traceparent", "Tracestate", "Openai-Organization", "Openai-Project"}
-	if cfg.PassClientKey {
-		forward = append(forward, "Authorization")
-	}
-	c, err := newHTTPClient(name, cfg.Timeout, cfg.ConnectTimeout, cfg.Transport, forward)
+	c, err := newHTTPClient(name, cfg.Timeout, cfg.ConnectTimeout, cfg.Transport,
+		[]string{"Traceparent", "Tracestate", "Openai-Organization", "Openai-Project"})
 	if err != nil {
 		return nil, err
 	}
-	o := &OpenAI{http: c, endpoint: endpoint, models: literalModels(cfg.Models)}
+	o := &OpenAI{http: c, endpoint: endpoint, passClientKey: cfg.PassClientKey, models: literalModels(cfg.Models)}
 	if cfg.APIKey != "" {
 		o.auth = "Bearer " + cfg.APIKey
 	}
@@ -107,7 +102,9 @@ func (o *OpenAI) ChatCompletion(ctx context.Context, body []byte, clientHeader h
 		info, err := scanRequest(body)
 		return err == nil && info.Stream
 	})
-	if o.auth != "" {
+	if auth := clientHeader.Values("Authorization"); o.passClientKey && len(auth) > 0 {
+		h["Authorization"] = slices.Clone(auth)
+	} else if o.auth != "" {
 		h.Set("Authorization", o.auth)
 	}
 	return o.http.post(ctx, o.endpoint, body, h)

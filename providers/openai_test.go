@@ -59,13 +59,17 @@ func recordingServer(t *testing.T, status int, respBody string) (*httptest.Serve
 
 func TestOpenAIForwardsRequest(t *testing.T) {
 	tests := []struct {
-		name     string
-		cfg      OpenAIConfig
-		wantAuth string
+		name       string
+		cfg        OpenAIConfig
+		clientAuth bool
+		wantAuth   string
 	}{
-		{"configured key", OpenAIConfig{APIKey: "sk-gateway"}, "Bearer sk-gateway"},
-		{"client key pass-through", OpenAIConfig{PassClientKey: true}, "Bearer client-key"},
-		{"no key", OpenAIConfig{}, ""},
+		{"configured key", OpenAIConfig{APIKey: "sk-gateway"}, true, "Bearer sk-gateway"},
+		{"client key pass-through", OpenAIConfig{PassClientKey: true}, true, "Bearer client-key"},
+		{"pass-through over configured key", OpenAIConfig{PassClientKey: true, APIKey: "sk-gateway"}, true, "Bearer client-key"},
+		{"configured key when the client sent none", OpenAIConfig{PassClientKey: true, APIKey: "sk-gateway"}, false, "Bearer sk-gateway"},
+		{"pass-through without a client key", OpenAIConfig{PassClientKey: true}, false, ""},
+		{"no key", OpenAIConfig{}, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +81,11 @@ func TestOpenAIForwardsRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := up.ChatCompletion(t.Context(), []byte(testBody), clientHeaders())
+			h := clientHeaders()
+			if !tt.clientAuth {
+				h.Del("Authorization")
+			}
+			resp, err := up.ChatCompletion(t.Context(), []byte(testBody), h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +176,6 @@ func TestNewOpenAIErrors(t *testing.T) {
 		{"relative base URL", OpenAIConfig{BaseURL: "api.openai.com/v1"}, "absolute"},
 		{"bad scheme", OpenAIConfig{BaseURL: "ftp://host/v1"}, "absolute"},
 		{"unparsable base URL", OpenAIConfig{BaseURL: "http://user:hunter2@host:port/"}, "invalid URL"},
-		{"key and pass-through", OpenAIConfig{APIKey: "sk-secret", PassClientKey: true}, "mutually exclusive"},
 		{"key with newline", OpenAIConfig{APIKey: "sk-secret\n"}, "control characters"},
 		{"bad model pattern", OpenAIConfig{Models: []string{"gpt-["}}, "syntax error"},
 		{"negative timeout", OpenAIConfig{Timeout: -time.Second}, "negative timeout"},

@@ -99,6 +99,12 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 		if ctx.Err() != nil {
 			return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
 		}
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return errorf(http.StatusGatewayTimeout, typeUpstream, "upstream_timeout", "upstream %s did not answer in time", up.Name())
+		case errors.Is(err, providers.ErrInvalidRequest):
+			return errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "upstream %s cannot serve this request: %v", up.Name(), err)
+		}
 		s.log.Warn("upstream request failed", "upstream", up.Name(), "error", err)
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unavailable", "upstream %s could not be reached", up.Name())
 	}
