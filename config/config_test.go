@@ -604,9 +604,7 @@ func TestWarnings(t *testing.T) {
 		{"no sinks", mockUpstream + guarded + "interceptors: [{name: a, type: allow}]\nrecords:\n  sinks: []\n", []string{
 			"gateway.yaml:8: records.sinks: is empty: interception records are discarded",
 		}},
-		{"unguarded admin", mockUpstream + "interceptors: [{name: a, type: allow}]\n", []string{
-			"gateway.yaml: auth.admin_token_env: is not set and listeners.admin is empty: admin endpoints on the main listener are unauthenticated",
-		}},
+		{"no warnings", mockUpstream + "interceptors: [{name: a, type: allow}]\n", nil},
 		{"admin listener", mockUpstream + "interceptors: [{name: a, type: allow}]\nlisteners: {admin: '127.0.0.1:9091'}\n", nil},
 	}
 	for _, tt := range tests {

@@ -481,9 +481,6 @@ func (c *Config) Warnings() []string {
 	if len(c.Records.Sinks) == 0 {
 		warn("records.sinks", "is empty: interception records are discarded")
 	}
-	if c.Listeners.Admin == "" && c.Auth.AdminTokenEnv == "" {
-		warn("auth.admin_token_env", "is not set and listeners.admin is empty: admin endpoints on the main listener are unauthenticated")
-	}
 	return out
 }
 

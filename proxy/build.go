@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 
-	"strings"
-
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/interceptors"
@@ -75,40 +73,19 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink) (*Policy, erro
 	if err != nil {
 		return nil, err
 	}
-	opts := enforcement.Options{
-		Composition: enforcement.Composition{
-			Profile:             enforcement.Profile(cfg.Enforcement.Composition.Profile),
-			OnApproval:          cfg.Enforcement.Composition.OnApproval,
-			OnDisagreement:      cfg.Enforcement.Composition.OnDisagreement,
-			OnTransformConflict: cfg.Enforcement.Composition.OnTransformConflict,
-		},
-		Mode:            enforcement.Mode(cfg.Enforcement.Mode),
-		Timeout:         cfg.Enforcement.InterceptorTimeout,
-		MaxContextBytes: cfg.Enforcement.MaxContextBytes,
-		MaxDepth:        cfg.Enforcement.MaxDepth,
-		Sink:            sink,
-		TargetValidators: map[enforcement.Point]enforcement.TargetValidator{
-			enforcement.PreModelCall: chatwire.ValidateMessages,
-		},
-	}
-	if len(cfg.Enforcement.PointModes) > 0 {
-		opts.PointModes = map[enforcement.Point]enforcement.Mode{}
-		for p, m := range cfg.Enforcement.PointModes {
-			opts.PointModes[enforcement.Point(p)] = enforcement.Mode(m)
-		}
-	}
-	idp, err := identityProvider(cfg.Enforcement)
+	opts, err := cfg.Enforcement.EngineOptions()
 	if err != nil {
 		return nil, err
 	}
-	opts.Identity = &idp
-	for _, spec := range cfg.Interceptors {
-		reg, err := interceptors.Build(spec)
-		if err != nil {
-			return nil, err
-		}
-		opts.Interceptors = append(opts.Interceptors, reg)
+	opts.Sink = sink
+	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
+		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
+	regs, err := interceptors.BuildAll(cfg.Interceptors)
+	if err != nil {
+		return nil, err
+	}
+	opts.Interceptors = regs
 	em, err := enforcement.NewEmitter(opts)
 	if err != nil {
 		return nil, fmt.Errorf("enforcement: %w", err)
@@ -121,19 +98,6 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink) (*Policy, erro
 		}
 	}
 	return pol, nil
-}
-
-func identityProvider(e config.Enforcement) (enforcement.IdentityProvider, error) {
-	switch name := e.IdentityProvider; {
-	case name == "" || name == enforcement.IdentityJCSSHA256:
-		return enforcement.JCSSHA256(), nil
-	case name == "null":
-		return enforcement.NullIdentity(), nil
-	case strings.HasPrefix(name, "hmac-sha256-"):
-		return enforcement.HMACSHA256(strings.TrimPrefix(name, "hmac-sha256-"), e.IdentityKey)
-	default:
-		return enforcement.IdentityProvider{}, fmt.Errorf("unknown identity provider %q", name)
-	}
 }
 
 func buildRouter(ups []config.Upstream) (*providers.Router, error) {

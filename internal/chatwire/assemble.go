@@ -29,6 +29,7 @@ type assembler struct {
 	sawRefusal bool
 	calls      map[int]*callAcc
 	lastCall   int
+	maxCall    int // highest index in calls; keeps index-less fragments O(1)
 	finish     *string
 	usage      any
 	usageRaw   []byte
@@ -177,7 +178,7 @@ func (a *assembler) toolCall(v any, field string) error {
 		acc = &callAcc{}
 		a.calls[idx] = acc
 	}
-	a.lastCall = idx
+	a.lastCall, a.maxCall = idx, max(a.maxCall, idx)
 	switch {
 	case acc.id == "":
 		acc.id = id
@@ -212,7 +213,7 @@ func (a *assembler) callIndex(v any, id, field string) (int, error) {
 			return 0, nil
 		}
 		if id != "" && id != a.calls[a.lastCall].id {
-			return slices.Max(keys(a.calls)) + 1, nil
+			return a.maxCall + 1, nil
 		}
 		return a.lastCall, nil
 	}

@@ -114,10 +114,19 @@ func fingerprintOf(v any) fingerprint {
 // messagesRaw renders the new messages array, or returns nil when it would
 // be the original array entry for entry.
 func (r *Request) messagesRaw(list []any) ([]byte, error) {
-	buckets := make(map[fingerprint][]int, len(r.msgs))
+	// Originals grouped by fingerprint, in order; next skips the used
+	// prefix so that many identical messages still match in linear time.
+	type bucket struct {
+		idx  []int
+		next int
+	}
+	buckets := make(map[fingerprint]*bucket, len(r.msgs))
 	for i, m := range r.msgs {
 		fp := fingerprintOf(m)
-		buckets[fp] = append(buckets[fp], i)
+		if buckets[fp] == nil {
+			buckets[fp] = &bucket{}
+		}
+		buckets[fp].idx = append(buckets[fp].idx, i)
 	}
 	used := make([]bool, len(r.msgs))
 	elems := make([][]byte, len(list))
@@ -125,20 +134,25 @@ func (r *Request) messagesRaw(list []any) ([]byte, error) {
 	for i, e := range list {
 		// The first unused equal original; an entry repeated more often
 		// than the originals reuses the first equal one.
-		j, again := -1, -1
-		for _, k := range buckets[fingerprintOf(e)] {
-			if (!used[k] || again < 0) && jsonvalue.Equal(r.msgs[k], e) {
-				if !used[k] {
-					j = k
+		j := -1
+		if b := buckets[fingerprintOf(e)]; b != nil {
+			for b.next < len(b.idx) && used[b.idx[b.next]] {
+				b.next++
+			}
+			for _, k := range b.idx[b.next:] {
+				if !used[k] && jsonvalue.Equal(r.msgs[k], e) {
+					j, used[k] = k, true
 					break
 				}
-				again = k
 			}
-		}
-		if j < 0 {
-			j = again
-		} else {
-			used[j] = true
+			for _, k := range b.idx {
+				if j >= 0 {
+					break
+				}
+				if used[k] && jsonvalue.Equal(r.msgs[k], e) {
+					j = k // more copies than originals: reuse the first
+				}
+			}
 		}
 		if j >= 0 {
 			elems[i] = r.body[r.msgRaw[j].start:r.msgRaw[j].end]

@@ -12,12 +12,13 @@ package jcs
 // Why a tree walker rather than github.com/gowebpki/jcs v1.0.2: its
 // Transform canonicalizes JSON text, so a tree must be marshaled and then
 // parsed again. It does reproduce every golden canonical_json (G-15 with
-// the same correctly rounded result as here) and is the test oracle, but
-// on a 64 KiB context json.Marshal+Transform costs 4.0 ms CPU and 23,682
-// allocations per op against 0.37 ms and 1 allocation for Canonicalize
-// (0.25 ms and 1 for SHA256Identity); roughly 11x and 16x slower at every
-// size from 1 KiB to 1 MiB (bench_test.go, go1.26, 2 shared cores). A
-// walker also sees json.Number tokens, which the domain check needs.
+// the same correctly rounded result as here) and serves as the test
+// oracle, but on a 64 KiB context json.Marshal+Transform costs 3.97 ms CPU
+// and 23,682 allocations per op against 0.37 ms and 1 allocation for
+// Canonicalize and 0.26 ms and 1 for SHA256Identity: 9-13x and 14-18x
+// slower from 1 KiB to 1 MiB (bench_test.go, median of 16 round-robin
+// runs, go1.26, 2 shared cores). The walker also sees json.Number tokens,
+// which the integer-domain check needs.
 
 import (
 	"bytes"
