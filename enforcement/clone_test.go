@@ -34,3 +34,37 @@ func TestCloneSharesTargetWithItsMirrorOnly(t *testing.T) {
 		t.Error("Clone aliased values that were not aliased in the original")
 	}
 }
+
+func TestRecordJSONRoundTrip(t *testing.T) {
+	id := "sha256:ab"
+	five, yes := 1, true
+	in := Record{
+		InterceptionPoint: PreToolCall, Mode: EvaluateOnly,
+		Verdict:          Verdict{Decision: DecisionDeny, Reason: "r", Approval: map[string]any{}, Warnings: []Warning{{Reason: "w"}}},
+		InputIdentity:    &id, EnforcedIdentity: &id, IdentityProvider: IdentityJCSSHA256,
+		SessionID: "s", Sequence: 7, DecidedBy: &five, FoldTruncated: &yes, ResolvedBy: ResolvedByRejection,
+		Composition:            Composition{Profile: SequentialFirstDeny, OnApproval: OnApprovalStop},
+		Verdicts:               []VerdictSummary{{Index: 0, Decision: DecisionAllow}, {Index: 1, Decision: DecisionDeny, Reason: "r", Name: "n"}},
+		InterceptorsRegistered: 2,
+	}
+	b, err := in.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Record
+	if err := out.UnmarshalJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := out.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != string(b2) {
+		t.Fatalf("round trip changed the record:\n%s\n%s", b, b2)
+	}
+	nullProvider := Record{InterceptionPoint: Input, Mode: Enforce, Verdict: Allow(), Sequence: -1}
+	b, _ = nullProvider.MarshalJSON()
+	if err := out.UnmarshalJSON(b); err != nil || out.IdentityProvider != "" || out.InputIdentity != nil || out.DecidedBy != nil {
+		t.Fatalf("null members did not round-trip: %+v %v", out, err)
+	}
+}

@@ -95,10 +95,21 @@ func ValidateEnvelope(c Context) error {
 	if id, ok := session["id"].(string); !ok || id == "" {
 		return fmt.Errorf("session.id is not a non-empty string")
 	}
-	for _, f := range shapes[Point(ps)].fields {
-		v, ok := c[f.field]
+	return CheckConditional(Point(ps), c)
+}
+
+// CheckConditional checks that fields hold the conditional members point
+// requires (§4.2) and their whitelisted subfields, by presence and object
+// type. Hosts that accept contexts from clients run it before taking a
+// sequence number.
+func CheckConditional(point Point, fields map[string]any) error {
+	if !point.Valid() {
+		return fmt.Errorf("interception_point is not one of the eight points")
+	}
+	for _, f := range shapes[point].fields {
+		v, ok := fields[f.field]
 		if !ok {
-			return fmt.Errorf("%s requires field %q", ps, f.field)
+			return fmt.Errorf("%s requires field %q", point, f.field)
 		}
 		if f.subfields == nil {
 			continue
@@ -109,7 +120,7 @@ func ValidateEnvelope(c Context) error {
 		}
 		for _, sub := range f.subfields {
 			if _, ok := obj[sub]; !ok {
-				return fmt.Errorf("%s requires field %q", ps, f.field+"."+sub)
+				return fmt.Errorf("%s requires field %q", point, f.field+"."+sub)
 			}
 		}
 	}
@@ -204,4 +215,11 @@ func sameValue(a, b any) bool {
 		return ok && len(x) > 0 && len(x) == len(y) && &x[0] == &y[0]
 	}
 	return false
+}
+
+// SetTarget sets the context's target and writes it into the member the
+// point's target mirrors (§4.3), e.g. tool_call.args at pre_tool_call.
+func (c Context) SetTarget(v any) {
+	c["target"] = v
+	writeBack(c, c.Point())
 }

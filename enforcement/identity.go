@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // IdentityJCSSHA256 is the name of the default identity provider (§10.2).
@@ -144,19 +143,10 @@ func HMACSHA256(keyID string, key []byte) (IdentityProvider, error) {
 		if err := ValidateEnvelope(c); err != nil {
 			return "", err
 		}
-		proj := IdentityProjection(c)
-		if err := jsonvalue.Check(proj, jsonvalue.Limits{MaxDepth: DefaultMaxDepth}); err != nil {
-			return "", err
-		}
-		if err := jcs.CheckIntegerDomain(proj); err != nil {
-			return "", err
-		}
-		canon, err := jcs.Canonicalize(proj)
-		if err != nil {
-			return "", err
-		}
 		mac := hmac.New(sha256.New, k)
-		mac.Write(canon)
+		if err := jcs.HashCanonical(mac, IdentityProjection(c), DefaultMaxDepth); err != nil {
+			return "", err
+		}
 		return "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil)), nil
 	})
 }

@@ -3,6 +3,7 @@ package enforcement
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 )
 
@@ -154,4 +155,58 @@ func writeNullableString(buf *bytes.Buffer, s *string) {
 		return
 	}
 	writeString(buf, *s)
+}
+
+// UnmarshalJSON decodes the §10.3 wire shape (as MarshalJSON writes it).
+// The verdict is its payload-free projection: a transform decodes without
+// a value.
+func (r *Record) UnmarshalJSON(data []byte) error {
+	var w struct {
+		InterceptionPoint      Point             `json:"interception_point"`
+		Mode                   Mode              `json:"mode"`
+		Verdict                json.RawMessage   `json:"verdict"`
+		InputIdentity          *string           `json:"input_identity"`
+		EnforcedIdentity       *string           `json:"enforced_identity"`
+		IdentityProvider       *string           `json:"identity_provider"`
+		SessionID              string            `json:"session_id"`
+		Sequence               int64             `json:"sequence"`
+		Timestamp              *string           `json:"timestamp"`
+		Trace                  *Trace            `json:"trace"`
+		DecidedBy              *int              `json:"decided_by"`
+		Composition            map[string]string `json:"composition"`
+		Verdicts               []VerdictSummary  `json:"verdicts"`
+		FoldTruncated          *bool             `json:"fold_truncated"`
+		ResolvedBy             *string           `json:"resolved_by"`
+		InterceptorsRegistered int               `json:"interceptors_registered"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("interception record: %w", err)
+	}
+	if len(w.Verdict) == 0 {
+		return fmt.Errorf("interception record: missing verdict")
+	}
+	v, err := DecodeVerdict(w.Verdict)
+	if err != nil {
+		return fmt.Errorf("interception record verdict: %w", err)
+	}
+	*r = Record{
+		InterceptionPoint: w.InterceptionPoint, Mode: w.Mode, Verdict: v,
+		InputIdentity: w.InputIdentity, EnforcedIdentity: w.EnforcedIdentity,
+		SessionID: w.SessionID, Sequence: w.Sequence, Timestamp: w.Timestamp, Trace: w.Trace,
+		DecidedBy: w.DecidedBy, Verdicts: w.Verdicts, FoldTruncated: w.FoldTruncated,
+		InterceptorsRegistered: w.InterceptorsRegistered,
+		Composition: Composition{
+			Profile:             Profile(w.Composition["profile"]),
+			OnApproval:          w.Composition["on_approval"],
+			OnDisagreement:      w.Composition["on_disagreement"],
+			OnTransformConflict: w.Composition["on_transform_conflict"],
+		},
+	}
+	if w.IdentityProvider != nil {
+		r.IdentityProvider = *w.IdentityProvider
+	}
+	if w.ResolvedBy != nil {
+		r.ResolvedBy = *w.ResolvedBy
+	}
+	return nil
 }

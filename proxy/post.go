@@ -94,6 +94,9 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 		if ctx.Err() != nil {
 			return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return errorf(http.StatusGatewayTimeout, typeUpstream, "upstream_timeout", "the upstream did not finish the response in time")
+		}
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_read_failed", "the upstream response could not be read")
 	}
 	if int64(len(body)) > limit {
@@ -215,6 +218,9 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 		return verdictError(out)
 	case errors.Is(err, chatwire.ErrUpstreamEvent):
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_error", "the upstream reported an error inside the stream")
+	case errors.Is(err, context.DeadlineExceeded):
+		// The provider timeout fired while the stream was being read.
+		return errorf(http.StatusGatewayTimeout, typeUpstream, "upstream_timeout", "the upstream did not finish the stream in time")
 	}
 	return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_incomplete", "the upstream stream ended before it completed")
 }

@@ -121,6 +121,7 @@ func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Post("/v1/chat/completions", s.handleChat)
 	r.Get("/v1/models", s.handleModels)
+	r.Post("/v1/agent-hooks/emit", s.handleEmit)
 	r.Post("/v1/agent-hooks/sessions/{id}/end", s.handleEndSession)
 	r.Get("/healthz", s.handleHealth)
 	r.Get("/readyz", s.handleReady)
