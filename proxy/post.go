@@ -259,6 +259,9 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 				ka.mu.Lock()
 				if !ka.committed {
 					pc.headers(w)
+					// The verdict is not known yet: announcing the decisions
+					// so far ("allow") would be false if post_model_call denies.
+					w.Header().Del(HeaderDecision)
 					setStreamHeaders(w)
 					w.WriteHeader(http.StatusOK)
 					ka.committed = true
