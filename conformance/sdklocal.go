@@ -217,7 +217,7 @@ func (h *sdkLocal) Run(ctx context.Context) (*RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	loop := &agentLoop{v: h.v, session: session}
+	loop := &agentLoop{v: h.v, session: session, model: &localModel{v: h.v, session: session}}
 	if err := loop.run(ctx); err != nil {
 		return nil, err
 	}
@@ -260,20 +260,44 @@ func fillRecords(rr *RunRecord, records []*enforcement.Record) error {
 
 // agentLoop is the CTK reference agent (CTK.md §2.2) written against the
 // SDK: it mocks only the model (model_script) and the tools (behaviors).
+// The model side is a modelSeam, so that the same loop drives a model call
+// bracketed by the Session (SDK-local) or by a gateway over HTTP.
 type agentLoop struct {
 	v           *Vector
 	session     *sdk.Session
+	model       modelSeam
 	outcome     string
 	final       any
 	invocations []ToolInvocation
 }
+
+// modelSeam is the agent loop's model side: it owns the transcript the
+// model is shown and performs the guarded model calls over it.
+type modelSeam interface {
+	// open starts the transcript with the (verdicted) input.
+	open(role string, content any) error
+	// call performs model call i (model_script[i]) over the transcript and
+	// returns the verdicted response. An error that is a
+	// *enforcement.BlockedError or matches errModelCallBlocked ends the run
+	// as blocked; any other error is a harness error.
+	call(ctx context.Context, i int) (enforcement.ModelResponse, error)
+	// toolMessage adds the tool message answering tc: the tool's result, or
+	// "blocked: <reason>" when the tool seam denied.
+	toolMessage(tc enforcement.ToolCall, content any) error
+	// closeTurn ends a tool-calling turn once all its tool messages are in.
+	closeTurn(resp enforcement.ModelResponse)
+}
+
+// errModelCallBlocked is matched by the error of a model call that a host
+// outside the Session blocked (a gateway answering with a verdict error).
+var errModelCallBlocked = errors.New("ctk: model call blocked")
 
 func (l *agentLoop) run(ctx context.Context) error {
 	l.outcome = OutcomeCompleted
 	err := l.turn(ctx)
 	var blocked *enforcement.BlockedError
 	switch {
-	case errors.As(err, &blocked), errors.Is(err, sdk.ErrSessionBlocked):
+	case errors.As(err, &blocked), errors.Is(err, sdk.ErrSessionBlocked), errors.Is(err, errModelCallBlocked):
 		l.outcome, l.final = OutcomeBlocked, nil
 	case err != nil:
 		return err
@@ -297,18 +321,12 @@ func (l *agentLoop) turn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	history := []any{map[string]any{"role": sc.Input.Role, "content": content}}
+	if err := l.model.open(sc.Input.Role, content); err != nil {
+		return err
+	}
 	var final any
-	for i, turn := range sc.ModelScript {
-		scripted := turn.Respond
-		resp, err := l.session.ModelCall(ctx, "mock", history, func(_ context.Context, messages any) (enforcement.ModelResponse, error) {
-			msgs, ok := messages.([]any)
-			if !ok {
-				return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: verdicted messages are not an array", i)
-			}
-			history = msgs
-			return scriptedResponse(scripted), nil
-		})
+	for i := range sc.ModelScript {
+		resp, err := l.model.call(ctx, i)
 		if err != nil {
 			return err
 		}
@@ -321,17 +339,15 @@ func (l *agentLoop) turn(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			msg := map[string]any{"role": "tool", "tool_call_id": tc.ID, "content": res.Value}
+			var msg any = res.Value
 			if res.Blocked != nil {
-				msg["content"] = res.Message()
+				msg = res.Message()
 			}
-			history = append(history, msg)
+			if err := l.model.toolMessage(tc, msg); err != nil {
+				return err
+			}
 		}
-		assistant := resp.Content
-		if assistant == nil {
-			assistant = ""
-		}
-		history = append(history, map[string]any{"role": "assistant", "content": assistant})
+		l.model.closeTurn(resp)
 	}
 	if final == nil {
 		return nil
@@ -342,6 +358,46 @@ func (l *agentLoop) turn(ctx context.Context) error {
 	}
 	l.final = out
 	return nil
+}
+
+// localModel is the SDK-local model seam: Session.ModelCall around the
+// scripted response, over the reference transcript of CTK.md §2.2 (the
+// pre_model_call-verdicted messages, then the tool messages, then an
+// assistant message with the response content).
+type localModel struct {
+	v       *Vector
+	session *sdk.Session
+	history []any
+}
+
+func (m *localModel) open(role string, content any) error {
+	m.history = []any{map[string]any{"role": role, "content": content}}
+	return nil
+}
+
+func (m *localModel) call(ctx context.Context, i int) (enforcement.ModelResponse, error) {
+	scripted := m.v.Scenario.ModelScript[i].Respond
+	return m.session.ModelCall(ctx, "mock", m.history, func(_ context.Context, messages any) (enforcement.ModelResponse, error) {
+		msgs, ok := messages.([]any)
+		if !ok {
+			return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: verdicted messages are not an array", i)
+		}
+		m.history = msgs
+		return scriptedResponse(scripted), nil
+	})
+}
+
+func (m *localModel) toolMessage(tc enforcement.ToolCall, content any) error {
+	m.history = append(m.history, map[string]any{"role": "tool", "tool_call_id": tc.ID, "content": content})
+	return nil
+}
+
+func (m *localModel) closeTurn(resp enforcement.ModelResponse) {
+	assistant := resp.Content
+	if assistant == nil {
+		assistant = ""
+	}
+	m.history = append(m.history, map[string]any{"role": "assistant", "content": assistant})
 }
 
 // tool returns the mock tool named name; an unknown tool or an unmatched

@@ -40,8 +40,8 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 	five, yes := 1, true
 	in := Record{
 		InterceptionPoint: PreToolCall, Mode: EvaluateOnly,
-		Verdict:          Verdict{Decision: DecisionDeny, Reason: "r", Approval: map[string]any{}, Warnings: []Warning{{Reason: "w"}}},
-		InputIdentity:    &id, EnforcedIdentity: &id, IdentityProvider: IdentityJCSSHA256,
+		Verdict:       Verdict{Decision: DecisionDeny, Reason: "r", Approval: map[string]any{}, Warnings: []Warning{{Reason: "w"}}},
+		InputIdentity: &id, EnforcedIdentity: &id, IdentityProvider: IdentityJCSSHA256,
 		SessionID: "s", Sequence: 7, DecidedBy: &five, FoldTruncated: &yes, ResolvedBy: ResolvedByRejection,
 		Composition:            Composition{Profile: SequentialFirstDeny, OnApproval: OnApprovalStop},
 		Verdicts:               []VerdictSummary{{Index: 0, Decision: DecisionAllow}, {Index: 1, Decision: DecisionDeny, Reason: "r", Name: "n"}},

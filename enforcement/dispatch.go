@@ -45,23 +45,33 @@ type emission struct {
 	canceled    error
 }
 
-func (em *emission) run() {
+// admit runs the pre-dispatch checks (§4 envelope, §12.3 bounds, the
+// identity provider). On failure the combined verdict is the
+// host_error:context_invalid deny and nothing may be dispatched.
+func (em *emission) admit() bool {
 	if err := ValidateEnvelope(em.orig); err != nil {
 		em.combined = hostDeny(ReasonContextInvalid, "invalid context envelope: "+err.Error())
-		return
+		return false
 	}
 	if err := jsonvalue.Check(map[string]any(em.orig), em.e.limits); err != nil {
 		em.combined = hostDeny(ReasonContextInvalid, "context rejected: "+err.Error())
-		return
+		return false
 	}
 	id, err := em.e.identity.Identity(em.orig)
 	if err != nil {
 		em.combined = hostDeny(ReasonContextInvalid, err.Error())
-		return
+		return false
 	}
 	em.inputID = id
 	em.enforcedID = id
 	em.dispatched = true
+	return true
+}
+
+func (em *emission) run() {
+	if !em.admit() {
+		return
+	}
 	if err := em.ctx.Err(); err != nil {
 		em.canceled = err
 		em.combined = hostDeny(ReasonInterceptorFailed, "emission canceled before dispatch: "+errName(err))

@@ -293,16 +293,8 @@ func (e *Emitter) Emit(ctx context.Context, c Context, opts ...EmitOption) (*Out
 // deny into an error (agent_shutdown uses it). It returns an error only when
 // ctx ended during the emission.
 func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOption) (*Outcome, error) {
-	settings := emitSettings{}
-	for _, o := range opts {
-		o(&settings)
-	}
-	point := c.Point()
-	mode := settings.mode
-	if mode == "" {
-		mode = e.ModeFor(point)
-	}
-	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator}
+	em := e.newEmission(ctx, c, opts)
+	point, mode := em.point, em.mode
 	em.run()
 	rec := em.record()
 	e.deliver(ctx, rec)
@@ -328,7 +320,18 @@ func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOpti
 // The context is validated and identified like any emission; no interceptor
 // runs and no approval is consulted.
 func (e *Emitter) Refuse(ctx context.Context, c Context, reason, message string, opts ...EmitOption) *Outcome {
-	settings := emitSettings{}
+	em := e.newEmission(ctx, c, opts)
+	if em.admit() {
+		em.combined = hostDeny(reason, message)
+	}
+	rec := em.record()
+	e.deliver(ctx, rec)
+	return &Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: em.mode, Proceed: em.mode == EvaluateOnly}
+}
+
+// newEmission applies the emission options and resolves the mode.
+func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption) *emission {
+	var settings emitSettings
 	for _, o := range opts {
 		o(&settings)
 	}
@@ -337,20 +340,7 @@ func (e *Emitter) Refuse(ctx context.Context, c Context, reason, message string,
 	if mode == "" {
 		mode = e.ModeFor(point)
 	}
-	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c}
-	em.combined = hostDeny(reason, message)
-	if err := ValidateEnvelope(c); err != nil {
-		em.combined = hostDeny(ReasonContextInvalid, "invalid context envelope: "+err.Error())
-	} else if err := jsonvalue.Check(map[string]any(c), e.limits); err != nil {
-		em.combined = hostDeny(ReasonContextInvalid, "context rejected: "+err.Error())
-	} else if id, err := e.identity.Identity(c); err != nil {
-		em.combined = hostDeny(ReasonContextInvalid, err.Error())
-	} else {
-		em.inputID, em.enforcedID, em.dispatched = id, id, true
-	}
-	rec := em.record()
-	e.deliver(ctx, rec)
-	return &Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: mode, Proceed: mode == EvaluateOnly}
+	return &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator}
 }
 
 // HostFailure describes a failed projection to the wire: the host could not

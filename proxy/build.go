@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -117,7 +119,14 @@ func buildRouter(ups []config.Upstream) (*providers.Router, error) {
 				Deployments: u.Deployments, Timeout: u.Timeout, ConnectTimeout: u.ConnectTimeout, Models: u.Models,
 			})
 		case "mock":
-			up = providers.NewMock(u.Name, u.Models)
+			// The mock lists the literal names among its globs; with none
+			// (the default's ["*"]) it lists its own name, "mock", so
+			// GET /v1/models never comes back empty.
+			models := u.Models
+			if !slices.ContainsFunc(models, func(p string) bool { return !strings.ContainsAny(p, `*?[\`) }) {
+				models = nil
+			}
+			up = providers.NewMock(u.Name, models)
 		default:
 			err = fmt.Errorf("unknown upstream type %q", u.Type)
 		}

@@ -19,16 +19,9 @@ import (
 
 // handleChat serves POST /v1/chat/completions.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	pol := s.Policy()
 	ctx := r.Context()
-	p, err := s.authenticate(r, pol)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	body, err := readBody(w, r, s.opts.MaxRequestBytes)
-	if err != nil {
-		writeError(w, err)
+	pol, p, body, ok := s.admitRequest(w, r)
+	if !ok {
 		return
 	}
 	req, err := chatwire.ParseRequest(body)
@@ -173,6 +166,23 @@ func validateInputTarget(target any) error {
 		return errors.New("input.role cannot change")
 	}
 	return nil
+}
+
+// admitRequest authenticates the client and reads its bounded JSON body
+// under the policy in effect; on failure it has answered the client.
+func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request) (*Policy, Principal, []byte, bool) {
+	pol := s.Policy()
+	p, err := s.authenticate(r, pol)
+	if err != nil {
+		writeError(w, err)
+		return nil, Principal{}, nil, false
+	}
+	body, err := readBody(w, r, s.opts.MaxRequestBytes)
+	if err != nil {
+		writeError(w, err)
+		return nil, Principal{}, nil, false
+	}
+	return pol, p, body, true
 }
 
 // authenticate maps the client's bearer key to a principal when client

@@ -32,16 +32,9 @@ type emitAnswer struct {
 // and the enforced target. A deny is a 200 with proceed false: the caller
 // asked for a verdict and got one.
 func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
-	pol := s.Policy()
 	ctx := r.Context()
-	p, err := s.authenticate(r, pol)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	body, err := readBody(w, r, s.opts.MaxRequestBytes)
-	if err != nil {
-		writeError(w, err)
+	pol, p, body, ok := s.admitRequest(w, r)
+	if !ok {
 		return
 	}
 	point, builder, fields, err := s.parseEmit(body, p)

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,20 +302,17 @@ func (r *remoteEmitter) emit(ctx context.Context, point enforcement.Point, field
 		return nil, fmt.Errorf("agent-hooks: unknown interception point %q", point)
 	}
 	c, err := r.context(point, fields)
-	if err != nil {
-		// The value cannot be put on the wire: nothing reached the gateway,
-		// so only the SDK can record the failure (§10.3).
-		ts := time.Now().UTC().Format(enforcement.TimestampFormat)
-		pe := &enforcement.ProjectionError{Point: point, SessionID: r.sessionID, Sequence: -1, Timestamp: ts, Err: err}
-		r.hostFailure(ctx, point, enforcement.ReasonContextInvalid, pe.Err.Error())
-		return nil, pe
+	var body []byte
+	if err == nil {
+		body, err = jsonvalue.Marshal(map[string]any(c))
 	}
-	body, err := jsonvalue.Marshal(map[string]any(c))
 	if err != nil {
+		// The value cannot be put on the wire: nothing reached the gateway
+		// (no sequence number was taken), so only the SDK can record the
+		// failure (§10.3).
 		ts := time.Now().UTC().Format(enforcement.TimestampFormat)
-		pe := &enforcement.ProjectionError{Point: point, SessionID: r.sessionID, Sequence: -1, Timestamp: ts, Err: err}
 		r.hostFailure(ctx, point, enforcement.ReasonContextInvalid, err.Error())
-		return nil, pe
+		return nil, &enforcement.ProjectionError{Point: point, SessionID: r.sessionID, Sequence: -1, Timestamp: ts, Err: err}
 	}
 	out, f, err := r.post(ctx, point, c, body)
 	switch {
@@ -377,14 +375,14 @@ func (r *remoteEmitter) post(ctx context.Context, point enforcement.Point, c enf
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		f, err := r.classify(ctx, callCtx, point, err, "agent-hooks gateway unreachable")
-		return nil, f, err
+		f, cerr := r.classify(ctx, callCtx, point, err, "agent-hooks gateway unreachable")
+		return nil, f, cerr
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
-		f, err := r.classify(ctx, callCtx, point, err, "agent-hooks gateway answer could not be read")
-		return nil, f, err
+		f, cerr := r.classify(ctx, callCtx, point, err, "agent-hooks gateway answer could not be read")
+		return nil, f, cerr
 	}
 	if len(answer) > maxAnswerBytes {
 		return nil, &failure{enforcement.ReasonInterceptorFailed, "agent-hooks gateway answer exceeds the size bound"}, nil
@@ -414,7 +412,7 @@ func (r *remoteEmitter) post(ctx context.Context, point enforcement.Point, c enf
 // every other failure fail closed.
 func (r *remoteEmitter) classify(ctx, callCtx context.Context, point enforcement.Point, err error, what string) (*failure, error) {
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("agent-hooks: %s emission: %w", point, context.Cause(ctx))
+		return nil, fmt.Errorf("agent-hooks: %s emission: %w", point, ctx.Err())
 	}
 	if callCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 		msg := "agent-hooks gateway call timed out"
@@ -478,7 +476,7 @@ func (r *remoteEmitter) decode(point enforcement.Point, c enforcement.Context, a
 	r.composition, r.registered = rec.Composition, rec.InterceptorsRegistered
 	r.mu.Unlock()
 	c["spec"] = enforcement.SpecVersion
-	c["sequence"] = json.Number(fmt.Sprint(rec.Sequence))
+	c["sequence"] = json.Number(strconv.FormatInt(rec.Sequence, 10))
 	if rec.Timestamp != nil {
 		c["timestamp"] = *rec.Timestamp
 	}

@@ -3,7 +3,11 @@
 // model calls, guarded tool calls, output, end) and returns what the agent
 // must use next: the verdicted value, or a typed error carrying the record.
 //
-// The SDK is pure Go. A Session dispatches to a local enforcement.Emitter.
+// The SDK is pure Go. A Session dispatches to a local enforcement.Emitter
+// (NewLocalSession) or to a hooks-gateway's emit API (NewRemoteSession),
+// with the same API and semantics, so an agent switches by configuration.
+// A remote session's Transport routes the agent's model calls through the
+// gateway in the same session.
 package sdk
 
 import (

@@ -97,10 +97,15 @@ func (s span) kind(b []byte) byte { return b[s.start] }
 
 func (s span) isNull(b []byte) bool { return s.end-s.start == 4 && b[s.start] == 'n' }
 
+// smallObject is the member count up to which duplicate keys are found by
+// a linear scan rather than a set.
+const smallObject = 16
+
 // scanObject lists the members of the object at v in document order. It
 // reports errDuplicateKey when a key (after unescaping) occurs twice.
 func scanObject(b []byte, v span) ([]member, error) {
 	var ms []member
+	var seen map[string]struct{}
 	i := skipSpace(b, v.start+1)
 	if b[i] == '}' {
 		return ms, nil
@@ -111,20 +116,60 @@ func scanObject(b []byte, v span) ([]member, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, m := range ms {
-			if m.key == key {
+		if seen != nil {
+			if _, dup := seen[key]; dup {
 				return nil, errDuplicateKey
+			}
+			seen[key] = struct{}{}
+		} else {
+			for _, m := range ms {
+				if m.key == key {
+					return nil, errDuplicateKey
+				}
 			}
 		}
 		vs := skipSpace(b, skipSpace(b, keyEnd)+1) // past ':'
 		ve := valueEnd(b, vs)
 		ms = append(ms, member{key: key, keyAt: i, val: span{vs, ve}})
+		if len(ms) == smallObject {
+			// Past a few members a set keeps duplicate detection linear.
+			seen = make(map[string]struct{}, 2*smallObject)
+			for _, m := range ms {
+				seen[m.key] = struct{}{}
+			}
+		}
 		i = skipSpace(b, ve)
 		if b[i] == '}' {
 			return ms, nil
 		}
 		i = skipSpace(b, i+1) // past ','
 	}
+}
+
+// hasDuplicateKeys reports whether any object in the value at s repeats a
+// key. Decode (like encoding/json) keeps the last duplicate while other
+// parsers keep the first, so such input is refused, or, for tool-call
+// arguments, shown to the policy as the raw string.
+func hasDuplicateKeys(b []byte, s span) bool {
+	switch s.kind(b) {
+	case '{':
+		ms, err := scanObject(b, s)
+		if err != nil {
+			return true
+		}
+		for _, m := range ms {
+			if k := m.val.kind(b); (k == '{' || k == '[') && hasDuplicateKeys(b, m.val) {
+				return true
+			}
+		}
+	case '[':
+		for _, e := range scanArray(b, s) {
+			if k := e.kind(b); (k == '{' || k == '[') && hasDuplicateKeys(b, e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decodeKey unescapes a raw key token. Escaped keys ("\u006dodel") are

@@ -61,6 +61,9 @@ func ParseRequest(body []byte) (*Request, error) {
 	r.members = ms
 	var haveModel, haveMessages bool
 	for _, m := range ms {
+		if m.key != "messages" && hasDuplicateKeys(body, m.val) {
+			return nil, &RequestError{Field: safeField(m.key), Msg: "has an object with a duplicate member"}
+		}
 		var err error
 		switch m.key {
 		case "model":
@@ -124,6 +127,9 @@ func (r *Request) parseMessages(s span) error {
 		v, err := decodeSpan(r.body, es)
 		if err != nil {
 			return &RequestError{Field: field, Msg: decodeProblem(err)}
+		}
+		if hasDuplicateKeys(r.body, es) {
+			return &RequestError{Field: field, Msg: "has an object with a duplicate member"}
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -293,10 +299,7 @@ func (r *Request) parseTools(s span) error {
 // parseParam records a sampling parameter for model.params, refusing the
 // ones that would open an unmediated output channel.
 func (r *Request) parseParam(m member) error {
-	field := m.key
-	if !plainName(field) {
-		field = "" // never echo arbitrary client-chosen key text
-	}
+	field := safeField(m.key)
 	v, err := decodeSpan(r.body, m.val)
 	if err != nil {
 		return &RequestError{Field: field, Msg: decodeProblem(err)}
@@ -319,6 +322,15 @@ func (r *Request) parseParam(m member) error {
 	}
 	r.params[m.key] = v
 	return nil
+}
+
+// safeField returns key for use as an error's Field, or "" when it is not
+// a short identifier: arbitrary client-chosen key text is never echoed.
+func safeField(key string) string {
+	if plainName(key) {
+		return key
+	}
+	return ""
 }
 
 // plainName reports whether s is a short identifier safe to put in an error.

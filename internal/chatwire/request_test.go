@@ -4,11 +4,24 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
+
+// wideObject is the member list of an object past the linear-scan size.
+var wideObject = func() string {
+	var b strings.Builder
+	for i := range 40 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":0`)
+	}
+	return b.String()
+}()
 
 func TestParseRequestErrors(t *testing.T) {
 	const okMsgs = `"messages":[{"role":"user","content":"hi ` + secret + `"}]`
@@ -19,6 +32,9 @@ func TestParseRequestErrors(t *testing.T) {
 		{"not an object", `[1]`, "", "must be a JSON object"},
 		{"duplicate top-level key", `{"model":"a","model":"b",` + okMsgs + `}`, "", "duplicate"},
 		{"escaped duplicate key", `{"model":"a","\u006dodel":"b",` + okMsgs + `}`, "", "duplicate"},
+		{"duplicate inside a message", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a","text":"` + secret + `"}]}]}`, "messages[0]", "duplicate member"},
+		{"duplicate inside tools", `{"model":"m",` + okMsgs + `,"tools":[{"type":"function","function":{"name":"a","name":"b"}}]}`, "tools", "duplicate member"},
+		{"duplicate in a wide object", `{"model":"m",` + okMsgs + `,"x":{` + wideObject + `,"k3":0}}`, "x", "duplicate member"},
 		{"model missing", `{` + okMsgs + `}`, "model", "required"},
 		{"model empty", `{"model":"",` + okMsgs + `}`, "model", "non-empty string"},
 		{"model number", `{"model":4,` + okMsgs + `}`, "model", "non-empty string"},
@@ -74,6 +90,7 @@ func TestParseRequestAccepts(t *testing.T) {
 		`{"model":"m","messages":[{"role":"user","content":"a"}],"n":1,"stream":false,"stream_options":null,"tools":null}`,
 		`{"model":"m","messages":[{"role":"user","content":"a"}],"n":null,"stream":null,"audio":null,"modalities":["text"]}`,
 		` {"messages":[{"role":"developer","content":null}],"model":"m"} `,
+		`{"model":"m","messages":[{"role":"user","content":"a"}],"x":{` + wideObject + `}}`,
 	} {
 		if _, err := ParseRequest([]byte(body)); err != nil {
 			t.Errorf("ParseRequest(%s): %v", body, err)

@@ -74,6 +74,9 @@ func ParseResponse(body []byte) (*Response, error) {
 	if root.kind(body) != '{' {
 		return nil, &ResponseError{Msg: "body must be a JSON object"}
 	}
+	if hasDuplicateKeys(body, root) {
+		return nil, &ResponseError{Msg: "body has an object with a duplicate member"}
+	}
 	top, err := objectAt(body, root, "")
 	if err != nil {
 		return nil, err
@@ -288,9 +291,13 @@ func (r *Response) build(content any, refusal *string, calls []call, finish *str
 // parseArguments projects a tool call's arguments string: a JSON object
 // becomes the args object (numbers exact); anything else, the empty string
 // included, becomes {"raw_arguments": s} (MAF parity, GW-POST-3).
+//
+// An object with a duplicate key is shown raw too: the policy must judge
+// the text the tool executor will parse, whichever duplicate it keeps.
 func parseArguments(s string) (map[string]any, bool) {
-	if v, err := jsonvalue.Decode([]byte(s)); err == nil {
-		if m, ok := v.(map[string]any); ok {
+	b := []byte(s)
+	if v, err := jsonvalue.Decode(b); err == nil {
+		if m, ok := v.(map[string]any); ok && !hasDuplicateKeys(b, rootSpan(b)) {
 			return m, false
 		}
 	}

@@ -59,6 +59,11 @@ func TestParseResponseProjection(t *testing.T) {
 			want: `{"content":"ok","tool_calls":[],"finish_reason":"stop"}`,
 		},
 		{
+			name: "arguments with a duplicate key are shown raw",
+			body: `{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"sh","arguments":"{\"cmd\":\"ls\",\"cmd\":\"rm -rf /\"}"}}]},"finish_reason":"tool_calls"}]}`,
+			want: `{"content":null,"tool_calls":[{"id":"a","name":"sh","args":{"raw_arguments":"{\"cmd\":\"ls\",\"cmd\":\"rm -rf /\"}"}}],"finish_reason":"tool_calls"}`,
+		},
+		{
 			name: "legacy finish_reason passes through verbatim",
 			body: `{"choices":[{"message":{"role":"assistant","content":"x"},"finish_reason":"function_call"}]}`,
 			want: `{"content":"x","tool_calls":[],"finish_reason":"function_call"}`,
@@ -125,7 +130,8 @@ func TestParseResponseErrors(t *testing.T) {
 		{"content part string", msg(`{"role":"assistant","content":["` + secret + `"]}`), "choices[0].message.content[0]", "content part must be an object"},
 		{"content lone surrogate", msg(`{"role":"assistant","content":"` + secret + `\udc00"}`), "choices[0].message.content", "lone surrogate"},
 		{"refusal object", msg(`{"role":"assistant","content":null,"refusal":{}}`), "choices[0].message.refusal", "must be a string"},
-		{"duplicate content", msg(`{"role":"assistant","content":"a","content":"` + secret + `"}`), "choices[0].message", "duplicate"},
+		{"duplicate content", msg(`{"role":"assistant","content":"a","content":"` + secret + `"}`), "", "duplicate"},
+		{"duplicate deep in logprobs", `{"choices":[{"message":{"role":"assistant","content":"a"},"logprobs":{"content":[{"token":"a","token":"b"}]}}]}`, "", "duplicate"},
 		{"legacy function_call", msg(`{"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}}`), "choices[0].message.function_call", "cannot be mediated"},
 		{"audio", msg(`{"role":"assistant","content":null,"audio":{"id":"a","data":"AAAA","transcript":"` + secret + `"}}`), "choices[0].message.audio", "cannot be mediated"},
 		{"tool_calls object", msg(`{"role":"assistant","tool_calls":{}}`), "choices[0].message.tool_calls", "must be an array"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
@@ -27,11 +28,13 @@ const initialBuffer = 32 << 10
 
 // ReadStream reads a whole SSE stream into memory and assembles it.
 //
-// It never holds more than limit bytes: once limit bytes are buffered
+// Its buffer never holds more than limit bytes: once limit bytes are buffered
 // without the stream having ended, it reads at most one more byte to tell
 // a stream that ends exactly at the limit from one that goes on, and
 // returns ErrBufferLimit for the latter without reading further. It stops
-// reading at the "data: [DONE]" event and does not wait for EOF.
+// reading at the "data: [DONE]" event and does not wait for EOF. It
+// applies no time limit: bound it through r (the upstream request's
+// context or deadline).
 //
 // Framing follows the SSE specification: lines end in CRLF, LF or CR; a
 // leading BOM is skipped; ":" lines are comments; data lines of one event
@@ -50,7 +53,7 @@ func ReadStream(r io.Reader, limit int64) (*Stream, error) {
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) >= limit {
-				if err := p.atLimit(r, buf); err != nil {
+				if err := p.atLimit(r, buf, limit); err != nil {
 					return nil, err
 				}
 				return p.stream(buf), nil
@@ -78,12 +81,12 @@ func ReadStream(r io.Reader, limit int64) (*Stream, error) {
 // means the limit is exceeded; EOF lets the buffered stream finish (it may
 // end in a [DONE] line whose terminator or blank line is missing). A nil
 // error means the stream is complete.
-func (p *sseParser) atLimit(r io.Reader, buf []byte) error {
+func (p *sseParser) atLimit(r io.Reader, buf []byte, limit int64) error {
 	var one [1]byte
 	for {
 		n, err := r.Read(one[:])
 		if n > 0 {
-			return &StreamError{Kind: ErrBufferLimit}
+			return &StreamError{Kind: ErrBufferLimit, Detail: "more than " + strconv.FormatInt(limit, 10) + " bytes"}
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -238,6 +241,9 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	v, err := jsonvalue.Decode(data)
 	if err != nil {
 		return false, &StreamError{Kind: ErrResponseInvalid, Event: p.events, Err: &ResponseError{Msg: "chunk " + decodeProblem(err)}}
+	}
+	if hasDuplicateKeys(data, rootSpan(data)) {
+		return false, &StreamError{Kind: ErrResponseInvalid, Event: p.events, Err: &ResponseError{Msg: "chunk has an object with a duplicate member"}}
 	}
 	chunk, ok := v.(map[string]any)
 	if !ok {

@@ -263,6 +263,7 @@ func TestReadStreamErrors(t *testing.T) {
 		{"tool call id conflict", chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a"}]}}]}`) + chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"b"}]}}]}`), ErrResponseInvalid, 2},
 		{"arguments object", chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":{}}}]}}]}`), ErrResponseInvalid, 1},
 		{"finish_reason number", chunk(`{"choices":[{"index":0,"delta":{},"finish_reason":1}]}`), ErrResponseInvalid, 1},
+		{"duplicate key", chunk(`{"choices":[{"index":0,"delta":{"content":"a","content":"` + secret + `"}}]}`), ErrResponseInvalid, 1},
 		{"usage string", chunk(`{"choices":[],"usage":"` + secret + `"}`), ErrResponseInvalid, 1},
 	}
 	for _, tc := range tests {

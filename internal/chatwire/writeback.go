@@ -239,15 +239,14 @@ func (r *Response) renderCalls(list []any) ([]byte, error) {
 		args := c["args"].(map[string]any)
 		if !jsonvalue.Equal(args, orig.proj["args"]) {
 			text, err := argumentsText(orig, args)
+			var raw []byte
 			if err == nil {
-				var raw []byte
-				if raw, err = jsonvalue.Marshal(text); err == nil {
-					fn.set("arguments", raw)
-				}
+				raw, err = jsonvalue.Marshal(text)
 			}
 			if err != nil {
 				return nil, &WriteBackError{Field: "$target.tool_calls[" + strconv.Itoa(i) + "].args", Msg: "is not encodable JSON"}
 			}
+			fn.set("arguments", raw)
 		}
 		callPatch := newObjPatch(body, wc.obj, wc.members)
 		callPatch.set("function", fn.render())
