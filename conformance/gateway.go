@@ -129,12 +129,17 @@ func (h *gatewayHarness) Teardown() {
 // Run drives the reference agent loop (CTK.md §2.2) through the gateway.
 func (h *gatewayHarness) Run(ctx context.Context) (*RunRecord, error) {
 	httpClient := h.gateway.Client()
+	// The SDK's own copy of the records: the gateway's (already in
+	// h.records) plus the host-failure records of emissions the SDK failed
+	// closed on without a gateway verdict.
+	sdkRecords := &recordCollector{}
 	session, err := sdk.NewRemoteSession(sdk.RemoteConfig{
 		BaseURL:    h.gateway.URL,
 		Agent:      enforcement.Agent{ID: "ref-agent", Framework: "reference-agent"},
 		SessionID:  "ctk-" + h.v.ID,
 		HTTPClient: httpClient,
 		Timeout:    gatewayCallTimeout,
+		Sink:       sdkRecords,
 	})
 	if err != nil {
 		return nil, err
@@ -148,8 +153,13 @@ func (h *gatewayHarness) Run(ctx context.Context) (*RunRecord, error) {
 	)
 	model := &gatewayModel{client: client, tools: openAITools(h.v.Scenario.Tools)}
 	loop := &agentLoop{v: h.v, session: session, model: model}
-	if err := loop.run(ctx); err != nil {
-		return nil, err
+	runErr := loop.run(ctx)
+	if err := sdkFailures(sdkRecords.take()); err != nil {
+		// The cause first: the loop's own error usually follows from it.
+		return nil, errors.Join(err, runErr)
+	}
+	if runErr != nil {
+		return nil, runErr
 	}
 	rr := &RunRecord{
 		Outcome:         loop.outcome,
@@ -166,8 +176,26 @@ func (h *gatewayHarness) Run(ctx context.Context) (*RunRecord, error) {
 	return rr, nil
 }
 
-// recordCollector is the emitter's record sink: every record the gateway
-// writes, for chat completions and for the emit API alike, in order.
+// sdkFailures reports the emissions the SDK failed closed on by itself
+// (gateway unreachable, malformed answer, unencodable context). Their
+// records carry sequence -1 and never reach the gateway's sink, and their
+// deny is the SDK's, not the policy's: the run did not test the gateway,
+// so it is a harness error rather than a verdict to assert.
+func sdkFailures(records []*enforcement.Record) error {
+	var errs []error
+	for _, r := range records {
+		if r.Sequence >= 0 {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("the SDK failed closed at %s without a gateway verdict: %s: %s",
+			r.InterceptionPoint, r.Verdict.Reason, r.Verdict.Message))
+	}
+	return errors.Join(errs...)
+}
+
+// recordCollector is a thread-safe record sink. As the emitter's sink it
+// holds every record the gateway writes, for chat completions and for the
+// emit API alike, in order.
 type recordCollector struct {
 	mu   sync.Mutex
 	recs []*enforcement.Record

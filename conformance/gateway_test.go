@@ -211,3 +211,24 @@ func TestModelCallError(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayUnreachableIsHarnessError: when the SDK fails closed by itself
+// (here, the gateway is gone), its deny is not the policy's, so the run is
+// a harness error instead of a "blocked" outcome that a vector could
+// mistake for a verdict.
+func TestGatewayUnreachableIsHarnessError(t *testing.T) {
+	vectors, err := EmbeddedVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewGatewayHarness().(*gatewayHarness)
+	if err := h.Setup(vectors[0].Clone()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Teardown()
+	h.gateway.Close()
+	rr, err := h.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the SDK failed closed at agent_startup") {
+		t.Fatalf("Run = %+v, %v; want the SDK's fail-closed reported as a harness error", rr, err)
+	}
+}

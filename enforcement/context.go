@@ -109,23 +109,35 @@ func CheckConditional(point Point, fields map[string]any) error {
 	for _, f := range shapes[point].fields {
 		v, ok := fields[f.field]
 		if !ok {
-			return fmt.Errorf("%s requires field %q", point, f.field)
+			return &FieldError{Field: f.field, Msg: fmt.Sprintf("%s requires field %q", point, f.field)}
 		}
 		if f.subfields == nil {
 			continue
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s is not an object", f.field)
+			return &FieldError{Field: f.field, Msg: fmt.Sprintf("%s is not an object", f.field)}
 		}
 		for _, sub := range f.subfields {
 			if _, ok := obj[sub]; !ok {
-				return fmt.Errorf("%s requires field %q", point, f.field+"."+sub)
+				name := f.field + "." + sub
+				return &FieldError{Field: name, Msg: fmt.Sprintf("%s requires field %q", point, name)}
 			}
 		}
 	}
 	return nil
 }
+
+// FieldError names the context member a check rejected.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Msg }
+
+// ValidFramework reports whether s is a valid agent.framework (§4.1).
+func ValidFramework(s string) bool { return frameworkPattern.MatchString(s) }
 
 // isNonNegativeInteger reports whether v is an integer-typed JSON number ≥ 0
 // (a float token such as 0.0 fails).

@@ -40,15 +40,18 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	reason := enforcement.ShutdownCompleted
-	defer func() { t.end(ctx, reason) }()
 	if err := s.chat(ctx, w, r, t, req, up); err != nil {
-		reason = enforcement.ShutdownError
+		reason := enforcement.ShutdownError
 		if ctx.Err() != nil {
 			reason = enforcement.ShutdownCancelled
 		}
+		t.end(ctx, reason)
 		writeError(w, err)
+		return
 	}
+	// chat ends the session before it releases the answer; this covers a
+	// client that went away mid-release.
+	t.end(ctx, enforcement.ShutdownCompleted)
 }
 
 // chat runs one model call through the emissions and answers the client.

@@ -100,6 +100,9 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 	if id == "" || framework == "" {
 		return "", nil, nil, bad("agent", "agent must be an object with non-empty string id and framework")
 	}
+	if !enforcement.ValidFramework(framework) {
+		return "", nil, nil, bad("agent.framework", "agent.framework must match ^[a-z0-9_-]+$")
+	}
 	name, _ := agent["name"].(string)
 	version, _ := agent["version"].(string)
 	session, _ := obj["session"].(map[string]any)
@@ -116,7 +119,12 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 		}
 	}
 	if err := enforcement.CheckConditional(point, fields); err != nil {
-		return "", nil, nil, bad(string(point), err.Error())
+		param := string(point)
+		var fe *enforcement.FieldError
+		if errors.As(err, &fe) {
+			param = fe.Field
+		}
+		return "", nil, nil, bad(param, err.Error())
 	}
 	if p.Tenant != "" {
 		fields["tenant"] = map[string]any{"id": p.Tenant}

@@ -95,7 +95,8 @@ func TestEmitRejectsMalformedBodies(t *testing.T) {
 		{`{"interception_point":"input","session":{"id":"x"},"input":{"content":"a","role":"user"}}`, "agent"},
 		{`{"interception_point":"input","agent":{"id":"a","framework":"f"},"session":{"id":"has space"},"input":{"content":"a","role":"user"}}`, "session.id"},
 		{`{"interception_point":"input",` + emitAgent + `,"sequence":3,"input":{"content":"a","role":"user"}}`, "sequence"},
-		{`{"interception_point":"pre_tool_call",` + emitAgent + `,"tool_call":{"id":"c","name":"t"}}`, "pre_tool_call"},
+		{`{"interception_point":"pre_tool_call",` + emitAgent + `,"tool_call":{"id":"c","name":"t"}}`, "tool_call.args"},
+		{`{"interception_point":"input","agent":{"id":"a","framework":"Bad Framework"},"session":{"id":"x"},"input":{"content":"a","role":"user"}}`, "agent.framework"},
 	} {
 		st, out := gw.emit(t, tc.body)
 		e, _ := out["error"].(map[string]any)

@@ -117,6 +117,7 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 			return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted response could not be written back")
 		}
 	}
+	pc.t.end(ctx, enforcement.ShutdownCompleted)
 	pc.headers(w)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
@@ -159,8 +160,8 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, resp *htt
 	if err != nil {
 		if committed {
 			// The 200 is out: one SSE error event, then close.
-			ae := asAPIError(err)
-			fmt.Fprintf(w, "data: %s\n\n", ae.body())
+			pc.t.end(ctx, enforcement.ShutdownError)
+			fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
 			return nil
 		}
 		return err
@@ -170,12 +171,14 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, resp *htt
 		if out, err = st.Synthesize(v.target, pc.req.IncludeUsage()); err != nil {
 			err = hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted stream could not be synthesized")
 			if committed {
+				pc.t.end(ctx, enforcement.ShutdownError)
 				fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
 				return nil
 			}
 			return err
 		}
 	}
+	pc.t.end(ctx, enforcement.ShutdownCompleted)
 	if !committed {
 		pc.headers(w)
 		setStreamHeaders(w)

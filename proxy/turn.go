@@ -23,6 +23,8 @@ type turn struct {
 	// worst is the most severe decision seen, for the response header.
 	worst enforcement.Decision
 	mode  enforcement.Mode
+	// ended is set once a per-request session emitted its agent_shutdown.
+	ended bool
 }
 
 func newID(prefix string) string {
@@ -157,12 +159,15 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	return t, nil
 }
 
-// end closes a per-request session with agent_shutdown. Managed sessions
-// end on the end endpoint or on idle expiry instead.
+// end closes a per-request session with agent_shutdown, once. It runs
+// before the answer is released, so a client that has its answer can rely
+// on the session's trail being complete. Managed sessions end on the end
+// endpoint or on idle expiry instead.
 func (t *turn) end(ctx context.Context, reason string) {
-	if t.managed {
+	if t.managed || t.ended {
 		return
 	}
+	t.ended = true
 	// The shutdown closes the trail even when the client went away.
 	if _, err := t.emit(context.WithoutCancel(ctx), enforcement.AgentShutdown, enforcement.ShutdownFields(reason)); err != nil {
 		var blocked *enforcement.BlockedError

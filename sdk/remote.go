@@ -212,18 +212,23 @@ func randomSessionID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// reservedMembers are the context members Common may not set.
-var reservedMembers = [...]string{"spec", "timestamp", "sequence", "target", "interception_point", "agent", "session"}
+// reservedMember reports whether Common may not set member k: the gateway
+// owns spec, timestamp, sequence and target; the SDK owns the rest.
+func reservedMember(k string) bool {
+	switch k {
+	case "spec", "timestamp", "sequence", "target", "interception_point", "agent", "session":
+		return true
+	}
+	return false
+}
 
 // commonTree converts Common to value trees once, rejecting reserved keys
 // and values without a JSON representation.
 func commonTree(common map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(common))
 	for k, v := range common {
-		for _, r := range reservedMembers {
-			if k == r {
-				return nil, fmt.Errorf("sdk: RemoteConfig.Common must not set %q", k)
-			}
+		if reservedMember(k) {
+			return nil, fmt.Errorf("sdk: RemoteConfig.Common must not set %q", k)
 		}
 		tv, err := jsonvalue.FromGo(v)
 		if err != nil {

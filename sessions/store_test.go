@@ -195,7 +195,9 @@ func TestEndExactlyOnce(t *testing.T) {
 }
 
 func TestClaimExpiredExactlyOnce(t *testing.T) {
-	const sessionsN, idle = 200, 50 * time.Millisecond
+	// idle leaves the sweep ample time to finish before "fresh" expires,
+	// even on a loaded CI machine.
+	const sessionsN, idle = 200, 2 * time.Second
 	forEachStore(t, func(t *testing.T, open func(sessions.Options) (a, b sessions.Store)) {
 		ctx := context.Background()
 		a, b := open(sessions.Options{IdleTimeout: idle})
@@ -206,7 +208,7 @@ func TestClaimExpiredExactlyOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(idle + 50*time.Millisecond)
+		time.Sleep(idle + 100*time.Millisecond)
 		if _, _, err := b.Begin(ctx, "fresh"); err != nil {
 			t.Fatal(err)
 		}

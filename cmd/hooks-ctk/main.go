@@ -38,6 +38,7 @@ const (
 func harnesses() map[string]conformance.HarnessFactory {
 	return map[string]conformance.HarnessFactory{
 		"sdk-local": conformance.NewSDKLocalHarness,
+		"gateway":   conformance.NewGatewayHarness,
 	}
 }
 

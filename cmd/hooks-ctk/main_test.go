@@ -162,3 +162,17 @@ func TestSDKLocalRegistered(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayRegistered runs the gateway harness by name: the real gateway
+// over HTTP passes every applicable vector, like the SDK-local harness.
+func TestGatewayRegistered(t *testing.T) {
+	code, out, errOut := runCmd(t, harnesses(), "--harness", "gateway")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	for _, want := range []string{"conformance report — gateway", "Total: **47 passed, 0 failed, 4 skipped** of 51."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
