@@ -90,29 +90,46 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
-	resp, err := up.ChatCompletion(ctx, upBody, r.Header)
+	post := postCall{s: s, t: t, req: req, requestID: requestID, modelID: req.Model(), vendor: up.Name(), gatewayTurn: gatewayTurn}
+	if req.Stream() {
+		// Keep-alive covers the whole wait, the upstream's time to first
+		// byte included.
+		ka := post.startKeepAlive(w)
+		return post.stream(ctx, w, ka, func() (*http.Response, error) {
+			return s.callUpstream(ctx, up, upBody, r.Header)
+		})
+	}
+	resp, err := s.callUpstream(ctx, up, upBody, r.Header)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return post.json(ctx, w, resp)
+}
+
+// callUpstream sends the verdicted request and maps transport failures and
+// non-2xx answers to their client-facing errors.
+func (s *Server) callUpstream(ctx context.Context, up providers.Upstream, body []byte, h http.Header) (*http.Response, error) {
+	resp, err := up.ChatCompletion(ctx, body, h)
 	if err != nil {
 		if ctx.Err() != nil {
-			return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
+			return nil, errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
 		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return errorf(http.StatusGatewayTimeout, typeUpstream, "upstream_timeout", "upstream %s did not answer in time", up.Name())
+			return nil, errorf(http.StatusGatewayTimeout, typeUpstream, "upstream_timeout", "upstream %s did not answer in time", up.Name())
 		case errors.Is(err, providers.ErrInvalidRequest):
-			return errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "upstream %s cannot serve this request: %v", up.Name(), err)
+			return nil, errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "upstream %s cannot serve this request: %v", up.Name(), err)
 		}
 		s.log.Warn("upstream request failed", "upstream", up.Name(), "error", err)
-		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unavailable", "upstream %s could not be reached", up.Name())
+		return nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_unavailable", "upstream %s could not be reached", up.Name())
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return upstreamStatusError(up.Name(), resp)
+		err := upstreamStatusError(up.Name(), resp)
+		resp.Body.Close()
+		return nil, err
 	}
-	post := postCall{s: s, t: t, req: req, requestID: requestID, modelID: req.Model(), gatewayTurn: gatewayTurn}
-	if req.Stream() {
-		return post.stream(ctx, w, resp)
-	}
-	return post.json(ctx, w, resp)
+	return resp, nil
 }
 
 // emitInputs emits input for each trailing user message (a new turn) and

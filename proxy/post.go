@@ -23,6 +23,7 @@ type postCall struct {
 	req         *chatwire.Request
 	requestID   string
 	modelID     string
+	vendor      string
 	gatewayTurn bool
 }
 
@@ -35,7 +36,7 @@ type verdicted struct {
 // evaluate emits post_model_call (and output) over a parsed response.
 func (pc *postCall) evaluate(ctx context.Context, resp *chatwire.Response) (*verdicted, error) {
 	fields := map[string]any{
-		"model":      map[string]any{"id": pc.modelID},
+		"model":      map[string]any{"id": pc.modelID, "vendor": pc.vendor},
 		"response":   resp.Project(),
 		"request_id": pc.requestID,
 	}
@@ -144,18 +145,8 @@ func isEventStream(resp *http.Response) bool {
 
 // stream handles a streamed response: the whole upstream stream is read and
 // assembled before anything reaches the client (§12.1, §12.1a).
-func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, resp *http.Response) error {
-	if !isEventStream(resp) {
-		return errorf(http.StatusBadGateway, typeUpstream, "upstream_not_streaming", "the upstream did not stream a response to a streaming request")
-	}
-	ka := pc.startKeepAlive(w)
-	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit)
-	var v *verdicted
-	if err == nil {
-		v, err = pc.evaluate(ctx, st.Response())
-	} else {
-		err = pc.streamFailure(ctx, err)
-	}
+func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepAlive, call func() (*http.Response, error)) error {
+	st, v, err := pc.readAndEvaluate(ctx, call)
 	committed := ka.stop()
 	if err != nil {
 		if committed {
@@ -193,6 +184,25 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, resp *htt
 		f.Flush()
 	}
 	return nil
+}
+
+// readAndEvaluate calls the upstream, buffers its whole stream and
+// evaluates the assembled response.
+func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Response, error)) (*chatwire.Stream, *verdicted, error) {
+	resp, err := call()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	if !isEventStream(resp) {
+		return nil, nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_not_streaming", "the upstream did not stream a response to a streaming request")
+	}
+	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit)
+	if err != nil {
+		return nil, nil, pc.streamFailure(ctx, err)
+	}
+	v, err := pc.evaluate(ctx, st.Response())
+	return st, v, err
 }
 
 // streamFailure maps a stream that could not be assembled. A stream over
