@@ -2,7 +2,9 @@ package enforcement
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
@@ -66,5 +68,48 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 	b, _ = nullProvider.MarshalJSON()
 	if err := out.UnmarshalJSON(b); err != nil || out.IdentityProvider != "" || out.InputIdentity != nil || out.DecidedBy != nil {
 		t.Fatalf("null members did not round-trip: %+v %v", out, err)
+	}
+}
+
+type countingObserver struct {
+	mu            sync.Mutex
+	emissions     []*Record
+	interceptions []InterceptorObservation
+}
+
+func (o *countingObserver) ObserveEmission(r *Record, _ time.Duration) {
+	o.mu.Lock()
+	o.emissions = append(o.emissions, r)
+	o.mu.Unlock()
+}
+
+func (o *countingObserver) ObserveInterceptor(io InterceptorObservation) {
+	o.mu.Lock()
+	o.interceptions = append(o.interceptions, io)
+	o.mu.Unlock()
+}
+
+func TestObserverSeesEveryEmissionAndCall(t *testing.T) {
+	obs := &countingObserver{}
+	em, err := NewEmitter(Options{
+		Interceptors: []Registration{
+			{Name: "ok", Interceptor: InterceptorFunc(func(context.Context, Context) (Verdict, error) { return Allow(), nil })},
+			{Name: "boom", Interceptor: InterceptorFunc(func(context.Context, Context) (Verdict, error) { panic("x") })},
+		},
+		Composition: Composition{Profile: SequentialRunAll},
+		Observer:    obs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Builder{Agent: Agent{ID: "a", Framework: "f"}, SessionID: "s", Sequence: &Counter{}}
+	c, _ := b.Build(context.Background(), Input, InputFields("hi", "user"))
+	em.EmitUnchecked(context.Background(), c)
+	em.RecordHostFailure(context.Background(), HostFailure{Point: Output, SessionID: "s", Sequence: 1})
+	if len(obs.emissions) != 2 || obs.emissions[0].Verdict.Reason != ReasonInterceptorFailed || obs.emissions[1].Verdict.Reason != ReasonContextInvalid {
+		t.Fatalf("emissions observed: %+v", obs.emissions)
+	}
+	if len(obs.interceptions) != 2 || obs.interceptions[1].Name != "boom" || obs.interceptions[1].Reason != ReasonInterceptorFailed || obs.interceptions[0].Decision != DecisionAllow {
+		t.Fatalf("interceptor calls observed: %+v", obs.interceptions)
 	}
 }

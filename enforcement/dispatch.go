@@ -413,6 +413,19 @@ func (em *emission) invoke(i int, snapshot Context) Verdict {
 		return hostDeny(ReasonInterceptorFailed, "emission canceled: "+errName(err))
 	}
 	reg := em.e.regs[i]
+	start := time.Now()
+	v := em.call(i, reg, snapshot)
+	if obs := em.e.observer; obs != nil {
+		obs.ObserveInterceptor(InterceptorObservation{
+			Index: i, Name: reg.Name, Point: em.point, Mode: em.mode,
+			Decision: v.Decision, Reason: v.Reason, Duration: time.Since(start),
+		})
+	}
+	return v
+}
+
+// call runs one interceptor and the §5 gate.
+func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
 	cp := snapshot.Clone()
 	v, err := callBounded(em.ctx, em.e.timeout, func(ctx context.Context) (Verdict, error) {
 		return reg.Interceptor.Intercept(ctx, Context(cp))

@@ -86,6 +86,33 @@ type Options struct {
 	// oldest beyond it; 0 keeps none.
 	RecordBuffer     int
 	TargetValidators map[Point]TargetValidator
+	// Observer, when set, receives telemetry about every emission and
+	// interceptor call (metrics). It must be fast and must not block.
+	Observer Observer
+}
+
+// Observer receives emission telemetry. The engine calls it synchronously,
+// after the fact; it never alters control flow, and its panics are the
+// caller's bug, not recovered (an observer is host code, like a sink).
+type Observer interface {
+	// ObserveEmission is called once per record the emitter produces
+	// (emissions, refusals and host failures), with the time the emission
+	// took (zero for host failures).
+	ObserveEmission(r *Record, d time.Duration)
+	// ObserveInterceptor is called once per interceptor invocation with
+	// its post-gate verdict: a failure shows as its host_error:* reason.
+	ObserveInterceptor(o InterceptorObservation)
+}
+
+// InterceptorObservation describes one interceptor invocation.
+type InterceptorObservation struct {
+	Index    int
+	Name     string
+	Point    Point
+	Mode     Mode
+	Decision Decision
+	Reason   string
+	Duration time.Duration
 }
 
 // Emitter runs emissions: envelope and bounds checks, identity, dispatch per
@@ -104,6 +131,7 @@ type Emitter struct {
 	limits      jsonvalue.Limits
 	sink        RecordSink
 	validators  map[Point]TargetValidator
+	observer    Observer
 
 	mu      sync.Mutex
 	ring    recordRing
@@ -154,6 +182,7 @@ func NewEmitter(opts Options) (*Emitter, error) {
 		redactor:    opts.Redactor,
 		timeout:     opts.Timeout,
 		sink:        opts.Sink,
+		observer:    opts.Observer,
 	}
 	if opts.RecordBuffer > 0 {
 		e.ring.buf = make([]*Record, opts.RecordBuffer)
@@ -295,8 +324,10 @@ func (e *Emitter) Emit(ctx context.Context, c Context, opts ...EmitOption) (*Out
 func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOption) (*Outcome, error) {
 	em := e.newEmission(ctx, c, opts)
 	point, mode := em.point, em.mode
+	start := time.Now()
 	em.run()
 	rec := em.record()
+	e.observe(rec, time.Since(start))
 	e.deliver(ctx, rec)
 	out := &Outcome{
 		Verdict: em.combined,
@@ -321,10 +352,12 @@ func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOpti
 // runs and no approval is consulted.
 func (e *Emitter) Refuse(ctx context.Context, c Context, reason, message string, opts ...EmitOption) *Outcome {
 	em := e.newEmission(ctx, c, opts)
+	start := time.Now()
 	if em.admit() {
 		em.combined = hostDeny(reason, message)
 	}
 	rec := em.record()
+	e.observe(rec, time.Since(start))
 	e.deliver(ctx, rec)
 	return &Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: em.mode, Proceed: em.mode == EvaluateOnly}
 }
@@ -380,8 +413,15 @@ func (e *Emitter) RecordHostFailure(ctx context.Context, f HostFailure) *Record 
 		ts := f.Timestamp
 		rec.Timestamp = &ts
 	}
+	e.observe(rec, 0)
 	e.deliver(ctx, rec)
 	return rec
+}
+
+func (e *Emitter) observe(rec *Record, d time.Duration) {
+	if e.observer != nil {
+		e.observer.ObserveEmission(rec, d)
+	}
 }
 
 // deliver sends a record to the sink (failures counted, never propagated)
