@@ -98,27 +98,40 @@ func marshalSize(tb testing.TB, c Context) int {
 
 // BenchmarkEmit measures one enforce-mode emission (envelope and bounds
 // checks, jcs-sha256 identity, a private copy per interceptor, the record)
-// with allow interceptors under the default first_deny profile.
+// with allow interceptors under the default first_deny profile. Plain
+// interceptors run under the timeout (a goroutine and a timer per call);
+// "nonblocking" ones, like the built-in allow, deny and regex types, run on
+// the emission's goroutine.
 func BenchmarkEmit(b *testing.B) {
+	nonBlockingAllow := Registration{Interceptor: NonBlockingFunc(func(context.Context, Context) (Verdict, error) { return Allow(), nil })}
 	for _, sz := range benchSizes {
 		c := benchContext(b, sz.size)
 		n := marshalSize(b, c)
 		for _, k := range []int{1, 5} {
-			regs := make([]Registration, k)
-			for i := range regs {
-				regs[i] = allowReg()
-			}
-			e := newTestEmitter(b, Options{Interceptors: regs})
-			b.Run(fmt.Sprintf("%s/%dinterceptors", sz.name, k), func(b *testing.B) {
-				b.ReportAllocs()
-				b.SetBytes(int64(n))
-				ctx := context.Background()
-				for b.Loop() {
-					if _, err := e.Emit(ctx, c); err != nil {
-						b.Fatal(err)
+			for _, nb := range []bool{false, true} {
+				regs := make([]Registration, k)
+				for i := range regs {
+					regs[i] = allowReg()
+					if nb {
+						regs[i] = nonBlockingAllow
 					}
 				}
-			})
+				name := fmt.Sprintf("%s/%dinterceptors", sz.name, k)
+				if nb {
+					name += "/nonblocking"
+				}
+				e := newTestEmitter(b, Options{Interceptors: regs})
+				b.Run(name, func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetBytes(int64(n))
+					ctx := context.Background()
+					for b.Loop() {
+						if _, err := e.Emit(ctx, c); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -427,9 +427,14 @@ func (em *emission) invoke(i int, snapshot Context) Verdict {
 // call runs one interceptor and the §5 gate.
 func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
 	cp := snapshot.Clone()
-	v, err := callBounded(em.ctx, em.e.timeout, func(ctx context.Context) (Verdict, error) {
-		return reg.Interceptor.Intercept(ctx, Context(cp))
-	})
+	fn := func(ctx context.Context) (Verdict, error) { return reg.Interceptor.Intercept(ctx, cp) }
+	var v Verdict
+	var err error
+	if _, ok := reg.Interceptor.(NonBlocking); ok {
+		v, err = recovered(em.ctx, fn)
+	} else {
+		v, err = callBounded(em.ctx, em.e.timeout, fn)
+	}
 	if err != nil {
 		if em.ctx.Err() != nil {
 			em.interrupted.Store(true)

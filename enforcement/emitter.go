@@ -29,6 +29,28 @@ func (f InterceptorFunc) Intercept(ctx context.Context, c Context) (Verdict, err
 	return f(ctx, c)
 }
 
+// NonBlocking is implemented by interceptors that never wait on anything:
+// no I/O, no locks held across calls, CPU work bounded by the size of the
+// context (allow, deny, a regular-expression scan). The emitter calls them
+// on the emission's own goroutine, without the timeout's goroutine and
+// timer, because nothing can hold them past a bound; panics are still
+// recovered. An interceptor that calls out (HTTP, a database) must not
+// claim it: the timeout is what bounds those.
+type NonBlocking interface {
+	Interceptor
+	NonBlocking()
+}
+
+// NonBlockingFunc adapts a function that never blocks to a NonBlocking
+// interceptor.
+type NonBlockingFunc func(ctx context.Context, c Context) (Verdict, error)
+
+// Intercept calls f.
+func (f NonBlockingFunc) Intercept(ctx context.Context, c Context) (Verdict, error) { return f(ctx, c) }
+
+// NonBlocking marks f as never blocking.
+func (NonBlockingFunc) NonBlocking() {}
+
 // Registration is an interceptor with its optional, payload-free name (it
 // appears as verdicts[].name on records).
 type Registration struct {

@@ -18,7 +18,7 @@ func newAllow(spec config.Interceptor) (enforcement.Interceptor, error) {
 	if err := spec.DecodeOptions(&allowOptions{}); err != nil {
 		return nil, err
 	}
-	return enforcement.InterceptorFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
+	return enforcement.NonBlockingFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
 		return enforcement.Allow(), nil
 	}), nil
 }

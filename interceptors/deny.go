@@ -29,7 +29,7 @@ func newDeny(spec config.Interceptor) (enforcement.Interceptor, error) {
 		opts.Message = "denied by policy " + spec.Name
 	}
 	verdict := enforcement.Deny(opts.Reason, opts.Message)
-	return enforcement.InterceptorFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
+	return enforcement.NonBlockingFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
 		return verdict, nil
 	}), nil
 }

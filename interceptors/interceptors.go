@@ -66,7 +66,11 @@ func Build(spec config.Interceptor) (enforcement.Registration, error) {
 		return enforcement.Registration{}, problemsError(ps...)
 	}
 	if len(points) > 0 {
-		ic = onlyAt{points: points, next: ic}
+		if _, ok := ic.(enforcement.NonBlocking); ok {
+			ic = nonBlockingOnlyAt{onlyAt{points: points, next: ic}}
+		} else {
+			ic = onlyAt{points: points, next: ic}
+		}
 	}
 	return enforcement.Registration{Name: spec.Name, Interceptor: ic}, nil
 }
@@ -108,6 +112,13 @@ func (o onlyAt) Intercept(ctx context.Context, c enforcement.Context) (enforceme
 	}
 	return o.next.Intercept(ctx, c)
 }
+
+// nonBlockingOnlyAt keeps a non-blocking interceptor's mark through the
+// point filter.
+type nonBlockingOnlyAt struct{ onlyAt }
+
+// NonBlocking implements enforcement.NonBlocking.
+func (nonBlockingOnlyAt) NonBlocking() {}
 
 // problemsError orders problems by line, as config does, so a policy's
 // problems read top to bottom whichever check found them.

@@ -110,6 +110,10 @@ func newRegex(spec config.Interceptor) (enforcement.Interceptor, error) {
 	return r, nil
 }
 
+// NonBlocking marks the scan as pure CPU work bounded by the context size,
+// so the emitter runs it without a timeout goroutine.
+func (r *regexInterceptor) NonBlocking() {}
+
 // Intercept implements enforcement.Interceptor.
 func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	// With no points configured, redact runs everywhere a transform is
