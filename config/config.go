@@ -7,7 +7,8 @@
 // to start and list them together.
 //
 // Secrets never live in the file: keys are named by environment variable
-// (api_key_env, key_env, admin_token_env, identity_key_env) and read at load.
+// (api_key_env, key_env, admin_token_env, identity_key_env, and the record
+// sinks' token_env and redis_url_env) and read at load.
 // HOOKS_GATEWAY_LISTEN and HOOKS_GATEWAY_REDIS_URL override
 // listeners.http and sessions.redis_url for containers.
 package config
@@ -44,8 +45,29 @@ const (
 
 // Record sink types.
 const (
-	SinkStdout = "stdout"
-	SinkJSONL  = "jsonl"
+	SinkStdout      = "stdout"
+	SinkJSONL       = "jsonl"
+	SinkRedisStream = "redis-stream"
+	SinkHTTP        = "http"
+)
+
+// Defaults of the record sinks' keys, by sink type.
+const (
+	// DefaultSinkMaxFiles is a rotating jsonl sink's max_files.
+	DefaultSinkMaxFiles = 10
+	// DefaultSinkStream, DefaultSinkMaxLen and DefaultSinkRedisTimeout are
+	// a redis-stream sink's stream, max_len and timeout.
+	DefaultSinkStream       = "hooks-gateway:records"
+	DefaultSinkMaxLen       = 1_000_000
+	DefaultSinkRedisTimeout = time.Second
+	// The rest are an http sink's max_batch, flush_interval, queue,
+	// max_attempts, timeout and close_timeout.
+	DefaultSinkMaxBatch      = 100
+	DefaultSinkFlushInterval = time.Second
+	DefaultSinkQueue         = 10_000
+	DefaultSinkMaxAttempts   = 3
+	DefaultSinkHTTPTimeout   = 5 * time.Second
+	DefaultSinkCloseTimeout  = 5 * time.Second
 )
 
 // Identity provider names besides enforcement.IdentityJCSSHA256; keyed
@@ -204,12 +226,50 @@ type Records struct {
 	Sinks []Sink
 }
 
-// Sink is one record sink.
+// Sink is one record sink. Each type reads its own keys (Validate rejects
+// the others); decoding fills the defaults of the keys its type reads.
 type Sink struct {
-	// Type is SinkStdout or SinkJSONL.
+	// Type is SinkStdout, SinkJSONL, SinkRedisStream or SinkHTTP.
 	Type string
-	// Path is the file a jsonl sink appends to.
-	Path string
+
+	// Path is the file a jsonl sink appends to. MaxBytes rotates it before
+	// a record would take it past that size (0: never); MaxFiles is how
+	// many rotated files (Path.1 … Path.N) are kept.
+	Path     string
+	MaxBytes int64
+	MaxFiles int
+
+	// RedisURL is a redis-stream sink's server, resolved at load: the
+	// sink's redis_url, else the value of the variable RedisURLEnv names,
+	// else the session store's URL (sessions.redis_url, or
+	// $HOOKS_GATEWAY_REDIS_URL). Never print it: it may hold a password.
+	RedisURL    string
+	RedisURLEnv string
+	// Stream is the stream key; MaxLen caps it with MAXLEN ~ MaxLen.
+	Stream string
+	MaxLen int64
+
+	// URL receives an http sink's batches. TokenEnv names the variable
+	// holding its bearer token; Token is its value, read at load. Never
+	// print Token, nor URL beyond its host.
+	URL      string
+	TokenEnv string
+	Token    string
+	// MaxBatch records per POST, or whatever FlushInterval after the
+	// first of them has gathered; Queue bounds the records waiting (the
+	// overflow is dropped, never waited for); MaxAttempts bounds the
+	// attempts per batch; CloseTimeout bounds the drain at shutdown.
+	MaxBatch      int
+	FlushInterval time.Duration
+	Queue         int
+	MaxAttempts   int
+	CloseTimeout  time.Duration
+
+	// Timeout bounds one XADD (redis-stream) or one POST attempt (http).
+	Timeout time.Duration
+
+	// sharedURL marks a RedisURL taken from the session store.
+	sharedURL bool
 }
 
 // Streaming configures SSE handling.
@@ -373,10 +433,34 @@ func (c *Config) resolveEnv(lookup func(string) (string, bool)) {
 		c.Auth.APIKeys[i].Key = get(c.Auth.APIKeys[i].KeyEnv)
 	}
 	c.Auth.AdminToken = get(c.Auth.AdminTokenEnv)
+	for i := range c.Records.Sinks {
+		c.resolveSinkEnv(i, get)
+	}
 	if k := get(c.Enforcement.IdentityKeyEnv); k != "" {
 		c.Enforcement.IdentityKey = []byte(k)
 	} else {
 		c.Enforcement.IdentityKey = nil
+	}
+}
+
+// resolveSinkEnv reads the secrets record sink i names and resolves a
+// redis-stream sink's URL (see Sink.RedisURL).
+func (c *Config) resolveSinkEnv(i int, get func(string) string) {
+	s := &c.Records.Sinks[i]
+	switch s.Type {
+	case SinkHTTP:
+		s.Token = get(s.TokenEnv)
+	case SinkRedisStream:
+		switch {
+		case s.RedisURL != "":
+			// From the file; naming a variable too is a problem Validate
+			// reports.
+		case s.RedisURLEnv != "":
+			s.RedisURL = get(s.RedisURLEnv)
+			c.setFromEnv(index("records.sinks", i)+".redis_url", s.RedisURLEnv)
+		default:
+			s.RedisURL, s.sharedURL = c.Sessions.RedisURL, true
+		}
 	}
 }
 

@@ -349,8 +349,8 @@ func TestProblems(t *testing.T) {
 			"gateway.yaml:8: records.sinks[1].path: is only used by jsonl sinks",
 			"gateway.yaml:9: records.sinks[2].type: duplicate stdout sink (also records.sinks[1])",
 			`gateway.yaml:13: records.sinks[4].path: duplicate jsonl path "a.jsonl" (also records.sinks[3])`,
-			`gateway.yaml:14: records.sinks[5].type: must be one of stdout, jsonl (got "kafka")`,
-			"gateway.yaml:15: records.sinks[6].type: is required (one of stdout, jsonl)",
+			`gateway.yaml:14: records.sinks[5].type: must be one of stdout, jsonl, redis-stream, http (got "kafka")`,
+			"gateway.yaml:15: records.sinks[6].type: is required (one of stdout, jsonl, redis-stream, http)",
 		}},
 		{"streaming", mockUpstream + "streaming:\n  buffer_limit: 0\n  keep_alive: -5s\n", []string{
 			"gateway.yaml:5: streaming.buffer_limit: must be positive (got 0)",

@@ -115,12 +115,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"sinks": func(f string, v *yaml.Node) {
 					c.Records.Sinks = []Sink{}
 					d.sequence(v, f, func(f string, i int, v *yaml.Node) {
-						var s Sink
-						d.mapping(v, f, map[string]handler{
-							"type": func(f string, v *yaml.Node) { s.Type = d.str(v, f) },
-							"path": func(f string, v *yaml.Node) { s.Path = d.str(v, f) },
-						})
-						c.Records.Sinks = append(c.Records.Sinks, s)
+						c.Records.Sinks = append(c.Records.Sinks, d.sink(v, f))
 					})
 				},
 			})
@@ -170,6 +165,58 @@ func (d *decoder) upstream(n *yaml.Node, field string) Upstream {
 		u.Models = []string{"*"}
 	}
 	return u
+}
+
+// sink decodes one record sink. Keys of every type are read whatever the
+// type (Validate rejects those the type does not use); the defaults of the
+// keys the type uses are filled in where the file leaves them out.
+func (d *decoder) sink(n *yaml.Node, field string) Sink {
+	var s Sink
+	d.mapping(n, field, map[string]handler{
+		"type":           func(f string, v *yaml.Node) { s.Type = d.str(v, f) },
+		"path":           func(f string, v *yaml.Node) { s.Path = d.str(v, f) },
+		"max_bytes":      func(f string, v *yaml.Node) { s.MaxBytes = d.size(v, f, 0) },
+		"max_files":      func(f string, v *yaml.Node) { s.MaxFiles = int(d.int(v, f, 0)) },
+		"redis_url":      func(f string, v *yaml.Node) { s.RedisURL = d.str(v, f) },
+		"redis_url_env":  func(f string, v *yaml.Node) { s.RedisURLEnv = d.str(v, f) },
+		"stream":         func(f string, v *yaml.Node) { s.Stream = d.str(v, f) },
+		"max_len":        func(f string, v *yaml.Node) { s.MaxLen = d.int(v, f, 0) },
+		"url":            func(f string, v *yaml.Node) { s.URL = d.str(v, f) },
+		"token_env":      func(f string, v *yaml.Node) { s.TokenEnv = d.str(v, f) },
+		"max_batch":      func(f string, v *yaml.Node) { s.MaxBatch = int(d.int(v, f, 0)) },
+		"flush_interval": func(f string, v *yaml.Node) { s.FlushInterval = d.duration(v, f, 0) },
+		"queue":          func(f string, v *yaml.Node) { s.Queue = int(d.int(v, f, 0)) },
+		"max_attempts":   func(f string, v *yaml.Node) { s.MaxAttempts = int(d.int(v, f, 0)) },
+		"timeout":        func(f string, v *yaml.Node) { s.Timeout = d.duration(v, f, 0) },
+		"close_timeout":  func(f string, v *yaml.Node) { s.CloseTimeout = d.duration(v, f, 0) },
+	})
+	absent := func(key string) bool {
+		_, ok := d.lines[join(field, key)]
+		return !ok
+	}
+	def := func(key string, set func()) {
+		if absent(key) {
+			set()
+		}
+	}
+	switch s.Type {
+	case SinkJSONL:
+		if s.MaxBytes > 0 {
+			def("max_files", func() { s.MaxFiles = DefaultSinkMaxFiles })
+		}
+	case SinkRedisStream:
+		def("stream", func() { s.Stream = DefaultSinkStream })
+		def("max_len", func() { s.MaxLen = DefaultSinkMaxLen })
+		def("timeout", func() { s.Timeout = DefaultSinkRedisTimeout })
+	case SinkHTTP:
+		def("max_batch", func() { s.MaxBatch = DefaultSinkMaxBatch })
+		def("flush_interval", func() { s.FlushInterval = DefaultSinkFlushInterval })
+		def("queue", func() { s.Queue = DefaultSinkQueue })
+		def("max_attempts", func() { s.MaxAttempts = DefaultSinkMaxAttempts })
+		def("timeout", func() { s.Timeout = DefaultSinkHTTPTimeout })
+		def("close_timeout", func() { s.CloseTimeout = DefaultSinkCloseTimeout })
+	}
+	return s
 }
 
 func (d *decoder) enforcement(n *yaml.Node, field string, e *Enforcement) {

@@ -50,13 +50,33 @@ func (c *Config) Summary() string {
 	}
 	sinks := make([]string, len(c.Records.Sinks))
 	for i, s := range c.Records.Sinks {
-		sinks[i] = s.Type
-		if s.Path != "" {
-			sinks[i] += " " + s.Path
-		}
+		sinks[i] = s.summary()
 	}
 	fmt.Fprintf(&b, "; records %s", orNone(sinks))
 	return b.String()
+}
+
+// summary describes a sink for the startup log: its type, file, stream
+// and host, never a URL's credentials, path or query.
+func (s Sink) summary() string {
+	out := s.Type
+	switch s.Type {
+	case SinkJSONL:
+		out += " " + s.Path
+		if s.MaxBytes > 0 {
+			out += fmt.Sprintf(" (rotated at %d bytes, %d kept)", s.MaxBytes, s.MaxFiles)
+		}
+	case SinkRedisStream:
+		if h := hostOf(s.RedisURL); h != "" {
+			out += " " + h
+		}
+		out += " " + s.Stream
+	case SinkHTTP:
+		if h := hostOf(s.URL); h != "" {
+			out += " " + h
+		}
+	}
+	return out
 }
 
 // hostOf returns a URL's host alone, so neither credentials nor paths with

@@ -6,8 +6,10 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
@@ -379,32 +381,177 @@ func hasPassword(u *url.Userinfo) bool {
 	return set
 }
 
+// Bounds of the record sinks' keys. The http sink allocates its queue and
+// batch up front, so they are bounded too.
+const (
+	minSinkMaxBytes    = 1 << 10
+	maxSinkMaxFiles    = 1000
+	maxSinkMaxBatch    = 10_000
+	maxSinkQueue       = 1_000_000
+	maxSinkMaxAttempts = 10
+)
+
 func (v *validator) records() {
 	stdout := -1
 	paths := make(map[string]int)
+	streams := make(map[string]int)
+	urls := make(map[string]int)
 	for i, s := range v.c.Records.Sinks {
 		f := index("records.sinks", i)
 		switch s.Type {
 		case SinkStdout:
-			if s.Path != "" {
-				v.problem(f+".path", "is only used by jsonl sinks")
-			}
 			if stdout >= 0 {
 				v.problem(f+".type", "duplicate stdout sink (also records.sinks[%d])", stdout)
 			}
 			stdout = i
 		case SinkJSONL:
-			if s.Path == "" {
-				v.problem(f+".path", "is required by a jsonl sink")
-			} else if j, dup := paths[s.Path]; dup {
-				v.problem(f+".path", "duplicate jsonl path %q (also records.sinks[%d])", s.Path, j)
-			} else {
-				paths[s.Path] = i
-			}
+			v.jsonlSink(f, i, s, paths)
+		case SinkRedisStream:
+			v.redisSink(f, i, s, streams)
+		case SinkHTTP:
+			v.httpSink(f, i, s, urls)
 		case "":
-			v.problem(f+".type", "is required (one of stdout, jsonl)")
+			v.problem(f+".type", "is required (one of stdout, jsonl, redis-stream, http)")
+			continue
 		default:
-			v.problem(f+".type", "must be one of stdout, jsonl (got %q)", s.Type)
+			v.problem(f+".type", "must be one of stdout, jsonl, redis-stream, http (got %q)", s.Type)
+			continue
+		}
+		v.foreignSinkKeys(f, s)
+	}
+}
+
+// foreignSinkKeys reports the keys s sets that its type does not use.
+func (v *validator) foreignSinkKeys(f string, s Sink) {
+	jsonl, rs, hs := []string{SinkJSONL}, []string{SinkRedisStream}, []string{SinkHTTP}
+	for _, k := range []struct {
+		key   string
+		users []string
+		set   bool // a non-zero value (a hand-built Config has no lines)
+	}{
+		{"path", jsonl, s.Path != ""},
+		{"max_bytes", jsonl, s.MaxBytes != 0},
+		{"max_files", jsonl, s.MaxFiles != 0},
+		{"redis_url", rs, s.RedisURL != ""},
+		{"redis_url_env", rs, s.RedisURLEnv != ""},
+		{"stream", rs, s.Stream != ""},
+		{"max_len", rs, s.MaxLen != 0},
+		{"url", hs, s.URL != ""},
+		{"token_env", hs, s.TokenEnv != ""},
+		{"max_batch", hs, s.MaxBatch != 0},
+		{"flush_interval", hs, s.FlushInterval != 0},
+		{"queue", hs, s.Queue != 0},
+		{"max_attempts", hs, s.MaxAttempts != 0},
+		{"close_timeout", hs, s.CloseTimeout != 0},
+		{"timeout", []string{SinkRedisStream, SinkHTTP}, s.Timeout != 0},
+	} {
+		if slices.Contains(k.users, s.Type) {
+			continue
+		}
+		if _, inFile := v.c.lines[f+"."+k.key]; inFile || k.set {
+			v.problem(f+"."+k.key, "is only used by %s sinks", strings.Join(k.users, " and "))
+		}
+	}
+}
+
+func (v *validator) jsonlSink(f string, i int, s Sink, paths map[string]int) {
+	switch j, dup := paths[s.Path]; {
+	case s.Path == "":
+		v.problem(f+".path", "is required by a jsonl sink")
+	case dup:
+		v.problem(f+".path", "duplicate jsonl path %q (also records.sinks[%d])", s.Path, j)
+	default:
+		paths[s.Path] = i
+	}
+	switch _, inFile := v.c.lines[f+".max_files"]; {
+	case s.MaxBytes < 0 || (s.MaxBytes > 0 && s.MaxBytes < minSinkMaxBytes):
+		v.problem(f+".max_bytes", "must be 0 (no rotation) or at least 1KiB (got %d)", s.MaxBytes)
+	case s.MaxBytes == 0 && (inFile || s.MaxFiles != 0):
+		v.problem(f+".max_files", "is only used with max_bytes (rotation)")
+	case s.MaxBytes > 0 && (s.MaxFiles < 1 || s.MaxFiles > maxSinkMaxFiles):
+		v.problem(f+".max_files", "must be between 1 and %d (got %d)", maxSinkMaxFiles, s.MaxFiles)
+	}
+}
+
+func (v *validator) redisSink(f string, i int, s Sink, streams map[string]int) {
+	uf, ef := f+".redis_url", f+".redis_url_env"
+	_, fromEnv := v.c.envFrom[uf]
+	switch {
+	case s.RedisURLEnv != "" && s.RedisURL != "" && !fromEnv && !s.sharedURL:
+		v.problem(ef, "cannot be combined with redis_url (name the variable holding the whole URL, or write a URL without a password)")
+	case s.RedisURLEnv != "":
+		v.secret(ef, s.RedisURLEnv, s.RedisURL, false)
+		if s.RedisURL != "" {
+			v.redisURL(uf, s.RedisURL, true)
+		}
+	case s.RedisURL == "":
+		v.problem(uf, "is required by a redis-stream sink (or name a variable in redis_url_env, or share the session store's: sessions.redis_url or $%s)", EnvRedisURL)
+	case !s.sharedURL: // the session store's URL is checked there
+		v.redisURL(uf, s.RedisURL, fromEnv)
+	}
+	if s.Stream == "" {
+		v.problem(f+".stream", "must not be empty")
+	} else if s.RedisURL != "" {
+		key := s.RedisURL + "\x00" + s.Stream
+		if j, dup := streams[key]; dup {
+			v.problem(f+".stream", "duplicate stream %q on the same Redis (also records.sinks[%d])", s.Stream, j)
+		} else {
+			streams[key] = i
+		}
+	}
+	if s.MaxLen <= 0 {
+		v.problem(f+".max_len", "must be positive (got %d)", s.MaxLen)
+	}
+	if s.Timeout <= 0 {
+		v.problem(f+".timeout", "must be positive (got %s)", s.Timeout)
+	}
+}
+
+// redisURL checks a sink's Redis URL without quoting it (it may hold a
+// password, which only the environment may supply).
+func (v *validator) redisURL(field, raw string, fromEnv bool) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "":
+		v.problem(field, "must be a redis:// or rediss:// URL with a host")
+	case !fromEnv && u.User != nil && hasPassword(u.User):
+		v.problem(field, "must not carry a password in the file; name a variable holding the whole URL in redis_url_env")
+	}
+}
+
+func (v *validator) httpSink(f string, i int, s Sink, urls map[string]int) {
+	// The URL is never quoted back: its query may hold a credential.
+	uf := f + ".url"
+	if s.URL == "" {
+		v.problem(uf, "is required by an http sink")
+	} else if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.problem(uf, "must be an absolute http:// or https:// URL")
+	} else if u.User != nil {
+		v.problem(uf, "must not carry credentials; name the bearer token's environment variable in token_env")
+	} else if u.Fragment != "" {
+		v.problem(uf, "must not have a fragment")
+	} else if j, dup := urls[s.URL]; dup {
+		v.problem(uf, "duplicate http sink URL (also records.sinks[%d])", j)
+	} else {
+		urls[s.URL] = i
+	}
+	if s.TokenEnv != "" {
+		v.secret(f+".token_env", s.TokenEnv, s.Token, false)
+	}
+	for _, k := range []struct {
+		key    string
+		n, max int
+	}{{"max_batch", s.MaxBatch, maxSinkMaxBatch}, {"queue", s.Queue, maxSinkQueue}, {"max_attempts", s.MaxAttempts, maxSinkMaxAttempts}} {
+		if k.n < 1 || k.n > k.max {
+			v.problem(f+"."+k.key, "must be between 1 and %d (got %d)", k.max, k.n)
+		}
+	}
+	for _, k := range []struct {
+		key string
+		d   time.Duration
+	}{{"flush_interval", s.FlushInterval}, {"timeout", s.Timeout}, {"close_timeout", s.CloseTimeout}} {
+		if k.d <= 0 {
+			v.problem(f+"."+k.key, "must be positive (got %s)", k.d)
 		}
 	}
 }
@@ -475,13 +622,24 @@ func (c *Config) Warnings() []string {
 			warn("enforcement.composition."+k.knob, "has no effect under profile %s", comp.Profile)
 		}
 	}
-	if c.Sessions.Store == StoreMemory && c.Sessions.RedisURL != "" && c.envFrom["sessions.redis_url"] != "" {
+	if c.Sessions.Store == StoreMemory && c.Sessions.RedisURL != "" && c.envFrom["sessions.redis_url"] != "" && !c.sharesRedisURL() {
 		warn("sessions.redis_url", "is ignored: sessions.store is memory")
 	}
 	if len(c.Records.Sinks) == 0 {
 		warn("records.sinks", "is empty: interception records are discarded")
 	}
 	return out
+}
+
+// sharesRedisURL reports whether a redis-stream sink uses the session
+// store's Redis URL.
+func (c *Config) sharesRedisURL() bool {
+	for _, s := range c.Records.Sinks {
+		if s.Type == SinkRedisStream && s.sharedURL {
+			return true
+		}
+	}
+	return false
 }
 
 // enforcesSomewhere reports whether any point runs in enforce mode.

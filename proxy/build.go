@@ -13,6 +13,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/interceptors"
 	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
+	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/records"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
@@ -39,12 +40,14 @@ func (a *Assembly) Close() error {
 // stdout record sinks.
 func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*Assembly, error) {
 	a := &Assembly{}
-	sink, err := buildSinks(cfg.Records, stdout, a)
+	sink, err := buildSinks(cfg.Records, stdout, logger, a)
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	pol, err := BuildPolicy(cfg, sink)
+	m := metrics.New(metrics.Options{})
+	sink = instrumentSinks(m, cfg.Records.Sinks, sink)
+	pol, err := BuildPolicy(cfg, sink, WithObserver(m))
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -65,12 +68,14 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		KeepAlive:         cfg.Streaming.KeepAlive,
 		SweepInterval:     cfg.Sessions.SweepInterval,
 		Logger:            logger,
+		Metrics:           m,
 	})
 	return a, nil
 }
 
 // BuildPolicy builds the request-facing policy: router, emitter, principals.
-func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink) (*Policy, error) {
+// popts adjust the emitter (WithObserver).
+func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...PolicyOption) (*Policy, error) {
 	router, err := buildRouter(cfg.Upstreams)
 	if err != nil {
 		return nil, err
@@ -88,6 +93,9 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink) (*Policy, erro
 		return nil, err
 	}
 	opts.Interceptors = regs
+	for _, o := range popts {
+		o(&opts)
+	}
 	em, err := enforcement.NewEmitter(opts)
 	if err != nil {
 		return nil, fmt.Errorf("enforcement: %w", err)
@@ -142,27 +150,60 @@ func buildRouter(ups []config.Upstream) (*providers.Router, error) {
 	return providers.NewRouter(routes)
 }
 
-func buildSinks(rc config.Records, stdout io.Writer, a *Assembly) (enforcement.RecordSink, error) {
+// buildSinks builds the configured record sinks, registering the closers
+// of those that own resources on a. It returns the single sink, or a
+// records.Fanout in configuration order (instrumentSinks relies on both).
+func buildSinks(rc config.Records, stdout io.Writer, logger *slog.Logger, a *Assembly) (enforcement.RecordSink, error) {
 	var fan records.Fanout
-	for _, s := range rc.Sinks {
+	for i, s := range rc.Sinks {
+		var sink enforcement.RecordSink
+		var closer io.Closer
 		switch s.Type {
-		case "stdout":
-			fan = append(fan, records.NewWriter(stdout))
-		case "jsonl":
-			w, err := records.OpenJSONL(s.Path)
+		case config.SinkStdout:
+			w := records.NewWriter(stdout)
+			sink, closer = w, w // closing flushes; stdout stays open
+		case config.SinkJSONL:
+			w, err := records.OpenJSONL(s.Path, records.JSONLOptions{MaxBytes: s.MaxBytes, MaxFiles: s.MaxFiles})
 			if err != nil {
 				return nil, err
 			}
-			a.closers = append(a.closers, w)
-			fan = append(fan, w)
+			sink, closer = w, w
+		case config.SinkRedisStream:
+			rs, err := records.NewRedisStream(records.RedisStreamOptions{
+				URL: s.RedisURL, Stream: s.Stream, MaxLen: s.MaxLen, Timeout: s.Timeout,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("records.sinks[%d]: %w", i, err)
+			}
+			sink, closer = rs, rs
+		case config.SinkHTTP:
+			hs, err := records.NewHTTP(records.HTTPOptions{
+				URL: s.URL, Token: s.Token, MaxBatch: s.MaxBatch, FlushInterval: s.FlushInterval, Queue: s.Queue,
+				MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, CloseTimeout: s.CloseTimeout,
+				Logger: sinkLogger(logger, i),
+			})
+			if err != nil {
+				return nil, fmt.Errorf("records.sinks[%d]: %w", i, err)
+			}
+			sink, closer = hs, hs
 		default:
 			return nil, fmt.Errorf("unknown record sink %q", s.Type)
 		}
+		a.closers = append(a.closers, closer)
+		fan = append(fan, sink)
 	}
 	if len(fan) == 1 {
 		return fan[0], nil
 	}
 	return fan, nil
+}
+
+// sinkLogger names sink i on logger's lines; nil stays nil (discard).
+func sinkLogger(logger *slog.Logger, i int) *slog.Logger {
+	if logger == nil {
+		return nil
+	}
+	return logger.With("sink", fmt.Sprintf("records.sinks[%d]", i))
 }
 
 func buildStore(ctx context.Context, sc config.Sessions) (sessions.Store, error) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
@@ -28,6 +29,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, requestError(err))
 		return
+	}
+	if o := observation(ctx); o != nil {
+		o.stream = req.Stream()
 	}
 	up, ok := pol.Router.Route(req.Model())
 	if !ok {
@@ -90,16 +94,18 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
-	post := postCall{s: s, t: t, req: req, requestID: requestID, modelID: req.Model(), vendor: up.Name(), gatewayTurn: gatewayTurn}
+	post := postCall{s: s, t: t, req: req, requestID: requestID, modelID: req.Model(), vendor: up.Name(), gatewayTurn: gatewayTurn,
+		upstream: &upstreamCall{m: s.metrics, obs: observation(ctx), name: up.Name()}}
+	defer post.upstream.doneStatus() // every path records it earlier; this is the safety net
 	if req.Stream() {
 		// Keep-alive covers the whole wait, the upstream's time to first
 		// byte included.
 		ka := post.startKeepAlive(w)
 		return post.stream(ctx, w, ka, func() (*http.Response, error) {
-			return s.callUpstream(ctx, up, upBody, r.Header)
+			return s.callUpstream(ctx, post.upstream, up, upBody, r.Header)
 		})
 	}
-	resp, err := s.callUpstream(ctx, up, upBody, r.Header)
+	resp, err := s.callUpstream(ctx, post.upstream, up, upBody, r.Header)
 	if err != nil {
 		return err
 	}
@@ -108,10 +114,13 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 }
 
 // callUpstream sends the verdicted request and maps transport failures and
-// non-2xx answers to their client-facing errors.
-func (s *Server) callUpstream(ctx context.Context, up providers.Upstream, body []byte, h http.Header) (*http.Response, error) {
+// non-2xx answers to their client-facing errors. uc times the call; the
+// caller ends it once a 2xx body has been read.
+func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up providers.Upstream, body []byte, h http.Header) (*http.Response, error) {
+	uc.start = time.Now()
 	resp, err := up.ChatCompletion(ctx, body, h)
 	if err != nil {
+		uc.doneErr(ctx, err)
 		if ctx.Err() != nil {
 			return nil, errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
 		}
@@ -124,9 +133,11 @@ func (s *Server) callUpstream(ctx context.Context, up providers.Upstream, body [
 		s.log.Warn("upstream request failed", "upstream", up.Name(), "error", err)
 		return nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_unavailable", "upstream %s could not be reached", up.Name())
 	}
+	uc.status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		err := upstreamStatusError(up.Name(), resp)
 		resp.Body.Close()
+		uc.doneStatus()
 		return nil, err
 	}
 	return resp, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
@@ -113,6 +114,7 @@ type gateway struct {
 	*httptest.Server
 	srv     *Server
 	records *recordSink
+	metrics *metrics.Metrics
 }
 
 type gatewayConfig struct {
@@ -124,6 +126,8 @@ type gatewayConfig struct {
 	buffer    int64
 	maxBody   int64
 	mode      enforcement.Mode
+	// interceptTimeout bounds the interceptor; default 2s.
+	interceptTimeout time.Duration
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -132,11 +136,16 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 	if gc.policy == nil {
 		gc.policy = allowAll
 	}
+	if gc.interceptTimeout == 0 {
+		gc.interceptTimeout = 2 * time.Second
+	}
+	m := metrics.New(metrics.Options{NoRuntimeCollectors: true})
 	em, err := enforcement.NewEmitter(enforcement.Options{
 		Interceptors: []enforcement.Registration{{Name: "test", Interceptor: gc.policy}},
 		Mode:         gc.mode,
-		Sink:         sink,
-		Timeout:      2 * time.Second,
+		Sink:         m.InstrumentSink("test", sink),
+		Timeout:      gc.interceptTimeout,
+		Observer:     m,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -160,10 +169,11 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		KeepAlive:         gc.keepAlive,
 		MaxRequestBytes:   gc.maxBody,
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics:           m,
 	})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &gateway{Server: hs, srv: srv, records: sink}
+	return &gateway{Server: hs, srv: srv, records: sink, metrics: m}
 }
 
 // client is the official OpenAI Go client pointed at the gateway.

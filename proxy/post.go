@@ -25,6 +25,7 @@ type postCall struct {
 	modelID     string
 	vendor      string
 	gatewayTurn bool
+	upstream    *upstreamCall
 }
 
 // verdicted is the outcome of evaluating a response.
@@ -87,11 +88,13 @@ func (pc *postCall) evaluate(ctx context.Context, resp *chatwire.Response) (*ver
 // json handles a non-streamed response.
 func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.Response) error {
 	if isEventStream(resp) {
+		pc.upstream.doneStatus()
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unexpected_stream", "the upstream streamed a response to a non-streaming request")
 	}
 	limit := pc.s.opts.MaxResponseBytes
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
+		pc.upstream.doneErr(ctx, err)
 		if ctx.Err() != nil {
 			return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
 		}
@@ -100,6 +103,7 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 		}
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_read_failed", "the upstream response could not be read")
 	}
+	pc.upstream.doneStatus()
 	if int64(len(body)) > limit {
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_too_large", "the upstream response exceeds %d bytes", limit)
 	}
@@ -195,12 +199,20 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 	}
 	defer resp.Body.Close()
 	if !isEventStream(resp) {
+		pc.upstream.doneStatus()
 		return nil, nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_not_streaming", "the upstream did not stream a response to a streaming request")
 	}
 	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit)
 	if err != nil {
+		if errors.Is(err, chatwire.ErrBufferLimit) && ctx.Err() == nil {
+			pc.upstream.doneStatus() // the upstream was fine; the stream outgrew the buffer
+		} else {
+			pc.upstream.doneErr(ctx, err)
+		}
 		return nil, nil, pc.streamFailure(ctx, err)
 	}
+	pc.upstream.doneStatus()
+	pc.s.metrics.ObserveStreamBuffer(st.BufferedBytes())
 	v, err := pc.evaluate(ctx, st.Response())
 	return st, v, err
 }
@@ -215,6 +227,7 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
 	case errors.Is(err, chatwire.ErrBufferLimit):
+		pc.s.metrics.StreamBufferOverflow()
 		fields := map[string]any{
 			"model":      map[string]any{"id": pc.modelID},
 			"response":   map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": "stream_incomplete"},

@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
@@ -72,6 +73,10 @@ type Options struct {
 	// SweepInterval is how often idle managed sessions are ended; default 30s.
 	SweepInterval time.Duration
 	Logger        *slog.Logger
+	// Metrics is served on GET /metrics; nil builds a fresh one. The
+	// policy's emitter reports engine metrics only when it was built with
+	// it as its observer (see WithObserver).
+	Metrics *metrics.Metrics
 }
 
 // Server is the gateway's HTTP handler and its background session sweeper.
@@ -80,6 +85,8 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	mux    http.Handler
+
+	metrics *metrics.Metrics
 }
 
 // New builds a server.
@@ -102,14 +109,28 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New(metrics.Options{})
+	}
+	opts.Store = opts.Metrics.InstrumentStore(opts.Store)
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics}
 	s.policy.Store(opts.Policy)
+	if opts.Policy != nil {
+		s.metrics.PolicyLoaded(opts.Policy.Version, false)
+	}
 	s.mux = s.routes()
 	return s
 }
 
 // SetPolicy swaps the policy; requests already running keep the old one.
-func (s *Server) SetPolicy(p *Policy) { s.policy.Store(p) }
+// It counts a successful reload. Build p with WithObserver(s.Metrics()) so
+// its emissions are counted.
+func (s *Server) SetPolicy(p *Policy) {
+	s.policy.Store(p)
+	if p != nil {
+		s.metrics.PolicyLoaded(p.Version, true)
+	}
+}
 
 // Policy returns the policy in effect.
 func (s *Server) Policy() *Policy { return s.policy.Load() }
@@ -119,12 +140,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
+	r.Use(s.instrument)
 	r.Post("/v1/chat/completions", s.handleChat)
 	r.Get("/v1/models", s.handleModels)
 	r.Post("/v1/agent-hooks/emit", s.handleEmit)
 	r.Post("/v1/agent-hooks/sessions/{id}/end", s.handleEndSession)
 	r.Get("/healthz", s.handleHealth)
 	r.Get("/readyz", s.handleReady)
+	r.Method(http.MethodGet, "/metrics", s.metrics.Handler())
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, typeNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})

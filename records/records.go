@@ -1,7 +1,20 @@
-// Package records delivers interception records to audit sinks. Every sink
-// writes the payload-free §10.3 projection (enforcement.Record's JSON), one
-// JSON object per line, so no target content can reach a sink by
-// construction.
+// Package records delivers interception records to audit sinks and checks
+// the trails they leave.
+//
+// Every sink writes the payload-free §10.3 projection (enforcement.Record's
+// JSON) and nothing else, so no target content can reach a sink by
+// construction:
+//
+//   - Writer: one JSON record per line to an io.Writer (stdout);
+//   - JSONL: one JSON record per line appended to a file, with optional
+//     size-based rotation;
+//   - RedisStream: one XADD per record to a Redis stream, capped with
+//     MAXLEN ~ N;
+//   - HTTP: batched NDJSON POSTs from a bounded in-memory queue, so the
+//     request path never waits on the receiver.
+//
+// Verifier (and VerifyFiles, behind "hooks-gateway records verify") reads
+// JSONL trails back and checks every session's sequence numbers.
 package records
 
 import (
@@ -10,11 +23,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
+
+// ErrClosed is returned by WriteRecord after the sink was closed.
+var ErrClosed = errors.New("records: sink closed")
+
+// Dropper is implemented by sinks that can lose records without failing
+// the WriteRecord call that accepted them (HTTP). Dropped is a monotonic
+// count, suitable for a Prometheus counter read at scrape time.
+type Dropper interface {
+	Dropped() int64
+}
+
+// line returns r's JSON projection followed by a newline.
+func line(r *enforcement.Record) ([]byte, error) {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("records: marshal: %w", err)
+	}
+	return append(b, '\n'), nil
+}
 
 // Writer is a sink that writes one JSON record per line to w. Writes are
 // serialized; each record is flushed before WriteRecord returns, so a
@@ -22,51 +53,37 @@ import (
 type Writer struct {
 	mu sync.Mutex
 	w  *bufio.Writer
-	c  io.Closer
 }
 
-// NewWriter returns a sink writing to w (for example os.Stdout).
+// NewWriter returns a sink writing to w (for example os.Stdout). Closing
+// it flushes; it never closes w.
 func NewWriter(w io.Writer) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// OpenJSONL appends records to the file at path, creating it (0600) when
-// absent.
-func OpenJSONL(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("records: open %s: %w", path, err)
-	}
-	w := NewWriter(f)
-	w.c = f
-	return w, nil
-}
-
 // WriteRecord appends r as one line.
 func (s *Writer) WriteRecord(_ context.Context, r *enforcement.Record) error {
-	b, err := r.MarshalJSON()
+	b, err := line(r)
 	if err != nil {
-		return fmt.Errorf("records: marshal: %w", err)
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.w.Write(b)
-	s.w.WriteByte('\n')
+	_, _ = s.w.Write(b) // a bufio.Writer's error is sticky: Flush reports it
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("records: write: %w", err)
 	}
 	return nil
 }
 
-// Close flushes and closes the underlying file, if the sink owns one.
+// Close flushes buffered output.
 func (s *Writer) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.w.Flush()
-	if s.c != nil {
-		err = errors.Join(err, s.c.Close())
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("records: flush: %w", err)
 	}
-	return err
+	return nil
 }
 
 // Fanout delivers each record to every sink; a failing sink does not stop

@@ -27,7 +27,7 @@ func record(seq int64, msg string) *enforcement.Record {
 
 func TestJSONLAppendsOneRecordPerLineWithoutPayload(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "records.jsonl")
-	w, err := OpenJSONL(path)
+	w, err := OpenJSONL(path, JSONLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -365,3 +365,14 @@ func (r *Redis) Close() error {
 	}
 	return nil
 }
+
+// Active reports how many sessions have begun and not yet ended (idle
+// sessions not yet swept included): the size of the idle index, one ZCARD;
+// for metrics.
+func (r *Redis) Active(ctx context.Context) (int64, error) {
+	n, err := r.client.ZCard(ctx, r.idleKey).Result()
+	if err != nil {
+		return 0, fmt.Errorf("sessions: redis active: %w", err)
+	}
+	return n, nil
+}

@@ -110,7 +110,7 @@ func TestRedisWritesRunOnce(t *testing.T) {
 	ctx := context.Background()
 	client := redis.NewClient(&redis.Options{
 		Addr:            proxy.addr,
-		ReadTimeout:     100 * time.Millisecond,
+		ReadTimeout:     time.Second, // generous: only the delayed reply may time out, even on a loaded machine
 		MaxRetries:      3, // the store must not rely on the caller disabling retries
 		MinRetryBackoff: time.Millisecond,
 		MaxRetryBackoff: 2 * time.Millisecond,
@@ -124,7 +124,7 @@ func TestRedisWritesRunOnce(t *testing.T) {
 		t.Fatalf("Next = %d, %v", n, err)
 	}
 
-	proxy.delayOnce.Store(int64(150 * time.Millisecond))
+	proxy.delayOnce.Store(int64(1500 * time.Millisecond))
 	if n, err := r.Next(ctx, "s"); err == nil {
 		t.Fatalf("Next with its reply delayed past the read timeout = %d; want a timeout, not a retry", n)
 	}

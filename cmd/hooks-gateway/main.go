@@ -5,6 +5,7 @@
 // Usage:
 //
 //	hooks-gateway [--config FILE]
+//	hooks-gateway records verify [--strict] FILE [FILE...]
 //
 // Without --config it runs on the embedded default (listen :8080, memory
 // sessions, the built-in mock model unless OPENAI_API_KEY is set, a demo
@@ -38,6 +39,9 @@ func main() {
 // run is main without the process. ready, when non-nil, receives the bound
 // address once the listener is up (tests use it).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- string) int {
+	if len(args) > 0 && args[0] == "records" {
+		return runRecords(args[1:], stdout, stderr)
+	}
 	fl := flag.NewFlagSet("hooks-gateway", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	path := fl.String("config", "", "configuration file (default: the embedded default configuration)")

@@ -1,0 +1,132 @@
+package records
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// Redis stream defaults.
+const (
+	DefaultStream       = "hooks-gateway:records"
+	DefaultStreamLen    = 1_000_000
+	DefaultRedisTimeout = time.Second
+	// StreamField is the stream entry field holding the record's JSON.
+	StreamField = "record"
+)
+
+// RedisStreamOptions configures a RedisStream sink.
+type RedisStreamOptions struct {
+	// URL is a redis:// or rediss:// URL; ignored when Client is set.
+	URL string
+	// Client, when set, is used instead of dialing URL; the sink does not
+	// close it.
+	Client *redis.Client
+	// Stream is the stream key (default DefaultStream).
+	Stream string
+	// MaxLen caps the stream with MAXLEN ~ MaxLen (default
+	// DefaultStreamLen): Redis trims the oldest entries, approximately.
+	MaxLen int64
+	// Timeout bounds each XADD, connecting included (default 1 s).
+	Timeout time.Duration
+}
+
+// RedisStream is a sink adding each record to a Redis stream:
+//
+//	XADD <stream> MAXLEN ~ <max_len> * record <json>
+//
+// Read it back with XRANGE/XREAD (or a consumer group); entry ids order the
+// records across gateway replicas. A write fails, never blocks, beyond the
+// timeout, and is not retried: XADD is not idempotent, and a retry after a
+// lost reply would duplicate the record.
+type RedisStream struct {
+	client  *redis.Client
+	owned   bool
+	stream  string
+	maxLen  int64
+	timeout time.Duration
+	closed  atomic.Bool
+}
+
+// NewRedisStream returns a Redis stream sink. It performs no I/O, so the
+// gateway starts while Redis is down (writes fail and are counted until it
+// is back); it fails only for an unparseable URL.
+func NewRedisStream(opts RedisStreamOptions) (*RedisStream, error) {
+	s := &RedisStream{
+		client:  opts.Client,
+		stream:  opts.Stream,
+		maxLen:  opts.MaxLen,
+		timeout: opts.Timeout,
+	}
+	if s.stream == "" {
+		s.stream = DefaultStream
+	}
+	if s.maxLen <= 0 {
+		s.maxLen = DefaultStreamLen
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultRedisTimeout
+	}
+	if s.client == nil {
+		co, err := redis.ParseURL(opts.URL)
+		if err != nil {
+			// url.Parse errors quote the whole URL, password included.
+			if ue := (*url.Error)(nil); errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, fmt.Errorf("records: redis url: %w", err)
+		}
+		co.DialTimeout = s.timeout
+		co.ReadTimeout = s.timeout
+		co.WriteTimeout = s.timeout
+		// One dial per command and no command retries: XADD must not be
+		// replayed, and the request path must not wait on reconnects.
+		co.DialerRetries = 1
+		co.MaxRetries = -1
+		co.ContextTimeoutEnabled = true
+		s.client = redis.NewClient(co)
+		s.owned = true
+	}
+	return s, nil
+}
+
+// Stream returns the stream key.
+func (s *RedisStream) Stream() string { return s.stream }
+
+// WriteRecord adds r to the stream.
+func (s *RedisStream) WriteRecord(ctx context.Context, r *enforcement.Record) error {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("records: marshal: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	err = s.client.XAdd(ctx, &redis.XAddArgs{
+		Stream: s.stream,
+		MaxLen: s.maxLen,
+		Approx: true,
+		Values: []any{StreamField, b},
+	}).Err()
+	if err != nil {
+		return fmt.Errorf("records: xadd %s: %w", s.stream, err)
+	}
+	return nil
+}
+
+// Close releases the client when the sink dialed it. Later writes fail.
+func (s *RedisStream) Close() error {
+	if !s.owned || s.closed.Swap(true) {
+		return nil
+	}
+	if err := s.client.Close(); err != nil {
+		return fmt.Errorf("records: redis: %w", err)
+	}
+	return nil
+}
