@@ -359,10 +359,14 @@ func decodeSpan(b []byte, s span) (any, error) {
 	return jsonvalue.Decode(b[s.start:s.end])
 }
 
-// decodeProblem describes a decodeSpan failure without quoting input.
+// decodeProblem describes a jsonvalue.Decode or DecodeStrict failure
+// without quoting input.
 func decodeProblem(err error) string {
-	if errors.Is(err, jsonvalue.ErrInvalidString) {
+	switch {
+	case errors.Is(err, jsonvalue.ErrInvalidString):
 		return "contains invalid UTF-8 or a lone surrogate escape"
+	case errors.Is(err, jsonvalue.ErrDuplicateKey):
+		return "has an object with a duplicate member"
 	}
 	return "is not valid JSON"
 }

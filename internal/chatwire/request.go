@@ -124,12 +124,9 @@ func (r *Request) parseMessages(s span) error {
 	r.msgs = make([]any, len(r.msgRaw))
 	for i, es := range r.msgRaw {
 		field := "messages[" + strconv.Itoa(i) + "]"
-		v, err := decodeSpan(r.body, es)
+		v, err := jsonvalue.DecodeStrict(r.body[es.start:es.end])
 		if err != nil {
 			return &RequestError{Field: field, Msg: decodeProblem(err)}
-		}
-		if hasDuplicateKeys(r.body, es) {
-			return &RequestError{Field: field, Msg: "has an object with a duplicate member"}
 		}
 		m, ok := v.(map[string]any)
 		if !ok {

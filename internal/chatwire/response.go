@@ -295,9 +295,8 @@ func (r *Response) build(content any, refusal *string, calls []call, finish *str
 // An object with a duplicate key is shown raw too: the policy must judge
 // the text the tool executor will parse, whichever duplicate it keeps.
 func parseArguments(s string) (map[string]any, bool) {
-	b := []byte(s)
-	if v, err := jsonvalue.Decode(b); err == nil {
-		if m, ok := v.(map[string]any); ok && !hasDuplicateKeys(b, rootSpan(b)) {
+	if v, err := jsonvalue.DecodeStrict([]byte(s)); err == nil {
+		if m, ok := v.(map[string]any); ok {
 			return m, false
 		}
 	}

@@ -238,12 +238,9 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	if isError {
 		return false, &StreamError{Kind: ErrUpstreamEvent, Event: p.events}
 	}
-	v, err := jsonvalue.Decode(data)
+	v, err := jsonvalue.DecodeStrict(data)
 	if err != nil {
 		return false, &StreamError{Kind: ErrResponseInvalid, Event: p.events, Err: &ResponseError{Msg: "chunk " + decodeProblem(err)}}
-	}
-	if hasDuplicateKeys(data, rootSpan(data)) {
-		return false, &StreamError{Kind: ErrResponseInvalid, Event: p.events, Err: &ResponseError{Msg: "chunk has an object with a duplicate member"}}
 	}
 	chunk, ok := v.(map[string]any)
 	if !ok {

@@ -1,64 +1,67 @@
 package jsonvalue
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"unicode/utf8"
 )
 
-// Decode parses data, which must hold exactly one JSON value optionally
-// surrounded by whitespace, into a value tree (numbers as json.Number).
+// ErrDuplicateKey reports, from DecodeStrict, an object that names the same
+// member twice (compared after unescaping, so "a" and "\u0061" collide).
+var ErrDuplicateKey = errors.New("duplicate object key")
+
+// Decode parses data, which must hold exactly one JSON value (RFC 8259)
+// optionally surrounded by whitespace, into a value tree: map[string]any,
+// []any, string, json.Number, bool and nil.
 //
-// Beyond encoding/json's own syntax checks, Decode rejects input that
-// encoding/json would silently rewrite (spec §4.4): invalid UTF-8 bytes and
-// lone UTF-16 surrogate escapes ("\ud800" without a following low-surrogate
-// escape, or a low-surrogate escape without a preceding high one), both of
-// which encoding/json turns into U+FFFD. Those errors wrap ErrInvalidString
-// and name the byte offset; syntax errors and trailing data wrap ErrSyntax.
+// The tree is exactly what encoding/json's Decoder with UseNumber produces
+// for the same input: numbers are json.Number holding the token's bytes,
+// strings are unescaped identically, empty containers are non-nil, and of
+// duplicate object keys the last one wins. Decode accepts exactly the inputs
+// that encoding/json accepts, except that it rejects what encoding/json would
+// silently rewrite (spec §4.4): invalid UTF-8 bytes, and lone UTF-16
+// surrogate escapes ("\ud800" not followed by a low-surrogate escape, or a
+// low-surrogate escape without a preceding high one), both of which
+// encoding/json turns into U+FFFD. Nesting deeper than 10000 arrays and
+// objects is refused as encoding/json refuses it, before it can exhaust the
+// stack.
 //
-// Decode applies no size or depth limit of its own beyond encoding/json's
-// nesting limit of 10000; run Check on the result to enforce Limits.
+// Errors wrap ErrInvalidString (invalid UTF-8, lone surrogate escape) or
+// ErrSyntax (everything else: bad tokens, trailing data, empty input,
+// excessive nesting) and name the byte offset of the problem, never the
+// input itself. When an input has several problems the sentinel is chosen
+// as if the checks ran one after the other over the whole input: invalid
+// UTF-8 first, then syntax, then lone surrogates (the order the previous,
+// encoding/json-based implementation reported them in).
+//
+// Decode applies no size limit; run Check on the result to enforce Limits.
 func Decode(data []byte) (any, error) {
-	if !utf8.Valid(data) {
-		return nil, fmt.Errorf("jsonvalue: %w: invalid UTF-8 at byte offset %d", ErrInvalidString, invalidUTF8Offset(data))
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		var se *json.SyntaxError
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil, fmt.Errorf("jsonvalue: %w: empty input", ErrSyntax)
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, fmt.Errorf("jsonvalue: %w: unexpected end of input", ErrSyntax)
-		case errors.As(err, &se):
-			return nil, fmt.Errorf("jsonvalue: %w at byte offset %d: %v", ErrSyntax, se.Offset, se)
-		default:
-			return nil, fmt.Errorf("jsonvalue: %w: %v", ErrSyntax, err)
-		}
-	}
-	off := dec.InputOffset()
-	for i := off; i < int64(len(data)); i++ {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return nil, fmt.Errorf("jsonvalue: %w: trailing data at byte offset %d", ErrSyntax, i)
-		}
-	}
-	if mayHaveSurrogate(data) {
-		if at := loneSurrogate(data); at >= 0 {
-			return nil, fmt.Errorf("jsonvalue: %w: lone UTF-16 surrogate escape at byte offset %d", ErrInvalidString, at)
-		}
-	}
-	return v, nil
+	return decode(data, false)
 }
 
+// DecodeStrict is Decode, except that an object naming the same member
+// twice anywhere in data is an error wrapping ErrDuplicateKey. JSON parsers
+// disagree on which duplicate wins (encoding/json and Decode keep the last,
+// others the first), so a gateway that judges one reading while the
+// receiver acts on another must refuse such input instead of picking one.
+//
+// The error is a *PathError whose Path names the repeated member
+// ($.choices[0].delta.content), never its value. Any other problem in data
+// takes precedence, so DecodeStrict returns the same error as Decode
+// whenever Decode fails. When several objects repeat keys, the error names
+// the first repeated key of the object that closes first (innermost
+// objects close before the objects containing them).
+func DecodeStrict(data []byte) (any, error) {
+	return decode(data, true)
+}
+
+// invalidUTF8Offset returns the offset of the first byte of data that does
+// not start a valid UTF-8 sequence, or -1.
 func invalidUTF8Offset(data []byte) int {
 	for i := 0; i < len(data); {
+		if c := data[i]; c < utf8.RuneSelf {
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && size == 1 {
 			return i
@@ -68,61 +71,9 @@ func invalidUTF8Offset(data []byte) int {
 	return -1
 }
 
-// mayHaveSurrogate is the cheap pre-filter: true when data contains "\u"
-// followed by d/D and a hex digit 8-f, i.e. something that could be a
-// surrogate escape. Almost all real input skips the exact scan below.
-func mayHaveSurrogate(data []byte) bool {
-	for i := 0; ; {
-		j := bytes.Index(data[i:], []byte(`\u`))
-		if j < 0 {
-			return false
-		}
-		i += j + 2
-		if i+1 < len(data) && (data[i] == 'd' || data[i] == 'D') && isSurrogateNibble(data[i+1]) {
-			return true
-		}
-	}
-}
-
-func isSurrogateNibble(c byte) bool {
-	return c >= '8' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// loneSurrogate returns the byte offset of the first unpaired surrogate
-// escape in data, or -1. data must already be valid JSON: then backslashes
-// occur only inside strings, and a backslash starts an escape exactly when
-// it is preceded by an even run of backslashes, so each "\u" can be judged
-// locally without tracking string boundaries.
-func loneSurrogate(data []byte) int {
-	for i := 0; ; {
-		j := bytes.Index(data[i:], []byte(`\u`))
-		if j < 0 {
-			return -1
-		}
-		at := i + j
-		i = at + 2
-		if !escapeStart(data, at) {
-			continue
-		}
-		r, ok := hex4(data, at+2)
-		if !ok {
-			continue // cannot happen in valid JSON
-		}
-		switch {
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return at // low surrogate without a high one before it
-		case r >= 0xD800 && r <= 0xDBFF:
-			lo, ok := hex4(data, at+8)
-			if at+8 > len(data) || data[at+6] != '\\' || data[at+7] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return at
-			}
-			i = at + 12 // skip the pair so its low half is not seen as stray
-		}
-	}
-}
-
 // escapeStart reports whether the backslash at data[at] begins an escape,
-// i.e. is preceded by an even number of consecutive backslashes.
+// i.e. is preceded by an even number of consecutive backslashes. data must
+// be valid JSON and at inside a string.
 func escapeStart(data []byte, at int) bool {
 	n := 0
 	for k := at - 1; k >= 0 && data[k] == '\\'; k-- {
@@ -131,11 +82,12 @@ func escapeStart(data []byte, at int) bool {
 	return n%2 == 0
 }
 
-func hex4(data []byte, at int) (rune, bool) {
+// hex4 decodes the four hex digits at data[at:at+4]; ok is false when they
+// are missing or not all hex digits.
+func hex4(data []byte, at int) (r rune, ok bool) {
 	if at < 0 || at+4 > len(data) {
 		return 0, false
 	}
-	var r rune
 	for _, c := range data[at : at+4] {
 		var d byte
 		switch {
