@@ -123,6 +123,8 @@ type Config struct {
 	Streaming    Streaming
 	Auth         Auth
 	Limits       Limits
+	// Tracing configures the optional OTLP span export (off by default).
+	Tracing Tracing
 
 	// lines maps a field path to the line it was read from; Validate uses
 	// it to place problems, falling back to the nearest enclosing field.
@@ -306,6 +308,25 @@ type Limits struct {
 	// MaxResponseBytes bounds non-streaming upstream bodies.
 	MaxResponseBytes int64
 }
+
+// DefaultServiceName is tracing.service_name when the file leaves it out.
+const DefaultServiceName = "hooks-gateway"
+
+// Tracing configures OpenTelemetry span export over OTLP/HTTP.
+type Tracing struct {
+	// OTLPEndpoint is the collector's base URL, such as
+	// http://otel-collector:4318; spans go to its /v1/traces. "" (the
+	// default) turns tracing off. An http:// endpoint is used without TLS.
+	OTLPEndpoint string
+	// ServiceName is the service.name resource attribute.
+	ServiceName string
+	// SampleRatio is the share of new traces sampled, 0 to 1 (default 1);
+	// a sampled parent is always followed.
+	SampleRatio float64
+}
+
+// Enabled reports whether spans are exported.
+func (t Tracing) Enabled() bool { return t.OTLPEndpoint != "" }
 
 //go:embed default.yaml
 var defaultYAML []byte

@@ -48,6 +48,7 @@ func newConfig(source string) *Config {
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
 		Limits:    Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes},
+		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		lines:     make(map[string]int),
 	}
 }
@@ -133,6 +134,14 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			d.mapping(v, f, map[string]handler{
 				"max_request_bytes":  func(f string, v *yaml.Node) { l.MaxRequestBytes = d.size(v, f, l.MaxRequestBytes) },
 				"max_response_bytes": func(f string, v *yaml.Node) { l.MaxResponseBytes = d.size(v, f, l.MaxResponseBytes) },
+			})
+		},
+		"tracing": func(f string, v *yaml.Node) {
+			t := &c.Tracing
+			d.mapping(v, f, map[string]handler{
+				"otlp_endpoint": func(f string, v *yaml.Node) { t.OTLPEndpoint = d.str(v, f) },
+				"service_name":  func(f string, v *yaml.Node) { t.ServiceName = d.str(v, f) },
+				"sample_ratio":  func(f string, v *yaml.Node) { t.SampleRatio = d.float(v, f, t.SampleRatio) },
 			})
 		},
 	}
@@ -450,6 +459,19 @@ func (d *decoder) int(n *yaml.Node, field string, def int64) int64 {
 		}
 	}
 	d.ps.add(n.Line, field, fmt.Sprintf("must be an integer (got %s)", describe(n)))
+	return def
+}
+
+// float decodes a number (an integer or a float).
+func (d *decoder) float(n *yaml.Node, field string, def float64) float64 {
+	n = resolve(n)
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!float" || n.ShortTag() == "!!int") {
+		var f float64
+		if err := n.Decode(&f); err == nil {
+			return f
+		}
+	}
+	d.ps.add(n.Line, field, fmt.Sprintf("must be a number (got %s)", describe(n)))
 	return def
 }
 

@@ -53,6 +53,9 @@ func (c *Config) Summary() string {
 		sinks[i] = s.summary()
 	}
 	fmt.Fprintf(&b, "; records %s", orNone(sinks))
+	if c.Tracing.Enabled() {
+		fmt.Fprintf(&b, "; tracing otlp %s (%s, ratio %g)", hostOf(c.Tracing.OTLPEndpoint), c.Tracing.ServiceName, c.Tracing.SampleRatio)
+	}
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"path"
@@ -51,6 +52,7 @@ func (c *Config) Validate() error {
 	v.streaming()
 	v.auth()
 	v.limits()
+	v.tracing()
 	return v.ps.err()
 }
 
@@ -597,6 +599,28 @@ func (v *validator) limits() {
 	}
 	if l.MaxResponseBytes <= 0 {
 		v.problem("limits.max_response_bytes", "must be positive (got %d)", l.MaxResponseBytes)
+	}
+}
+
+func (v *validator) tracing() {
+	t := v.c.Tracing
+	if t.OTLPEndpoint != "" {
+		// The endpoint is never quoted back: its query may hold a credential.
+		u, err := url.Parse(t.OTLPEndpoint)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			v.problem("tracing.otlp_endpoint", "must be an absolute http:// or https:// URL, such as http://otel-collector:4318")
+		case u.User != nil:
+			v.problem("tracing.otlp_endpoint", "must not carry credentials")
+		case u.RawQuery != "" || u.Fragment != "":
+			v.problem("tracing.otlp_endpoint", "must not have a query or fragment")
+		}
+	}
+	if t.ServiceName == "" {
+		v.problem("tracing.service_name", "must not be empty")
+	}
+	if math.IsNaN(t.SampleRatio) || t.SampleRatio < 0 || t.SampleRatio > 1 {
+		v.problem("tracing.sample_ratio", "must be between 0 and 1 (got %v)", t.SampleRatio)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/interceptors"
@@ -35,10 +37,19 @@ func (a *Assembly) Close() error {
 	return errors.Join(errs...)
 }
 
+// ServerOption adjusts the server options Build derives from the
+// configuration, for what the configuration cannot carry (a tracer).
+type ServerOption func(*Options)
+
+// WithTracer sets Options.Tracer.
+func WithTracer(t trace.Tracer) ServerOption {
+	return func(o *Options) { o.Tracer = t }
+}
+
 // Build assembles a server from cfg: upstream router, interceptor chain,
 // identity provider, record sinks and the session store. stdout receives
 // stdout record sinks.
-func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*Assembly, error) {
+func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *slog.Logger, sopts ...ServerOption) (*Assembly, error) {
 	a := &Assembly{}
 	sink, err := buildSinks(cfg.Records, stdout, logger, a)
 	if err != nil {
@@ -59,7 +70,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	a.Store = store
 	a.closers = append(a.closers, store)
-	a.Server = New(Options{
+	opts := Options{
 		Policy:            pol,
 		Store:             store,
 		MaxRequestBytes:   cfg.Limits.MaxRequestBytes,
@@ -69,7 +80,11 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		SweepInterval:     cfg.Sessions.SweepInterval,
 		Logger:            logger,
 		Metrics:           m,
-	})
+	}
+	for _, o := range sopts {
+		o(&opts)
+	}
+	a.Server = New(opts)
 	return a, nil
 }
 

@@ -117,6 +117,7 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 // non-2xx answers to their client-facing errors. uc times the call; the
 // caller ends it once a 2xx body has been read.
 func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up providers.Upstream, body []byte, h http.Header) (*http.Response, error) {
+	ctx, h = s.startUpstreamSpan(ctx, uc, h)
 	uc.start = time.Now()
 	resp, err := up.ChatCompletion(ctx, body, h)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
@@ -128,6 +129,8 @@ type gatewayConfig struct {
 	mode      enforcement.Mode
 	// interceptTimeout bounds the interceptor; default 2s.
 	interceptTimeout time.Duration
+	// tracer, when set, turns tracing on.
+	tracer trace.Tracer
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -170,6 +173,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		MaxRequestBytes:   gc.maxBody,
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics:           m,
+		Tracer:            gc.tracer,
 	})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -114,6 +115,8 @@ type upstreamCall struct {
 	start  time.Time
 	status int
 	ended  bool
+	// span is the upstream call's trace span; nil when tracing is off.
+	span trace.Span
 }
 
 func (s *Server) startUpstream(ctx context.Context, name string) *upstreamCall {
@@ -126,6 +129,7 @@ func (u *upstreamCall) done(code string) {
 		return
 	}
 	u.ended = true
+	u.endUpstreamSpan(code)
 	d := time.Since(u.start)
 	u.m.ObserveUpstream(u.name, code, d)
 	if u.obs != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
@@ -77,6 +78,10 @@ type Options struct {
 	// policy's emitter reports engine metrics only when it was built with
 	// it as its observer (see WithObserver).
 	Metrics *metrics.Metrics
+	// Tracer, when set (and not a no-op tracer), opens a server span per
+	// chat and emit request, a child span per emission and per upstream
+	// call, and injects W3C trace context upstream; nil is no tracing.
+	Tracer trace.Tracer
 }
 
 // Server is the gateway's HTTP handler and its background session sweeper.
@@ -87,6 +92,8 @@ type Server struct {
 	mux    http.Handler
 
 	metrics *metrics.Metrics
+	// tracer is nil when tracing is off.
+	tracer trace.Tracer
 }
 
 // New builds a server.
@@ -113,7 +120,7 @@ func New(opts Options) *Server {
 		opts.Metrics = metrics.New(metrics.Options{})
 	}
 	opts.Store = opts.Metrics.InstrumentStore(opts.Store)
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer)}
 	s.policy.Store(opts.Policy)
 	if opts.Policy != nil {
 		s.metrics.PolicyLoaded(opts.Policy.Version, false)
@@ -141,9 +148,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.instrument)
-	r.Post("/v1/chat/completions", s.handleChat)
+	r.Post("/v1/chat/completions", s.traced("POST /v1/chat/completions", s.handleChat))
 	r.Get("/v1/models", s.handleModels)
-	r.Post("/v1/agent-hooks/emit", s.handleEmit)
+	r.Post("/v1/agent-hooks/emit", s.traced("POST /v1/agent-hooks/emit", s.handleEmit))
 	r.Post("/v1/agent-hooks/sessions/{id}/end", s.handleEndSession)
 	r.Get("/healthz", s.handleHealth)
 	r.Get("/readyz", s.handleReady)

@@ -44,6 +44,14 @@ var errStore = errors.New("session store unavailable")
 // *enforcement.BlockedError; a context that cannot be built (store down,
 // unrepresentable value) is recorded as a host failure and fails closed.
 func (t *turn) emit(ctx context.Context, point enforcement.Point, fields map[string]any, opts ...enforcement.EmitOption) (*enforcement.Outcome, error) {
+	ctx, span := t.s.startEmissionSpan(ctx, point, t.builder.SessionID)
+	out, err := t.emitContext(ctx, point, fields, opts...)
+	endEmissionSpan(span, out, err)
+	return out, err
+}
+
+// emitContext is emit within the emission's span.
+func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields map[string]any, opts ...enforcement.EmitOption) (*enforcement.Outcome, error) {
 	em := t.pol.Emitter
 	c, err := t.builder.Build(ctx, point, fields)
 	if err != nil {
@@ -103,6 +111,8 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	}
 	common := map[string]any{}
 	if tr := parseTraceparent(r.Header.Get("traceparent")); tr != nil {
+		common["trace"] = tr
+	} else if tr := s.gatewayTrace(ctx); tr != nil {
 		common["trace"] = tr
 	}
 	if p.Tenant != "" {

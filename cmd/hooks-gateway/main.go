@@ -28,6 +28,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
+	"github.com/hooks-gateway/hooks-gateway/tracing"
 )
 
 func main() {
@@ -69,7 +70,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	for _, w := range cfg.Warnings() {
 		logger.Warn(w)
 	}
-	asm, err := proxy.Build(ctx, cfg, stdout, logger)
+	tp, shutdownTracing, err := tracing.Setup(ctx, cfg.Tracing)
+	if err != nil {
+		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
+		return 2
+	}
+	// Runs last, after the drain: flushes the spans still batched.
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(sctx); err != nil {
+			logger.Warn("tracing shutdown incomplete", "error", err)
+		}
+	}()
+	asm, err := proxy.Build(ctx, cfg, stdout, logger, proxy.WithTracer(tp.Tracer(tracing.TracerName)))
 	if err != nil {
 		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
 		return 2
