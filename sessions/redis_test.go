@@ -111,7 +111,7 @@ func TestRedisWritesRunOnce(t *testing.T) {
 	client := redis.NewClient(&redis.Options{
 		Addr:            proxy.addr,
 		ReadTimeout:     time.Second, // generous: only the delayed reply may time out, even on a loaded machine
-		MaxRetries:      3, // the store must not rely on the caller disabling retries
+		MaxRetries:      3,           // the store must not rely on the caller disabling retries
 		MinRetryBackoff: time.Millisecond,
 		MaxRetryBackoff: 2 * time.Millisecond,
 	})
