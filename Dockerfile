@@ -11,11 +11,11 @@
 # image has no shell, no package manager and no curl; it does carry CA
 # certificates (for https upstreams) and tzdata.
 #
-# No HEALTHCHECK: the runtime image has nothing to run one with, and the
-# gateway has no health subcommand by design. Orchestrators probe over HTTP
-# instead: GET /healthz (liveness) and GET /readyz (readiness: policy loaded
-# and session store reachable); deploy/kubernetes/gateway.yaml shows the
-# probes and docs/operations.md explains the choice. deploy/docker_test.go
+# The HEALTHCHECK runs the binary itself (`hooks-gateway healthcheck` GETs
+# /healthz), since the runtime image has no shell or curl. Orchestrators
+# probe over HTTP instead: GET /healthz (liveness) and GET /readyz
+# (readiness: policy loaded and session store reachable);
+# deploy/kubernetes/gateway.yaml shows the probes. deploy/docker_test.go
 # checks this file's shape on every test run.
 
 # The builder runs on the build machine's platform and cross-compiles for
@@ -40,4 +40,5 @@ COPY --from=build /out/hooks-gateway /hooks-gateway
 # runAsNonRoot can verify it without reading /etc/passwd.
 USER 65532:65532
 EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=5s CMD ["/hooks-gateway", "healthcheck"]
 ENTRYPOINT ["/hooks-gateway"]

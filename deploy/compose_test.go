@@ -164,7 +164,7 @@ func TestCompose(t *testing.T) {
 		t.Errorf("gateway: read_only should be true, as in Kubernetes")
 	}
 	if gw.Healthcheck != nil {
-		t.Errorf("gateway: a healthcheck needs a shell or curl, which the distroless image lacks")
+		t.Errorf("gateway: the image's own HEALTHCHECK (hooks-gateway healthcheck) applies; a compose healthcheck would need a shell or curl, which the distroless image lacks")
 	}
 	if dependsOn(gw)["redis"] != "service_healthy" {
 		t.Errorf("gateway: should wait for redis to be healthy")

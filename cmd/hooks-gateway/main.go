@@ -6,6 +6,7 @@
 //
 //	hooks-gateway [--config FILE]
 //	hooks-gateway records verify [--strict] FILE [FILE...]
+//	hooks-gateway healthcheck [--url URL] [--timeout D]
 //
 // Without --config it runs on the embedded default (listen :8080, memory
 // sessions, the built-in mock model unless OPENAI_API_KEY is set, a demo
@@ -42,6 +43,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	if len(args) > 0 && args[0] == "records" {
 		return runRecords(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return runHealthcheck(ctx, args[1:], stderr)
 	}
 	fl := flag.NewFlagSet("hooks-gateway", flag.ContinueOnError)
 	fl.SetOutput(stderr)
