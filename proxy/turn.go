@@ -82,13 +82,25 @@ func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields 
 
 // note tracks the most severe decision and the mode for response headers.
 func (t *turn) note(out *enforcement.Outcome) {
-	sev := map[enforcement.Decision]int{"": 0, enforcement.DecisionAllow: 1, enforcement.DecisionTransform: 2, enforcement.DecisionDeny: 3}
-	if sev[out.Verdict.Decision] > sev[t.worst] {
+	if headerRank(out.Verdict.Decision) > headerRank(t.worst) {
 		t.worst = out.Verdict.Decision
 	}
 	if t.mode != enforcement.EvaluateOnly {
 		t.mode = out.Mode
 	}
+}
+
+// headerRank orders decisions for the Agent-Hooks-Decision header.
+func headerRank(d enforcement.Decision) int {
+	switch d {
+	case enforcement.DecisionAllow:
+		return 1
+	case enforcement.DecisionTransform:
+		return 2
+	case enforcement.DecisionDeny:
+		return 3
+	}
+	return 0
 }
 
 func hostFailure(point enforcement.Point, session, msg string) *apiError {
