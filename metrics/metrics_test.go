@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/metrics/metricstest"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 	"github.com/hooks-gateway/hooks-gateway/sessions/redistest"
 )
@@ -35,46 +34,6 @@ func scrape(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	return fams
-}
-
-// series maps "k=v,k=v" (sorted) to a counter's or gauge's value or a
-// histogram's count.
-func series(fams map[string]*dto.MetricFamily, name string) map[string]float64 {
-	out := map[string]float64{}
-	for _, m := range fams[name].GetMetric() {
-		var kv []string
-		for _, l := range m.GetLabel() {
-			kv = append(kv, l.GetName()+"="+l.GetValue())
-		}
-		slices.Sort(kv)
-		key := strings.Join(kv, ",")
-		switch {
-		case m.Counter != nil:
-			out[key] = m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			out[key] = m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			out[key] = float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return out
-}
-
-func wantSeries(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]float64) {
-	t.Helper()
-	got := series(fams, name)
-	for k, v := range want {
-		if g, ok := got[k]; !ok {
-			t.Errorf("%s{%s} missing, want %v", name, k, v)
-		} else if g != v {
-			t.Errorf("%s{%s} = %v, want %v", name, k, g, v)
-		}
-	}
-	for k, g := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("%s{%s} = %v, not expected", name, k, g)
-		}
-	}
 }
 
 func rec(point enforcement.Point, mode enforcement.Mode, d enforcement.Decision, reason string) *enforcement.Record {
@@ -109,7 +68,7 @@ func TestEmissionLabels(t *testing.T) {
 	key := func(point, decision, mode, reason string) string {
 		return "decision=" + decision + ",mode=" + mode + ",point=" + point + ",reason_class=" + reason
 	}
-	wantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
 		key("pre_model_call", "deny", "enforce", "pii_detected"):                  2,
 		key("pre_model_call", "deny", "enforce", "policy"):                        1,
 		key("pre_model_call", "deny", "enforce", "host_error:other"):              1,
@@ -122,12 +81,12 @@ func TestEmissionLabels(t *testing.T) {
 		key("pre_tool_call", "deny", "enforce", "policy"):                         2,
 		key("input", "deny", "enforce", "host_error:context_invalid"):             1,
 	})
-	wantSeries(t, fams, "agent_hooks_emission_duration_seconds", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_emission_duration_seconds", map[string]float64{
 		"point=pre_model_call": 4, "point=pre_tool_call": 6, "point=output": 1, "point=unknown": 1,
 	})
-	wantSeries(t, fams, "agent_hooks_transforms_applied_total", map[string]float64{"point=output": 1})
-	wantSeries(t, fams, "agent_hooks_approvals_total", map[string]float64{"outcome=approval": 1, "outcome=rejection": 2})
-	wantSeries(t, fams, "agent_hooks_fold_truncated_total", map[string]float64{"": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_transforms_applied_total", map[string]float64{"point=output": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_approvals_total", map[string]float64{"outcome=approval": 1, "outcome=rejection": 2})
+	metricstest.WantSeries(t, fams, "agent_hooks_fold_truncated_total", map[string]float64{"": 1})
 }
 
 // Interceptor failures through a real emitter: a timeout, an error, a
@@ -169,20 +128,20 @@ func TestInterceptorFailures(t *testing.T) {
 		}
 	}
 	fams := scrape(t, m)
-	wantSeries(t, fams, "agent_hooks_interceptor_failures_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_interceptor_failures_total", map[string]float64{
 		"interceptor=#1,reason=host_error:interceptor_timeout": 1,
 		"interceptor=#1,reason=host_error:interceptor_failed":  2, // the error and the panic
 		"interceptor=#1,reason=host_error:verdict_invalid":     1,
 	})
-	wantSeries(t, fams, "agent_hooks_interceptor_verdicts_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_interceptor_verdicts_total", map[string]float64{
 		"decision=allow,interceptor=guard,point=input": 4,
 		"decision=deny,interceptor=#1,point=input":     4,
 	})
-	wantSeries(t, fams, "agent_hooks_interceptor_duration_seconds", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_interceptor_duration_seconds", map[string]float64{
 		"interceptor=guard,point=input": 4, "interceptor=#1,point=input": 4,
 	})
-	wantSeries(t, fams, "agent_hooks_fold_truncated_total", map[string]float64{"": 4})
-	wantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_fold_truncated_total", map[string]float64{"": 4})
+	metricstest.WantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
 		"decision=deny,mode=enforce,point=input,reason_class=host_error:interceptor_timeout": 1,
 		"decision=deny,mode=enforce,point=input,reason_class=host_error:interceptor_failed":  2,
 		"decision=deny,mode=enforce,point=input,reason_class=host_error:verdict_invalid":     1,
@@ -196,7 +155,7 @@ func TestInterceptorRenamed(t *testing.T) {
 		m.ObserveInterceptor(enforcement.InterceptorObservation{Index: 0, Name: name, Point: enforcement.Output, Mode: enforcement.Enforce, Decision: enforcement.DecisionAllow})
 	}
 	m.ObserveInterceptor(enforcement.InterceptorObservation{Index: 100000, Name: "far", Point: enforcement.Output, Decision: enforcement.DecisionAllow})
-	wantSeries(t, scrape(t, m), "agent_hooks_interceptor_verdicts_total", map[string]float64{
+	metricstest.WantSeries(t, scrape(t, m), "agent_hooks_interceptor_verdicts_total", map[string]float64{
 		"decision=allow,interceptor=a,point=output":   2,
 		"decision=allow,interceptor=b,point=output":   1,
 		"decision=allow,interceptor=#0,point=output":  1,
@@ -242,14 +201,14 @@ func TestRecordSinks(t *testing.T) {
 	m.RecordWritten("kafka", nil)
 	m.RecordWritten("kafka", errors.New("x"))
 	fams := scrape(t, m)
-	wantSeries(t, fams, "agent_hooks_records_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_records_total", map[string]float64{
 		"result=ok,sink=stdout": 3, "result=error,sink=stdout": 0,
 		"result=ok,sink=jsonl": 0, "result=error,sink=jsonl": 1,
 		"result=ok,sink=redis": 0, "result=error,sink=redis": 1,
 		"result=ok,sink=http": 1, "result=error,sink=http": 0,
 		"result=ok,sink=kafka": 1, "result=error,sink=kafka": 1,
 	})
-	wantSeries(t, fams, "agent_hooks_records_dropped_total", map[string]float64{"sink=http": 7, "sink=kafka": 2})
+	metricstest.WantSeries(t, fams, "agent_hooks_records_dropped_total", map[string]float64{"sink=http": 7, "sink=kafka": 2})
 }
 
 // The store decorator counts failures per operation, not answers (unknown
@@ -273,8 +232,8 @@ func TestStoreMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	fams := scrape(t, m)
-	wantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 2})
-	wantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 2})
+	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
 		"op=begin": 0, "op=next": 0, "op=end": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
 	})
 }
@@ -300,7 +259,7 @@ func TestStoreRedis(t *testing.T) {
 	if _, err := s.End(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	wantSeries(t, scrape(t, m), "agent_hooks_sessions_active", map[string]float64{"": 2})
+	metricstest.WantSeries(t, scrape(t, m), "agent_hooks_sessions_active", map[string]float64{"": 2})
 
 	rs.Kill()
 	s.Begin(ctx, "d")
@@ -311,8 +270,8 @@ func TestStoreRedis(t *testing.T) {
 	s.Block(ctx, "b")
 	s.ClaimExpired(ctx, 10)
 	fams := scrape(t, m)
-	wantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{})
-	wantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{})
+	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
 		"op=begin": 1, "op=next": 2, "op=end": 1, "op=status": 1, "op=block": 1, "op=claim_expired": 1,
 	})
 }
@@ -330,27 +289,27 @@ func TestPolicyAndGateway(t *testing.T) {
 	m.ObserveStreamBuffer(5000)
 	m.StreamBufferOverflow()
 	fams := scrape(t, m)
-	wantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=v2": 1})
-	wantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 2, "result=error": 1})
-	wantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=v2": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 2, "result=error": 1})
+	metricstest.WantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{
 		"code=200,route=/v1/chat/completions": 1, "code=499,route=/v1/chat/completions": 1,
 	})
-	wantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{
 		"code=429,upstream=openai": 1, "code=timeout,upstream=openai": 1,
 	})
 	h := fams["hooks_gateway_overhead_seconds"].GetMetric()[0].GetHistogram()
 	if h.GetSampleCount() != 2 || h.GetSampleSum() != 1 {
 		t.Errorf("overhead count %d sum %v, want 2 and 1 s", h.GetSampleCount(), h.GetSampleSum())
 	}
-	wantSeries(t, fams, "hooks_gateway_stream_buffer_bytes", map[string]float64{"": 1})
-	wantSeries(t, fams, "hooks_gateway_stream_buffer_overflows_total", map[string]float64{"": 1})
+	metricstest.WantSeries(t, fams, "hooks_gateway_stream_buffer_bytes", map[string]float64{"": 1})
+	metricstest.WantSeries(t, fams, "hooks_gateway_stream_buffer_overflows_total", map[string]float64{"": 1})
 	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
 		if fams[name] == nil {
 			t.Errorf("%s missing", name)
 		}
 	}
 	// Two Metrics never share a series.
-	if other := scrape(t, New(Options{NoRuntimeCollectors: true})); len(series(other, "hooks_gateway_requests_total")) != 0 {
+	if other := scrape(t, New(Options{NoRuntimeCollectors: true})); len(metricstest.Series(other, "hooks_gateway_requests_total")) != 0 {
 		t.Error("a fresh Metrics reports another's requests")
 	}
 }

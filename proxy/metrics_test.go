@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/metrics/metricstest"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -42,52 +42,6 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	return fams
-}
-
-// series returns every series of a family as "k=v,k=v" (sorted label
-// names) → value: a counter's or gauge's value, a histogram's count.
-func series(fams map[string]*dto.MetricFamily, name string) map[string]float64 {
-	out := map[string]float64{}
-	f := fams[name]
-	if f == nil {
-		return out
-	}
-	for _, m := range f.GetMetric() {
-		var kv []string
-		for _, l := range m.GetLabel() {
-			kv = append(kv, l.GetName()+"="+l.GetValue())
-		}
-		slices.Sort(kv)
-		key := strings.Join(kv, ",")
-		switch {
-		case m.Counter != nil:
-			out[key] = m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			out[key] = m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			out[key] = float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return out
-}
-
-// wantSeries asserts a family's series exactly: the same label sets, the
-// same values, nothing else.
-func wantSeries(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]float64) {
-	t.Helper()
-	got := series(fams, name)
-	for k, v := range want {
-		if g, ok := got[k]; !ok {
-			t.Errorf("%s{%s} missing, want %v", name, k, v)
-		} else if g != v {
-			t.Errorf("%s{%s} = %v, want %v", name, k, g, v)
-		}
-	}
-	for k, g := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("%s{%s} = %v, not expected", name, k, g)
-		}
-	}
 }
 
 // flakyStore fails Begin for one session id, as a store that lost its
@@ -206,7 +160,7 @@ func TestMetricsExact(t *testing.T) {
 	em := func(point, decision, reason string) string {
 		return "decision=" + decision + ",mode=enforce,point=" + point + ",reason_class=" + reason
 	}
-	wantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
 		em("agent_startup", "allow", "none"):                              11,
 		em("agent_startup", "deny", "host_error:context_invalid"):         1, // store down
 		em("input", "allow", "none"):                                      11,
@@ -220,14 +174,14 @@ func TestMetricsExact(t *testing.T) {
 		em("agent_shutdown", "allow", "none"):                             10, // the managed session is still open
 	})
 	// Every record but the host failure was timed.
-	wantSeries(t, fams, "agent_hooks_emission_duration_seconds", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_emission_duration_seconds", map[string]float64{
 		"point=agent_startup": 11, "point=input": 11, "point=pre_model_call": 11,
 		"point=post_model_call": 9, "point=output": 6, "point=agent_shutdown": 10,
 	})
 	iv := func(point, decision string) string {
 		return "decision=" + decision + ",interceptor=test,point=" + point
 	}
-	wantSeries(t, fams, "agent_hooks_interceptor_verdicts_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_interceptor_verdicts_total", map[string]float64{
 		iv("agent_startup", "allow"):       11,
 		iv("input", "allow"):               11,
 		iv("pre_model_call", "allow"):      10,
@@ -238,42 +192,42 @@ func TestMetricsExact(t *testing.T) {
 		iv("output", "allow"):              6,
 		iv("agent_shutdown", "allow"):      10,
 	})
-	wantSeries(t, fams, "agent_hooks_interceptor_duration_seconds", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_interceptor_duration_seconds", map[string]float64{
 		"interceptor=test,point=agent_startup": 11, "interceptor=test,point=input": 11,
 		"interceptor=test,point=pre_model_call": 11, "interceptor=test,point=post_model_call": 8,
 		"interceptor=test,point=output": 6, "interceptor=test,point=agent_shutdown": 10,
 	})
-	wantSeries(t, fams, "agent_hooks_interceptor_failures_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_interceptor_failures_total", map[string]float64{
 		"interceptor=test,reason=host_error:interceptor_timeout": 1,
 	})
-	wantSeries(t, fams, "agent_hooks_transforms_applied_total", map[string]float64{"point=post_model_call": 1})
-	wantSeries(t, fams, "agent_hooks_fold_truncated_total", map[string]float64{"": 0})
-	wantSeries(t, fams, "agent_hooks_approvals_total", map[string]float64{})
+	metricstest.WantSeries(t, fams, "agent_hooks_transforms_applied_total", map[string]float64{"point=post_model_call": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_fold_truncated_total", map[string]float64{"": 0})
+	metricstest.WantSeries(t, fams, "agent_hooks_approvals_total", map[string]float64{})
 	records := float64(len(g.records.all()))
 	if records != 59 {
 		t.Errorf("%v records written, want 59", records)
 	}
-	wantSeries(t, fams, "agent_hooks_records_total", map[string]float64{"result=ok,sink=test": 59, "result=error,sink=test": 0})
-	wantSeries(t, fams, "agent_hooks_records_dropped_total", map[string]float64{})
-	wantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 1})
-	wantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=unknown": 1})
-	wantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 0, "result=error": 0})
+	metricstest.WantSeries(t, fams, "agent_hooks_records_total", map[string]float64{"result=ok,sink=test": 59, "result=error,sink=test": 0})
+	metricstest.WantSeries(t, fams, "agent_hooks_records_dropped_total", map[string]float64{})
+	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=unknown": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 0, "result=error": 0})
 
 	const chat = "route=/v1/chat/completions"
-	wantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{
 		"code=200," + chat: 6, "code=403," + chat: 2, "code=502," + chat: 1, "code=503," + chat: 2, "code=504," + chat: 1,
 	})
-	wantSeries(t, fams, "hooks_gateway_request_duration_seconds", map[string]float64{
+	metricstest.WantSeries(t, fams, "hooks_gateway_request_duration_seconds", map[string]float64{
 		chat + ",stream=false": 10, chat + ",stream=true": 2,
 	})
-	wantSeries(t, fams, "hooks_gateway_overhead_seconds", map[string]float64{chat: 12})
-	wantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "hooks_gateway_overhead_seconds", map[string]float64{chat: 12})
+	metricstest.WantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{
 		"code=200,upstream=test-upstream": 9, "code=500,upstream=test-upstream": 1,
 	})
-	wantSeries(t, fams, "hooks_gateway_upstream_duration_seconds", map[string]float64{"upstream=test-upstream": 10})
-	wantSeries(t, fams, "hooks_gateway_stream_buffer_bytes", map[string]float64{"": 1})
-	wantSeries(t, fams, "hooks_gateway_stream_buffer_overflows_total", map[string]float64{"": 1})
-	wantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "hooks_gateway_upstream_duration_seconds", map[string]float64{"upstream=test-upstream": 10})
+	metricstest.WantSeries(t, fams, "hooks_gateway_stream_buffer_bytes", map[string]float64{"": 1})
+	metricstest.WantSeries(t, fams, "hooks_gateway_stream_buffer_overflows_total", map[string]float64{"": 1})
+	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
 		"op=begin": 1, "op=next": 0, "op=end": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
 	})
 
@@ -293,10 +247,10 @@ func TestMetricsExact(t *testing.T) {
 	}
 	resp.Body.Close()
 	fams = scrape(t, g.URL)
-	wantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=v2": 1})
-	wantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 1, "result=error": 1})
-	wantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 0})
-	got := series(fams, "hooks_gateway_requests_total")
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=v2": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 1, "result=error": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 0})
+	got := metricstest.Series(fams, "hooks_gateway_requests_total")
 	for k, v := range map[string]float64{
 		"code=200,route=/metrics":                          1,
 		"code=200,route=/v1/agent-hooks/sessions/{id}/end": 1,
@@ -320,7 +274,7 @@ func TestMetricsEvaluateOnly(t *testing.T) {
 	em := func(point, decision, reason string) string {
 		return "decision=" + decision + ",mode=evaluate_only,point=" + point + ",reason_class=" + reason
 	}
-	wantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
+	metricstest.WantSeries(t, fams, "agent_hooks_emissions_total", map[string]float64{
 		em("agent_startup", "allow", "none"):    1,
 		em("input", "allow", "none"):            1,
 		em("pre_model_call", "allow", "none"):   1,
@@ -328,8 +282,8 @@ func TestMetricsEvaluateOnly(t *testing.T) {
 		em("output", "allow", "none"):           1,
 		em("agent_shutdown", "allow", "none"):   1,
 	})
-	wantSeries(t, fams, "agent_hooks_transforms_applied_total", map[string]float64{})
-	wantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{"code=200,route=/v1/chat/completions": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_transforms_applied_total", map[string]float64{})
+	metricstest.WantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{"code=200,route=/v1/chat/completions": 1})
 }
 
 // Build wires the metrics: the emitter reports to the server's registry,
@@ -368,20 +322,20 @@ records:
 	if lines != 5 { // startup, input, pre, post, output: the session stays open
 		t.Fatalf("%v records on stdout:\n%s", lines, stdout.String())
 	}
-	wantSeries(t, fams, "agent_hooks_records_total", map[string]float64{"result=ok,sink=stdout": 5, "result=error,sink=stdout": 0})
-	got := series(fams, "agent_hooks_interceptor_verdicts_total")
+	metricstest.WantSeries(t, fams, "agent_hooks_records_total", map[string]float64{"result=ok,sink=stdout": 5, "result=error,sink=stdout": 0})
+	got := metricstest.Series(fams, "agent_hooks_interceptor_verdicts_total")
 	for _, name := range []string{"pass", "also-pass"} {
 		if v := got["decision=allow,interceptor="+name+",point=post_model_call"]; v != 1 {
 			t.Errorf("interceptor %s at post_model_call: %v (all: %v)", name, v, got)
 		}
 	}
-	if v := series(fams, "agent_hooks_emissions_total")["decision=allow,mode=enforce,point=output,reason_class=none"]; v != 1 {
+	if v := metricstest.Series(fams, "agent_hooks_emissions_total")["decision=allow,mode=enforce,point=output,reason_class=none"]; v != 1 {
 		t.Errorf("output emissions = %v", v)
 	}
-	wantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=gateway.yaml": 1})
-	wantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 1})
-	wantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{"code=200,upstream=mock": 1})
-	if len(series(fams, "hooks_gateway_session_store_errors_total")) != 6 {
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=gateway.yaml": 1})
+	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 1})
+	metricstest.WantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{"code=200,upstream=mock": 1})
+	if len(metricstest.Series(fams, "hooks_gateway_session_store_errors_total")) != 6 {
 		t.Error("the store is not instrumented")
 	}
 	if fams["go_goroutines"] == nil || fams["process_cpu_seconds_total"] == nil {
