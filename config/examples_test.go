@@ -44,7 +44,7 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load:\n%v", err)
 			}
-			if _, err := interceptors.BuildAll(c.Interceptors); err != nil {
+			if _, err := interceptors.BuildAll(c.Interceptors, interceptors.Env{}); err != nil {
 				t.Fatalf("BuildAll:\n%v", err)
 			}
 			opts, err := c.Enforcement.EngineOptions()

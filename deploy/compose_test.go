@@ -203,7 +203,7 @@ func TestComposeGatewayConfig(t *testing.T) {
 	for _, w := range cfg.Warnings() {
 		t.Errorf("warning: %s", w)
 	}
-	if _, err := interceptors.BuildAll(cfg.Interceptors); err != nil {
+	if _, err := interceptors.BuildAll(cfg.Interceptors, interceptors.Env{}); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Sessions.Store != config.StoreRedis {

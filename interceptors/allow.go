@@ -14,7 +14,7 @@ type allowOptions struct{}
 // with no interceptors at all denies every request (host_error:
 // no_interceptor, fail-closed); a deployment that means to proxy without a
 // policy says so with an allow interceptor.
-func newAllow(spec config.Interceptor) (enforcement.Interceptor, error) {
+func newAllow(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	if err := spec.DecodeOptions(&allowOptions{}); err != nil {
 		return nil, err
 	}

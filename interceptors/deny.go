@@ -17,7 +17,7 @@ type denyOptions struct {
 
 // newDeny builds the "deny" type: an unconditional deny at its points, for
 // switching a point off (say, output in a read-only deployment).
-func newDeny(spec config.Interceptor) (enforcement.Interceptor, error) {
+func newDeny(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	opts := denyOptions{Reason: "policy:denied"}
 	if err := spec.DecodeOptions(&opts); err != nil {
 		return nil, err

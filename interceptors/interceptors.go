@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"regexp"
 	"slices"
@@ -21,9 +22,25 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
 
-// Factory builds one interceptor from its configuration. Problems with the
-// options come back as a *config.Error.
-type Factory func(spec config.Interceptor) (enforcement.Interceptor, error)
+// Factory builds one interceptor from its configuration and env. Problems
+// with the options come back as a *config.Error.
+type Factory func(spec config.Interceptor, env Env) (enforcement.Interceptor, error)
+
+// Env is what the host lends interceptors beyond their own options: shared
+// state and logging. The zero Env is valid; a type that needs something Env
+// lacks refuses to build with a problem naming it.
+type Env struct {
+	// Logger receives operational logs (never payloads); nil discards.
+	Logger *slog.Logger
+}
+
+// logger returns env's logger, or one that discards.
+func (env Env) logger() *slog.Logger {
+	if env.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return env.Logger
+}
 
 // Registry returns the built-in interceptor types by name. It returns a new
 // map on every call, so callers may extend their copy.
@@ -40,7 +57,7 @@ func Types() []string { return slices.Sorted(maps.Keys(Registry())) }
 
 // Build looks spec.Type up in Registry, builds the interceptor and, when
 // spec.Points is not empty, restricts it to those points.
-func Build(spec config.Interceptor) (enforcement.Registration, error) {
+func Build(spec config.Interceptor, env Env) (enforcement.Registration, error) {
 	factory, ok := Registry()[spec.Type]
 	if !ok {
 		return enforcement.Registration{}, problemsError(spec.Problemf("type",
@@ -54,7 +71,7 @@ func Build(spec config.Interceptor) (enforcement.Registration, error) {
 		}
 		points[enforcement.Point(p)] = true
 	}
-	ic, err := factory(spec)
+	ic, err := factory(spec, env)
 	if err != nil {
 		var cerr *config.Error
 		if !errors.As(err, &cerr) {
@@ -78,11 +95,11 @@ func Build(spec config.Interceptor) (enforcement.Registration, error) {
 // BuildAll builds every interceptor in order. It reports the problems of
 // all of them together in one *config.Error, so a bad policy is fixed in one
 // round.
-func BuildAll(specs []config.Interceptor) ([]enforcement.Registration, error) {
+func BuildAll(specs []config.Interceptor, env Env) ([]enforcement.Registration, error) {
 	regs := make([]enforcement.Registration, 0, len(specs))
 	var ps []config.Problem
 	for _, spec := range specs {
-		reg, err := Build(spec)
+		reg, err := Build(spec, env)
 		if err != nil {
 			var cerr *config.Error
 			if !errors.As(err, &cerr) {

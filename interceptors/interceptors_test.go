@@ -25,7 +25,7 @@ func specsOf(t *testing.T, src string) []config.Interceptor {
 // build builds the only interceptor in src.
 func build(t *testing.T, src string) enforcement.Interceptor {
 	t.Helper()
-	reg, err := Build(specsOf(t, src)[0])
+	reg, err := Build(specsOf(t, src)[0], Env{})
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -35,7 +35,7 @@ func build(t *testing.T, src string) enforcement.Interceptor {
 // buildProblems builds the interceptors in src and returns the problems.
 func buildProblems(t *testing.T, src string) []string {
 	t.Helper()
-	_, err := BuildAll(specsOf(t, src))
+	_, err := BuildAll(specsOf(t, src), Env{})
 	var cerr *config.Error
 	if !errors.As(err, &cerr) {
 		t.Fatalf("BuildAll = %v, want *config.Error", err)
@@ -85,12 +85,12 @@ func TestBuildUnknownType(t *testing.T) {
 }
 
 func TestBuildRegistration(t *testing.T) {
-	reg, err := Build(specsOf(t, "  - name: pass\n    type: allow\n")[0])
+	reg, err := Build(specsOf(t, "  - name: pass\n    type: allow\n")[0], Env{})
 	if err != nil || reg.Name != "pass" || reg.Interceptor == nil {
 		t.Fatalf("Build = %+v, %v", reg, err)
 	}
 	// A hand-built spec with a bad point is refused even without config.
-	_, err = Build(config.Interceptor{Name: "x", Type: "allow", Points: []string{"nowhere"}})
+	_, err = Build(config.Interceptor{Name: "x", Type: "allow", Points: []string{"nowhere"}}, Env{})
 	if err == nil || err.Error() != `interceptors[0].points[0]: unknown interception point "nowhere"` {
 		t.Errorf("Build(bad point) = %v", err)
 	}
@@ -321,7 +321,7 @@ func TestDefaultPolicy(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	regs, err := BuildAll(c.Interceptors)
+	regs, err := BuildAll(c.Interceptors, Env{})
 	if err != nil {
 		t.Fatalf("BuildAll: %v", err)
 	}

@@ -41,7 +41,7 @@ type regexInterceptor struct {
 }
 
 // newRegex builds the "regex" type.
-func newRegex(spec config.Interceptor) (enforcement.Interceptor, error) {
+func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	var opts regexOptions
 	if err := spec.DecodeOptions(&opts); err != nil {
 		return nil, err

@@ -103,7 +103,7 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...Polic
 	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
 		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
-	regs, err := interceptors.BuildAll(cfg.Interceptors)
+	regs, err := interceptors.BuildAll(cfg.Interceptors, interceptors.Env{})
 	if err != nil {
 		return nil, err
 	}

@@ -377,7 +377,7 @@ func TestGatewayConfigLoads(t *testing.T) {
 	for _, w := range cfg.Warnings() {
 		t.Errorf("config warning: %s", w)
 	}
-	regs, err := interceptors.BuildAll(cfg.Interceptors)
+	regs, err := interceptors.BuildAll(cfg.Interceptors, interceptors.Env{})
 	if err != nil {
 		t.Fatalf("interceptors:\n%v", err)
 	}
