@@ -80,6 +80,8 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		SweepInterval:     cfg.Sessions.SweepInterval,
 		Logger:            logger,
 		Metrics:           m,
+		AdminToken:        cfg.Auth.AdminToken,
+		AdminOnMain:       cfg.Listeners.Admin == "",
 	}
 	for _, o := range sopts {
 		o(&opts)

@@ -78,6 +78,11 @@ type Options struct {
 	// policy's emitter reports engine metrics only when it was built with
 	// it as its observer (see WithObserver).
 	Metrics *metrics.Metrics
+	// AdminToken guards the admin endpoints (see AdminHandler). With
+	// AdminOnMain they are also served under /admin on the main handler,
+	// and only when a token is set: the main listener faces clients.
+	AdminToken  string
+	AdminOnMain bool
 	// Tracer, when set (and not a no-op tracer), opens a server span per
 	// chat and emit request, a child span per emission and per upstream
 	// call, and injects W3C trace context upstream; nil is no tracing.
@@ -155,6 +160,9 @@ func (s *Server) routes() http.Handler {
 	r.Get("/healthz", s.handleHealth)
 	r.Get("/readyz", s.handleReady)
 	r.Method(http.MethodGet, "/metrics", s.metrics.Handler())
+	if s.opts.AdminOnMain && s.opts.AdminToken != "" {
+		r.Mount("/admin", s.adminRoutes())
+	}
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, typeNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
