@@ -56,6 +56,8 @@ func Registry() map[string]Factory {
 		"allow":  newAllow,
 		"budget": newBudget,
 		"deny":   newDeny,
+		"http":   newHTTP,
+		"opa":    newOPA,
 		"regex":  newRegex,
 	}
 }

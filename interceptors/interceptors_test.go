@@ -66,7 +66,7 @@ func intercept(t *testing.T, ic enforcement.Interceptor, c enforcement.Context) 
 func samePlain(a, b enforcement.Verdict) bool { return reflect.DeepEqual(a, b) }
 
 func TestRegistry(t *testing.T) {
-	if got := Types(); !reflect.DeepEqual(got, []string{"allow", "budget", "deny", "regex"}) {
+	if got := Types(); !reflect.DeepEqual(got, []string{"allow", "budget", "deny", "http", "opa", "regex"}) {
 		t.Errorf("Types() = %q", got)
 	}
 	r := Registry()
