@@ -20,8 +20,8 @@ import (
 // files (for the interceptor's options) and parsed (for the test server).
 type testPKI struct {
 	caFile, certFile, keyFile string // client side
-	pool                          *x509.CertPool
-	server                        tls.Certificate
+	pool                      *x509.CertPool
+	server                    tls.Certificate
 }
 
 // newTestPKI issues a CA, a server certificate for dnsName and 127.0.0.1,
