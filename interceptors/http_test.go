@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -256,6 +257,7 @@ func TestHTTPMutualTLS(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"decision":"deny","reason":"policy:mtls"}`)
 	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
 	srv.TLS = &tls.Config{
 		Certificates: []tls.Certificate{pki.server},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
@@ -274,7 +276,9 @@ func TestHTTPMutualTLS(t *testing.T) {
 		t.Error("call without a client certificate succeeded")
 	}
 	// A server the CA did not sign is not trusted.
-	other := httptest.NewTLSServer(http.NotFoundHandler())
+	other := httptest.NewUnstartedServer(http.NotFoundHandler())
+	other.Config.ErrorLog = log.New(io.Discard, "", 0)
+	other.StartTLS()
 	t.Cleanup(other.Close)
 	if _, err := buildHTTP(t, other.URL, tlsOpts).Intercept(context.Background(), toolContext("q")); err == nil {
 		t.Error("call to an untrusted server succeeded")

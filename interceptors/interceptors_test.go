@@ -78,7 +78,7 @@ func TestRegistry(t *testing.T) {
 
 func TestBuildUnknownType(t *testing.T) {
 	got := buildProblems(t, "  - name: a\n    type: regx\n")
-	want := []string{`policy.yaml:5: interceptors[0].type: unknown interceptor type "regx" (one of allow, deny, regex)`}
+	want := []string{`policy.yaml:5: interceptors[0].type: unknown interceptor type "regx" (one of allow, budget, deny, http, opa, regex)`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems = %q, want %q", got, want)
 	}
