@@ -2,6 +2,8 @@ package interceptors
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,10 +101,40 @@ func newBudget(spec config.Interceptor, env Env) (enforcement.Interceptor, error
 		b.limits = append(b.limits, l)
 	}
 	ps = append(ps, checkReason(spec, opts.Reason)...)
+	ps = append(ps, budgetPointProblems(spec, b.limits)...)
 	if len(ps) > 0 {
 		return nil, problemsError(ps...)
 	}
 	return b, nil
+}
+
+// budgetPointProblems checks that points, when restricted, keep the points
+// the limits count at: requests at pre_model_call, tokens at both.
+func budgetPointProblems(spec config.Interceptor, limits []budgetLimit) []config.Problem {
+	if len(spec.Points) == 0 {
+		return nil
+	}
+	has := func(p enforcement.Point) bool {
+		for _, q := range spec.Points {
+			if enforcement.Point(q) == p {
+				return true
+			}
+		}
+		return false
+	}
+	var needPre, needPost bool
+	for _, l := range limits {
+		needPre = needPre || l.requests > 0 || l.tokens > 0
+		needPost = needPost || l.tokens > 0
+	}
+	var ps []config.Problem
+	if needPre && !has(enforcement.PreModelCall) {
+		ps = append(ps, spec.Problemf("points", "must include pre_model_call, where budgets are checked"))
+	}
+	if needPost && !has(enforcement.PostModelCall) {
+		ps = append(ps, spec.Problemf("points", "must include post_model_call, where tokens are counted"))
+	}
+	return ps
 }
 
 // budgetLimitOf validates one limit.
@@ -265,11 +297,25 @@ func scopeID(c enforcement.Context, scope string) string {
 	return id
 }
 
+// maxKeyID is the longest id put into a counter key verbatim; longer ids
+// go in as hashedIDPrefix and their SHA-256.
+const (
+	maxKeyID       = 128
+	hashedIDPrefix = "sha256="
+)
+
 // key names the counter of metric for id in the window holding now:
 // "<scope>:<metric>:<window seconds>s:<id>:<window start>". Only id is free
 // text, and it sits between a fixed-shape prefix and a numeric suffix, so
 // distinct counters never share a key.
 func (l budgetLimit) key(metric, id string, now time.Time) string {
+	if len(id) > maxKeyID || strings.HasPrefix(id, hashedIDPrefix) {
+		// Client-chosen ids (the agent header) must not make keys
+		// unbounded; ids that look hashed are hashed too, so no verbatim
+		// id can pose as another's hash.
+		sum := sha256.Sum256([]byte(id))
+		id = hashedIDPrefix + hex.EncodeToString(sum[:])
+	}
 	start := now.Truncate(l.window).Unix()
 	return l.scope + ":" + metric + ":" + strconv.FormatInt(int64(l.window/time.Second), 10) + "s:" + id + ":" + strconv.FormatInt(start, 10)
 }

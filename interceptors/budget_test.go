@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,51 @@ func TestBudgetProblems(t *testing.T) {
 	}
 	if !strings.Contains(msg, "policy.yaml:") {
 		t.Errorf("problems lack file:line:\n%s", msg)
+	}
+}
+
+func TestBudgetLongIDs(t *testing.T) {
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	b := buildBudget(t, `  - name: budgets
+    type: budget
+    limits:
+      - {scope: agent, window: 1h, requests: 1}
+`, sessions.NewMemory(sessions.Options{}), &now)
+	long := strings.Repeat("a", 5000)
+	if v := intercept(t, b, modelCall(enforcement.PreModelCall, "s", long, "")); v.Decision != enforcement.DecisionAllow {
+		t.Fatalf("long agent id: %+v", v)
+	}
+	if v := intercept(t, b, modelCall(enforcement.PreModelCall, "s", long, "")); v.Decision != enforcement.DecisionDeny {
+		t.Errorf("a long id's budget is not kept: %+v", v)
+	}
+	if k := b.limits[0].key("requests", long, now); len(k) > 200 || strings.Contains(k, long[:200]) {
+		t.Errorf("key of %d bytes", len(k))
+	}
+	// An id shaped like a hashed one cannot take over the long id's count.
+	posing := b.limits[0].key("requests", long, now)
+	posing = posing[strings.Index(posing, hashedIDPrefix):strings.LastIndex(posing, ":")]
+	if v := intercept(t, b, modelCall(enforcement.PreModelCall, "s", posing, "")); v.Decision != enforcement.DecisionAllow {
+		t.Errorf("an id posing as a hash shares its budget: %+v", v)
+	}
+}
+
+func TestBudgetPointsProblems(t *testing.T) {
+	_, err := BuildAll(specsOf(t, `  - name: b
+    type: budget
+    points: [pre_model_call]
+    limits: [{scope: session, window: 1h, tokens: 10}]
+  - name: c
+    type: budget
+    points: [post_model_call]
+    limits: [{scope: session, window: 1h, requests: 10}]
+`), Env{Counters: sessions.NewMemory(sessions.Options{})})
+	msg := fmt.Sprint(err)
+	for _, w := range []string{
+		"interceptors[0].points: must include post_model_call",
+		"interceptors[1].points: must include pre_model_call",
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("problems lack %q:\n%s", w, msg)
+		}
 	}
 }
