@@ -9,15 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Counters are named integer counters that expire, kept next to the
-// sessions so that every replica sharing a store shares them too. Budgets
-// use them as fixed-window counters: the caller puts the window's start in
-// the key and passes the window as ttl, so a counter outlives its window
-// and is then forgotten.
-//
-// Keys are opaque to the store; callers keep them injective. A counter
-// that does not exist (never written, or expired) reads as 0.
-
 // maxCounterKeyLen bounds a counter key; keys embed agent and tenant ids,
 // and a runaway id must not become a runaway key.
 const maxCounterKeyLen = 1024

@@ -42,7 +42,7 @@ type RedisOptions struct {
 // or Sentinel-managed; not Redis Cluster, see below). Requires Redis 5 or
 // later.
 //
-// Layout, per session id:
+// Layout (per session id, plus the budget counters):
 //
 //	<prefix>s:{<id>}  hash: started, blocked, ended, seq
 //	<prefix>idle      sorted set: id scored by its idle deadline (ms)
