@@ -182,7 +182,9 @@ func (b *budgetInterceptor) Intercept(ctx context.Context, c enforcement.Context
 	case enforcement.PreModelCall:
 		return b.admit(ctx, c)
 	case enforcement.PostModelCall:
-		return enforcement.Allow(), b.charge(ctx, c)
+		if err := b.charge(ctx, c); err != nil {
+			return enforcement.Verdict{}, err
+		}
 	}
 	return enforcement.Allow(), nil
 }

@@ -310,6 +310,7 @@ func TestHTTPKeepAlive(t *testing.T) {
 
 func TestHTTPProblems(t *testing.T) {
 	t.Setenv("EMPTY_TOKEN", "")
+	t.Setenv("CRLF_TOKEN", "abc\r\nX-Injected: 1")
 	specs := specsOf(t, `  - name: a
     type: http
   - name: b
@@ -323,6 +324,10 @@ func TestHTTPProblems(t *testing.T) {
     type: http
     url: http://policy
     tls: {cert_file: c.pem}
+  - name: e
+    type: http
+    url: http://policy
+    bearer_token_env: CRLF_TOKEN
   - name: d
     type: opa
     url: http://opa:8181
@@ -343,7 +348,8 @@ func TestHTTPProblems(t *testing.T) {
 		"interceptors[1].headers.bad name: is not a valid header name",
 		"interceptors[2].tls: cert_file and key_file go together",
 		"interceptors[2].tls: needs an https:// url",
-		"interceptors[3].path: must be rule names",
+		"interceptors[3].bearer_token_env: environment variable CRLF_TOKEN holds control characters",
+		"interceptors[4].path: must be rule names",
 	} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("problems lack %q:\n%s", w, msg)

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -112,14 +114,17 @@ func newRemoteClient(spec config.Interceptor, env Env, o remoteOptions) (*remote
 		}
 	}
 	if o.BearerTokenEnv != "" {
-		if tok := os.Getenv(o.BearerTokenEnv); tok == "" {
+		switch tok := os.Getenv(o.BearerTokenEnv); {
+		case tok == "":
 			ps = append(ps, spec.Problemf("bearer_token_env", "environment variable %s is not set", o.BearerTokenEnv))
-		} else {
+		case strings.ContainsFunc(tok, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+			ps = append(ps, spec.Problemf("bearer_token_env", "environment variable %s holds control characters", o.BearerTokenEnv))
+		default:
 			c.header.Set("Authorization", "Bearer "+tok)
 		}
 	}
-	for name, value := range o.Headers {
-		field := "headers." + name
+	for _, name := range slices.Sorted(maps.Keys(o.Headers)) {
+		value, field := o.Headers[name], "headers."+name
 		switch {
 		case !validHeaderName(name):
 			ps = append(ps, spec.Problemf(field, "is not a valid header name"))
