@@ -483,12 +483,18 @@ var (
 	errPanic   = errors.New("panicked")
 )
 
+// ErrInterceptorTimeout is for interceptors that bound their own I/O more
+// tightly than the emitter's timeout (a remote verdict service with a
+// per-attempt deadline): an error wrapping it is reported as
+// host_error:interceptor_timeout, as the emitter's own timeout is.
+var ErrInterceptorTimeout = errors.New("interceptor timed out")
+
 // failureVerdict maps a call failure to its §6.3 deny. The message names the
 // failure type, never an error string that could carry target content.
 func failureVerdict(err error, what string, i int, name string) Verdict {
 	who := what + " " + slotName(i, name)
 	switch {
-	case errors.Is(err, errTimeout):
+	case errors.Is(err, errTimeout), errors.Is(err, ErrInterceptorTimeout):
 		return hostDeny(ReasonInterceptorTimeout, who+" exceeded its timeout")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return hostDeny(ReasonInterceptorFailed, who+" interrupted: "+errName(err))

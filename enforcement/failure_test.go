@@ -37,6 +37,11 @@ func TestInterceptorFailures(t *testing.T) {
 		reason string
 	}{
 		{"timeout", lateInterceptor, ReasonInterceptorTimeout},
+		{"own-timeout", func(chan struct{}) Registration {
+			return reg("remote", func(context.Context, Context) (Verdict, error) {
+				return Verdict{}, fmt.Errorf("calling %s: %w", secret, ErrInterceptorTimeout)
+			})
+		}, ReasonInterceptorTimeout},
 		{"panic", func(chan struct{}) Registration {
 			return reg("boom", func(context.Context, Context) (Verdict, error) { panic(secret) })
 		}, ReasonInterceptorFailed},

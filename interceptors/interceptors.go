@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -32,6 +33,12 @@ type Factory func(spec config.Interceptor, env Env) (enforcement.Interceptor, er
 type Env struct {
 	// Logger receives operational logs (never payloads); nil discards.
 	Logger *slog.Logger
+	// Counters keeps the budget type's counters; nil means no store lends
+	// them, and a budget refuses to build.
+	Counters Counters
+	// InterceptorTimeout is the engine's per-call timeout, when known (0
+	// otherwise): remote types check their own timeouts fit inside it.
+	InterceptorTimeout time.Duration
 }
 
 // logger returns env's logger, or one that discards.
@@ -46,9 +53,12 @@ func (env Env) logger() *slog.Logger {
 // map on every call, so callers may extend their copy.
 func Registry() map[string]Factory {
 	return map[string]Factory{
-		"allow": newAllow,
-		"deny":  newDeny,
-		"regex": newRegex,
+		"allow":  newAllow,
+		"budget": newBudget,
+		"deny":   newDeny,
+		"http":   newHTTP,
+		"opa":    newOPA,
+		"regex":  newRegex,
 	}
 }
 

@@ -58,11 +58,6 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	m := metrics.New(metrics.Options{})
 	sink = instrumentSinks(m, cfg.Records.Sinks, sink)
-	pol, err := BuildPolicy(cfg, sink, WithObserver(m))
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
 	store, err := buildStore(ctx, cfg.Sessions)
 	if err != nil {
 		a.Close()
@@ -70,6 +65,11 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	a.Store = store
 	a.closers = append(a.closers, store)
+	pol, err := BuildPolicy(cfg, sink, interceptorEnv(cfg, store, logger), WithObserver(m))
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	opts := Options{
 		Policy:            pol,
 		Store:             store,
@@ -91,8 +91,9 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 }
 
 // BuildPolicy builds the request-facing policy: router, emitter, principals.
-// popts adjust the emitter (WithObserver).
-func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...PolicyOption) (*Policy, error) {
+// env is what the interceptors may use (see interceptorEnv); popts adjust
+// the emitter (WithObserver).
+func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, env interceptors.Env, popts ...PolicyOption) (*Policy, error) {
 	router, err := buildRouter(cfg.Upstreams)
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...Polic
 	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
 		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
-	regs, err := interceptors.BuildAll(cfg.Interceptors, interceptors.Env{})
+	regs, err := interceptors.BuildAll(cfg.Interceptors, env)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +126,16 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...Polic
 		}
 	}
 	return pol, nil
+}
+
+// interceptorEnv lends the interceptors the session store's counters (for
+// budgets, when the store keeps them), the logger and the engine's timeout.
+func interceptorEnv(cfg *config.Config, store sessions.Store, logger *slog.Logger) interceptors.Env {
+	env := interceptors.Env{Logger: logger, InterceptorTimeout: cfg.Enforcement.InterceptorTimeout}
+	if c, ok := store.(interceptors.Counters); ok {
+		env.Counters = c
+	}
+	return env
 }
 
 func buildRouter(ups []config.Upstream) (*providers.Router, error) {

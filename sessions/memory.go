@@ -22,6 +22,10 @@ type Memory struct {
 
 	mu       sync.Mutex
 	sessions map[string]*memSession
+	// counters are the budget counters (counters.go), pruned of expired
+	// entries at most once per counterPruneEvery, at counterPruneAt.
+	counters       map[string]*memCounter
+	counterPruneAt time.Time
 }
 
 // memSession is one session's state; guarded by Memory.mu.
@@ -37,7 +41,7 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts Options) *Memory {
-	return &Memory{opts: opts.withDefaults(), sessions: make(map[string]*memSession)}
+	return &Memory{opts: opts.withDefaults(), sessions: make(map[string]*memSession), counters: make(map[string]*memCounter)}
 }
 
 // lookup returns id's live entry, dropping it if its retention is over.

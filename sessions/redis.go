@@ -42,10 +42,12 @@ type RedisOptions struct {
 // or Sentinel-managed; not Redis Cluster, see below). Requires Redis 5 or
 // later.
 //
-// Layout, per session id:
+// Layout (per session id, plus the budget counters):
 //
 //	<prefix>s:{<id>}  hash: started, blocked, ended, seq
 //	<prefix>idle      sorted set: id scored by its idle deadline (ms)
+//	<prefix>budget:<key>  integer: a budget counter (counters.go), TTL set
+//	                  when it is created
 //
 // Every operation is one atomic Lua script (EVALSHA, falling back to EVAL
 // after a script-cache flush such as a Redis restart), so each costs one

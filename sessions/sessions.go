@@ -16,6 +16,12 @@
 //	    Next still works so the shutdown gets its sequence number)
 //	  → forgotten Retention after it ended (or IdleTimeout+Retention after
 //	    its last activity if nobody ever swept it).
+//
+// Both stores also keep counters (counters.go): named integers that
+// expire, shared by every replica using the store, which budgets use as
+// fixed-window counters (the caller puts the window's start in the key and
+// passes the window as the TTL). Keys are opaque to the store; a counter
+// that does not exist reads as 0.
 package sessions
 
 import (
