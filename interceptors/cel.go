@@ -325,9 +325,15 @@ func (ic *celInterceptor) Intercept(ctx context.Context, c enforcement.Context) 
 		if r.transform != nil && !point.Transformable() {
 			continue
 		}
-		out, _, err := r.when.ContextEval(ctx, vars)
+		// The cost limit bounds each evaluation, so the caller's
+		// cancellation is checked between rules rather than inside them
+		// (which costs a context per evaluation).
+		if err := ctx.Err(); err != nil {
+			return enforcement.Verdict{}, fmt.Errorf("cel interceptor %s: %w", ic.name, err)
+		}
+		out, _, err := r.when.Eval(vars)
 		if err != nil {
-			return enforcement.Verdict{}, ic.failure(ctx, r, "when", err)
+			return enforcement.Verdict{}, ic.failure(r, "when", err)
 		}
 		if out != types.True {
 			if out != types.False {
@@ -338,16 +344,16 @@ func (ic *celInterceptor) Intercept(ctx context.Context, c enforcement.Context) 
 		if r.transform == nil {
 			return r.verdict, nil
 		}
-		return ic.transform(ctx, r, vars)
+		return ic.transform(r, vars)
 	}
 	return enforcement.Allow(), nil
 }
 
 // transform evaluates a transform rule's value into a JSON value.
-func (ic *celInterceptor) transform(ctx context.Context, r *celRule, vars *celVars) (enforcement.Verdict, error) {
-	out, _, err := r.transform.value.ContextEval(ctx, vars)
+func (ic *celInterceptor) transform(r *celRule, vars *celVars) (enforcement.Verdict, error) {
+	out, _, err := r.transform.value.Eval(vars)
 	if err != nil {
-		return enforcement.Verdict{}, ic.failure(ctx, r, "transform.value", err)
+		return enforcement.Verdict{}, ic.failure(r, "transform.value", err)
 	}
 	native, err := celToJSON(out)
 	if err == nil {
@@ -363,13 +369,8 @@ func (ic *celInterceptor) transform(ctx context.Context, r *celRule, vars *celVa
 	return v, nil
 }
 
-// failure turns an evaluation error into the interceptor's error: the
-// caller's cancellation as itself, anything else as a payload-free
-// celRuleError.
-func (ic *celInterceptor) failure(ctx context.Context, r *celRule, part string, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("cel interceptor %s: rule %s: %s: %w", ic.name, r.label, part, ctx.Err())
-	}
+// failure turns an evaluation error into a payload-free celRuleError.
+func (ic *celInterceptor) failure(r *celRule, part string, err error) error {
 	return &celRuleError{interceptor: ic.name, rule: r.label, part: part, class: classifyCELError(err)}
 }
 

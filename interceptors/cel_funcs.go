@@ -23,10 +23,6 @@ const (
 	fnJSONPath   = "json_path"
 )
 
-// celInterruptCheck is how many comprehension iterations pass between
-// checks of the caller's cancellation.
-const celInterruptCheck = 100
-
 // newCELEnv declares what rules see: the variables context (the whole
 // AgentContext), target (context.target) and point, CEL's standard library
 // with optional syntax (x.?y.orValue(d)) and numbers comparable across int
@@ -57,13 +53,12 @@ func newCELEnv() (*cel.Env, error) {
 	)
 }
 
-// celProgramOptions plans an expression: bounded cost, cancellation checked
-// inside comprehensions, and constant regex patterns and json_path paths
-// compiled once, at load, where a bad one is a configuration problem.
+// celProgramOptions plans an expression: bounded cost, and constant regex
+// patterns and json_path paths compiled once, at load, where a bad one is a
+// configuration problem.
 func celProgramOptions(costLimit uint64) []cel.ProgramOption {
 	return []cel.ProgramOption{
 		cel.CostLimit(costLimit),
-		cel.InterruptCheckFrequency(celInterruptCheck),
 		cel.EvalOptions(cel.OptOptimize),
 		cel.OptimizeRegex(reFindConstant(), jsonPathConstant()),
 	}
