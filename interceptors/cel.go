@@ -1,7 +1,6 @@
 package interceptors
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,11 +8,9 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/interpreter"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // defaultCELCostLimit bounds one evaluation of one expression. A rule over
@@ -74,9 +71,11 @@ type celRule struct {
 	// points is nil when the rule runs wherever the interceptor does.
 	points map[enforcement.Point]bool
 	when   cel.Program
-	// verdict is returned as is when transform is nil.
-	verdict   enforcement.Verdict
-	transform *celTransform
+	// outcome builds the verdict of a deny, escalate or warn rule afresh
+	// each time, so no caller shares its maps and slices.
+	outcome         func(reason, message string) enforcement.Verdict
+	reason, message string
+	transform       *celTransform
 }
 
 // celTransform is a compiled transform outcome.
@@ -108,21 +107,10 @@ func newCEL(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cel environment: %w", err)
 	}
-	c := &celCompiler{spec: spec, env: env, limit: limit}
+	c := &celCompiler{spec: spec, env: env, limit: limit, names: make(map[string]bool, len(opts.Rules))}
 	ic := &celInterceptor{name: spec.Name, rules: make([]celRule, 0, len(opts.Rules))}
-	names := make(map[string]bool, len(opts.Rules))
 	for i, ro := range opts.Rules {
-		field := fmt.Sprintf("rules[%d]", i)
-		if ro.Name != "" {
-			switch {
-			case !celRuleName.MatchString(ro.Name):
-				c.problemf(field+".name", "must match %s (got %q)", celRuleName, ro.Name)
-			case names[ro.Name]:
-				c.problemf(field+".name", "duplicate rule name %q", ro.Name)
-			}
-			names[ro.Name] = true
-		}
-		if r, ok := c.rule(field, ro); ok {
+		if r, ok := c.rule(fmt.Sprintf("rules[%d]", i), ro); ok {
 			ic.rules = append(ic.rules, r)
 		}
 	}
@@ -138,6 +126,8 @@ type celCompiler struct {
 	spec  config.Interceptor
 	env   *cel.Env
 	limit uint64
+	// names are the rule names seen so far.
+	names map[string]bool
 	ps    []config.Problem
 }
 
@@ -149,21 +139,28 @@ func (c *celCompiler) problemf(field, format string, args ...any) {
 func (c *celCompiler) rule(field string, ro celRuleOptions) (celRule, bool) {
 	before := len(c.ps)
 	r := celRule{label: ro.Name}
-	if r.label == "" {
+	switch {
+	case ro.Name == "":
 		r.label = field
+	case !celRuleName.MatchString(ro.Name):
+		c.problemf(field+".name", "must match %s (got %q)", celRuleName, ro.Name)
+	case c.names[ro.Name]:
+		c.problemf(field+".name", "duplicate rule name %q", ro.Name)
+	}
+	if ro.Name != "" {
+		c.names[ro.Name] = true
 	}
 	r.points = c.points(field, ro.Points)
 
 	var outcomes []string
-	for name, set := range map[string]bool{
-		"deny": ro.Deny != nil, "escalate": ro.Escalate != nil,
-		"warn": ro.Warn != nil, "transform": ro.Transform != nil,
-	} {
-		if set {
-			outcomes = append(outcomes, name)
+	for _, o := range []struct {
+		name string
+		set  bool
+	}{{"deny", ro.Deny != nil}, {"escalate", ro.Escalate != nil}, {"warn", ro.Warn != nil}, {"transform", ro.Transform != nil}} {
+		if o.set {
+			outcomes = append(outcomes, o.name)
 		}
 	}
-	slices.Sort(outcomes)
 	switch len(outcomes) {
 	case 0:
 		c.problemf(field, "needs one outcome: deny, escalate, warn or transform")
@@ -185,11 +182,14 @@ func (c *celCompiler) rule(field string, ro celRuleOptions) (celRule, bool) {
 
 	switch {
 	case ro.Deny != nil:
-		r.verdict = enforcement.Deny(c.outcome(field+".deny", *ro.Deny, "denied"))
+		r.outcome = enforcement.Deny
+		r.reason, r.message = c.outcome(field+".deny", *ro.Deny, "denied")
 	case ro.Escalate != nil:
-		r.verdict = enforcement.Escalate(c.outcome(field+".escalate", *ro.Escalate, "escalated for approval"))
+		r.outcome = enforcement.Escalate
+		r.reason, r.message = c.outcome(field+".escalate", *ro.Escalate, "escalated for approval")
 	case ro.Warn != nil:
-		r.verdict = enforcement.Warn(c.outcome(field+".warn", *ro.Warn, "flagged"))
+		r.outcome = enforcement.Warn
+		r.reason, r.message = c.outcome(field+".warn", *ro.Warn, "flagged")
 	case ro.Transform != nil:
 		r.transform = c.transform(field, ro)
 	}
@@ -307,95 +307,3 @@ func exprLocation(expr string, line, col int) string {
 	}
 	return fmt.Sprintf("column %d", col+1)
 }
-
-// NonBlocking marks evaluation as pure CPU work bounded by the cost limit,
-// so the emitter runs it without a timeout goroutine.
-func (ic *celInterceptor) NonBlocking() {}
-
-// Intercept implements enforcement.Interceptor: the first rule whose when
-// holds decides; when none does, the answer is allow.
-func (ic *celInterceptor) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {
-	point := c.Point()
-	vars := &celVars{context: c, point: string(point)}
-	for i := range ic.rules {
-		r := &ic.rules[i]
-		if r.points != nil && !r.points[point] {
-			continue
-		}
-		if r.transform != nil && !point.Transformable() {
-			continue
-		}
-		// The cost limit bounds each evaluation, so the caller's
-		// cancellation is checked between rules rather than inside them
-		// (which costs a context per evaluation).
-		if err := ctx.Err(); err != nil {
-			return enforcement.Verdict{}, fmt.Errorf("cel interceptor %s: %w", ic.name, err)
-		}
-		out, _, err := r.when.Eval(vars)
-		if err != nil {
-			return enforcement.Verdict{}, ic.failure(r, "when", err)
-		}
-		if out != types.True {
-			if out != types.False {
-				return enforcement.Verdict{}, &celRuleError{interceptor: ic.name, rule: r.label, part: "when", class: errCELResult}
-			}
-			continue
-		}
-		if r.transform == nil {
-			return r.verdict, nil
-		}
-		return ic.transform(r, vars)
-	}
-	return enforcement.Allow(), nil
-}
-
-// transform evaluates a transform rule's value into a JSON value.
-func (ic *celInterceptor) transform(r *celRule, vars *celVars) (enforcement.Verdict, error) {
-	out, _, err := r.transform.value.Eval(vars)
-	if err != nil {
-		return enforcement.Verdict{}, ic.failure(r, "transform.value", err)
-	}
-	native, err := celToJSON(out)
-	if err == nil {
-		// FromGo turns Go numbers into json.Number and copies, so the
-		// verdict never aliases the context.
-		native, err = jsonvalue.FromGo(native)
-	}
-	if err != nil {
-		return enforcement.Verdict{}, &celRuleError{interceptor: ic.name, rule: r.label, part: "transform.value", class: errCELResult}
-	}
-	v := enforcement.TransformTo(r.transform.path, native)
-	v.Reason, v.Message = r.transform.reason, r.transform.message
-	return v, nil
-}
-
-// failure turns an evaluation error into a payload-free celRuleError.
-func (ic *celInterceptor) failure(r *celRule, part string, err error) error {
-	return &celRuleError{interceptor: ic.name, rule: r.label, part: part, class: classifyCELError(err)}
-}
-
-// celVars resolves the variables rules see. target is looked up on demand:
-// the context is passed to CEL as is and adapted lazily, so a rule reading
-// one field does not convert the whole conversation.
-type celVars struct {
-	context enforcement.Context
-	point   string
-}
-
-// ResolveName implements interpreter.Activation.
-func (a *celVars) ResolveName(name string) (any, bool) {
-	switch name {
-	case "context":
-		// The plain map type: CEL adapts map[string]any natively, not a
-		// named map type.
-		return map[string]any(a.context), true
-	case "target":
-		return a.context["target"], true
-	case "point":
-		return a.point, true
-	}
-	return nil, false
-}
-
-// Parent implements interpreter.Activation.
-func (a *celVars) Parent() interpreter.Activation { return nil }
