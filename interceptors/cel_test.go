@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -439,5 +440,42 @@ func BenchmarkCEL(b *testing.B) {
 		if err != nil || v.Decision != enforcement.DecisionAllow {
 			b.Fatalf("verdict %+v, %v", v, err)
 		}
+	}
+}
+
+// TestCELDocExample builds the example of docs/configuration.md and runs
+// it, so the documentation stays valid.
+func TestCELDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "### `cel`\n")
+	if !ok {
+		t.Fatal("no cel section")
+	}
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	if !ok {
+		t.Fatal("no example in the cel section")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	var src strings.Builder
+	for _, line := range strings.SplitAfter(block, "\n") {
+		if line != "" {
+			src.WriteString("  " + line)
+		}
+	}
+	ic := build(t, src.String())
+	resp := map[string]any{"content": nil, "finish_reason": "tool_calls", "tool_calls": []any{
+		map[string]any{"id": "call_1", "name": "delete_db", "args": map[string]any{"env": "prod"}},
+	}}
+	if v := intercept(t, ic, at(enforcement.PostModelCall, resp)); v.Decision != enforcement.DecisionDeny || v.Reason != "policy:prod_delete" {
+		t.Errorf("prod delete: %+v", v)
+	}
+	if v := intercept(t, ic, toolCall("fetch", map[string]any{"url": "https://example.org/"})); !v.Liftable() || v.Reason != "policy:external_url" {
+		t.Errorf("external url: %+v", v)
+	}
+	if v := intercept(t, ic, toolCall("shell", map[string]any{"command": "SUDO reboot"})); len(v.Warnings) != 1 || v.Warnings[0].Reason != "policy:privileged_shell" {
+		t.Errorf("shell: %+v", v)
 	}
 }
