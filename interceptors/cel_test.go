@@ -76,6 +76,9 @@ func TestCELVerdicts(t *testing.T) {
 		args := map[string]any{"query": "q", "limit": json.Number("500")}
 		c := toolCall("search", args)
 		v := intercept(t, ic, c)
+		if args["limit"] != json.Number("500") {
+			t.Fatalf("the interceptor modified the context: %v", args)
+		}
 		if v.Decision != enforcement.DecisionTransform || v.Reason != "policy:clamped" ||
 			v.Transform.Path != "$target.limit" || v.Transform.Value != json.Number("100") {
 			t.Fatalf("verdict = %+v (%+v)", v, v.Transform)
@@ -409,17 +412,13 @@ func TestCELConfigProblems(t *testing.T) {
 	}
 }
 
-// problemStrings renders a *config.Error's problems.
+// problemStrings renders a *config.Error's problems, one per line.
 func problemStrings(t *testing.T, err error) []string {
 	t.Helper()
-	var out []string
 	if err == nil {
 		t.Fatal("no problems")
 	}
-	for _, line := range strings.Split(err.Error(), "\n") {
-		out = append(out, line)
-	}
-	return out
+	return strings.Split(err.Error(), "\n")
 }
 
 func BenchmarkCEL(b *testing.B) {
