@@ -55,6 +55,7 @@ func Registry() map[string]Factory {
 	return map[string]Factory{
 		"allow":  newAllow,
 		"budget": newBudget,
+		"cel":    newCEL,
 		"deny":   newDeny,
 		"http":   newHTTP,
 		"opa":    newOPA,
@@ -172,11 +173,17 @@ var reasonPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]+$`)
 // checkReason validates a configured reason; host_error:* reasons are the
 // host's alone (spec §11) and would turn the verdict invalid.
 func checkReason(spec config.Interceptor, reason string) []config.Problem {
+	return checkReasonAt(spec, "reason", reason)
+}
+
+// checkReasonAt is checkReason for a reason at field inside the
+// interceptor's mapping (such as rules[2].deny.reason).
+func checkReasonAt(spec config.Interceptor, field, reason string) []config.Problem {
 	switch {
 	case enforcement.IsHostError(reason):
-		return []config.Problem{spec.Problemf("reason", "must not use the reserved host_error: prefix (got %q)", reason)}
+		return []config.Problem{spec.Problemf(field, "must not use the reserved host_error: prefix (got %q)", reason)}
 	case !reasonPattern.MatchString(reason):
-		return []config.Problem{spec.Problemf("reason", "must be an identifier of letters, digits and _ . : / - such as policy:denied (got %q)", reason)}
+		return []config.Problem{spec.Problemf(field, "must be an identifier of letters, digits and _ . : / - such as policy:denied (got %q)", reason)}
 	}
 	return nil
 }
