@@ -46,9 +46,10 @@ func (env Env) logger() *slog.Logger {
 // map on every call, so callers may extend their copy.
 func Registry() map[string]Factory {
 	return map[string]Factory{
-		"allow": newAllow,
-		"deny":  newDeny,
-		"regex": newRegex,
+		"allow":  newAllow,
+		"deny":   newDeny,
+		"redact": newRedact,
+		"regex":  newRegex,
 	}
 }
 
