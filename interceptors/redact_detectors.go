@@ -52,7 +52,7 @@ func builtinDetectors() []detector {
 			name:   "github_token",
 			hints:  []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
 			re:     regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}`),
-			accept: acceptToken(tokenChars, mixedRandom),
+			accept: acceptToken(tokenChars, nil),
 		},
 		{
 			name:   "slack_token",
@@ -64,7 +64,7 @@ func builtinDetectors() []detector {
 			name:   "stripe_key",
 			hints:  []string{"_live_"},
 			re:     regexp.MustCompile(`(?:sk|rk)_live_[A-Za-z0-9]{20,247}`),
-			accept: acceptToken(tokenChars, mixedRandom),
+			accept: acceptToken(tokenChars, nil),
 		},
 		{
 			name:   "google_api_key",
@@ -205,8 +205,12 @@ func acceptJWT(s string, start, end int) int {
 }
 
 // acceptEmail rejects what only looks like an address: image names such as
-// logo@2x.png and labels starting or ending with a dash.
+// logo@2x.png, the user@host of a URL (https://token@host) or of an scp
+// path (git@github.com:org/repo), and labels starting or ending with a dash.
 func acceptEmail(s string, start, end int) int {
+	if strings.HasSuffix(s[:start], "//") || (end+1 < len(s) && s[end] == ':' && s[end+1] != ' ') {
+		return 0
+	}
 	addr := s[start:end]
 	local, domain, _ := strings.Cut(addr, "@")
 	if strings.HasPrefix(local, ".") || strings.HasSuffix(local, ".") || strings.Contains(local, "..") {
