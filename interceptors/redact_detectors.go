@@ -22,7 +22,16 @@ type detector struct {
 	// detectors with accept never use ^ or \b before the match: candidates
 	// are searched from an offset, which hides the left context.
 	accept func(s string, start, end int) int
+	// next, when set, returns the first position at or after from where a
+	// match may begin (-1 when none); re is then anchored and runs only
+	// there, on at most window bytes. Expressions without a literal prefix
+	// would otherwise run their automaton over every byte of ordinary text.
+	next   func(s string, from int) int
+	window int
 }
+
+// anchored compiles expr to match only at the start of its input.
+func anchored(expr string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + expr + `)`) }
 
 // builtinDetectors returns the built-in detectors in the fixed order they
 // run in; on an exact tie (same start and length) the earlier one names the
@@ -63,8 +72,10 @@ func builtinDetectors() []detector {
 		{
 			name:   "stripe_key",
 			hints:  []string{"_live_"},
-			re:     regexp.MustCompile(`(?:sk|rk)_live_[A-Za-z0-9]{20,247}`),
+			re:     anchored(`(?:sk|rk)_live_[A-Za-z0-9]{20,247}`),
 			accept: acceptToken(tokenChars, nil),
+			next:   nextStripe,
+			window: 255,
 		},
 		{
 			name:   "google_api_key",
@@ -89,8 +100,10 @@ func builtinDetectors() []detector {
 		{
 			name:   "email",
 			hints:  []string{"@"},
-			re:     regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63}`),
+			re:     anchored(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63}`),
 			accept: acceptEmail,
+			next:   nextEmail,
+			window: emailWindow,
 		},
 		{
 			// International (+CC and groups), North American (NANP) and
@@ -98,7 +111,9 @@ func builtinDetectors() []detector {
 			// leading +: bare digit runs are ids far more often than phones.
 			name:      "phone",
 			minDigits: 8,
-			re: regexp.MustCompile(
+			next:      where(phoneStart),
+			window:    48,
+			re: anchored(
 				`\+[1-9][0-9]{0,2}(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){1,6}` +
 					`|(?:1[ .-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}` +
 					`|0[1-9][0-9]{0,3}[ .-][0-9]{2,8}(?:[ .-][0-9]{2,4}){0,3}`),
@@ -107,7 +122,9 @@ func builtinDetectors() []detector {
 		{
 			name:      "iban",
 			minDigits: 4,
-			re:        regexp.MustCompile(`[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}`),
+			re:        anchored(`[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}`),
+			next:      where(ibanStart),
+			window:    64,
 			accept:    acceptIBAN,
 		},
 		{
@@ -115,7 +132,9 @@ func builtinDetectors() []detector {
 			// 4-4-4-4-3, 4-6-5 and 4-6-4).
 			name:      "credit_card",
 			minDigits: 13,
-			re: regexp.MustCompile(`[0-9]{13,19}` +
+			next:      where(cardStart),
+			window:    24,
+			re: anchored(`[0-9]{13,19}` +
 				`|[0-9]{4}(?:[ -][0-9]{4}){2}[ -][0-9]{1,4}(?:[ -][0-9]{1,3})?` +
 				`|[0-9]{4}[ -][0-9]{6}[ -][0-9]{4,5}`),
 			accept: acceptCard,
@@ -208,7 +227,7 @@ func acceptJWT(s string, start, end int) int {
 // logo@2x.png, the user@host of a URL (https://token@host) or of an scp
 // path (git@github.com:org/repo), and labels starting or ending with a dash.
 func acceptEmail(s string, start, end int) int {
-	if strings.HasSuffix(s[:start], "//") || (end+1 < len(s) && s[end] == ':' && s[end+1] != ' ') {
+	if (start > 0 && isLocalByte(s[start-1])) || strings.HasSuffix(s[:start], "//") || (end+1 < len(s) && s[end] == ':' && s[end+1] != ' ') {
 		return 0
 	}
 	addr := s[start:end]
@@ -236,26 +255,143 @@ func acceptEmail(s string, start, end int) int {
 // stands alone: no letter, digit or underscore next to it, and no "-", "."
 // or "/" joining it to more digits (a longer serial, a decimal, a date).
 func numberEdge(s string, start, end int) bool {
-	if start > 0 {
-		c := s[start-1]
-		if strings.IndexByte(alnumChars+"_", c) >= 0 {
-			return false
-		}
-		if strings.IndexByte("-./", c) >= 0 && start > 1 && isDigit(s[start-2]) {
-			return false
-		}
-	}
-	if end < len(s) {
-		c := s[end]
-		if strings.IndexByte(alnumChars+"_", c) >= 0 {
-			return false
-		}
-		if strings.IndexByte("-./", c) >= 0 && end+1 < len(s) && isDigit(s[end+1]) {
-			return false
-		}
-	}
-	return true
+	return numberStart(s, start) && numberEnd(s, end)
 }
+
+// numberStart is numberEdge's left half.
+func numberStart(s string, start int) bool {
+	if start == 0 {
+		return true
+	}
+	c := s[start-1]
+	if isWordByte(c) {
+		return false
+	}
+	return strings.IndexByte("-./", c) < 0 || start < 2 || !isDigit(s[start-2])
+}
+
+// numberEnd is numberEdge's right half.
+func numberEnd(s string, end int) bool {
+	if end >= len(s) {
+		return true
+	}
+	c := s[end]
+	if isWordByte(c) {
+		return false
+	}
+	return strings.IndexByte("-./", c) < 0 || end+1 >= len(s) || !isDigit(s[end+1])
+}
+
+// phoneStart: a phone number begins with +, ( or a digit, standing alone.
+func phoneStart(s string, i int) bool {
+	switch c := s[i]; {
+	case c == '+' || c == '(':
+		return (i == 0 || !isWordByte(s[i-1])) && digitsAhead(s, i, 8)
+	case isDigit(c):
+		return groupStart(s, i) && digitsAhead(s, i, 8)
+	}
+	return false
+}
+
+// cardStart: a card number begins with a digit, standing alone, and has
+// 13 digits at least.
+func cardStart(s string, i int) bool {
+	return isDigit(s[i]) && groupStart(s, i) && digitsAhead(s, i, 13)
+}
+
+// digitsAhead reports whether the run of digits, spaces and the
+// punctuation of phone and card numbers from i holds at least want digits:
+// a cheap test that spares the expression most numbers in prose.
+func digitsAhead(s string, i, want int) bool {
+	n := 0
+	for ; i < len(s) && n < want; i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			n++
+		case c != ' ' && c != '-' && c != '.' && c != '(' && c != ')' && c != '+':
+			return false
+		}
+	}
+	return n >= want
+}
+
+// nextStripe finds the next "_live_" preceded by sk or rk.
+func nextStripe(s string, from int) int {
+	for from < len(s) {
+		k := strings.Index(s[from:], "_live_")
+		if k < 0 {
+			return -1
+		}
+		k += from
+		if k-2 >= from && (s[k-2] == 's' || s[k-2] == 'r') && s[k-1] == 'k' {
+			return k - 2
+		}
+		from = k + 1
+	}
+	return -1
+}
+
+// groupStart is numberStart for numbers printed in groups: the digit at i
+// must not continue a group before it either ("1234 5678"), or a rejected
+// long number would be searched again from each of its groups.
+func groupStart(s string, i int) bool {
+	return numberStart(s, i) && (i < 2 || s[i-1] != ' ' || !isDigit(s[i-2]))
+}
+
+// ibanStart: two capitals and two digits, not glued to a word.
+func ibanStart(s string, i int) bool {
+	return i+4 <= len(s) && isUpper(s[i]) && isUpper(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) &&
+		(i == 0 || !isWordByte(s[i-1]))
+}
+
+// emailLocalMax bounds the local part scanned back from an "@" (RFC 5321
+// allows 64 octets); emailWindow bounds a whole address.
+const (
+	emailLocalMax = 64
+	emailWindow   = emailLocalMax + 1 + 255
+)
+
+// nextEmail finds the next "@" and returns the start of the run of
+// local-part characters before it.
+func nextEmail(s string, from int) int {
+	for from < len(s) {
+		at := strings.IndexByte(s[from:], '@')
+		if at < 0 {
+			return -1
+		}
+		at += from
+		start := at
+		for start > 0 && at-start < emailLocalMax && isLocalByte(s[start-1]) {
+			start--
+		}
+		// A run that began before from was tried already.
+		if start < at && start >= from {
+			return start
+		}
+		from = at + 1
+	}
+	return -1
+}
+
+// where turns a predicate on positions into a next function.
+func where(startsAt func(s string, i int) bool) func(string, int) int {
+	return func(s string, from int) int {
+		for i := from; i < len(s); i++ {
+			if startsAt(s, i) {
+				return i
+			}
+		}
+		return -1
+	}
+}
+
+func isLocalByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '%' || c == '+' || c == '-'
+}
+
+func isWordByte(c byte) bool { return isDigit(c) || isUpper(c) || (c >= 'a' && c <= 'z') || c == '_' }
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -379,9 +515,6 @@ func ibanLength(country string) int {
 // expression may have run on into following words), then checks the
 // ISO 13616 mod-97 check digits.
 func acceptIBAN(s string, start, end int) int {
-	if start > 0 && strings.IndexByte(alnumChars+"_", s[start-1]) >= 0 {
-		return 0
-	}
 	want := ibanLength(s[start : start+2])
 	if want == 0 {
 		return 0
@@ -393,7 +526,7 @@ func acceptIBAN(s string, start, end int) int {
 			compact = append(compact, s[e])
 		}
 	}
-	if len(compact) < want || (e < len(s) && strings.IndexByte(alnumChars+"_", s[e]) >= 0) {
+	if len(compact) < want || (e < len(s) && isWordByte(s[e])) {
 		return 0
 	}
 	if !mod97(compact) {

@@ -69,6 +69,9 @@ func (d *detector) appendMatches(out []span, s string, det int) []span {
 		}
 		return out
 	}
+	if d.next != nil {
+		return d.appendAnchored(out, s, det)
+	}
 	for pos := 0; pos < len(s); {
 		loc := d.re.FindStringIndex(s[pos:])
 		if loc == nil {
@@ -88,6 +91,24 @@ func (d *detector) appendMatches(out []span, s string, det int) []span {
 		} else {
 			pos = end
 		}
+	}
+	return out
+}
+
+// appendAnchored tries d's anchored expression wherever d.next says a
+// match may start. After a rejection the next start is tried, so a
+// candidate the expression ran too far on costs only its window.
+func (d *detector) appendAnchored(out []span, s string, det int) []span {
+	for i := d.next(s, 0); i >= 0; i = d.next(s, i) {
+		loc := d.re.FindStringIndex(s[i:min(len(s), i+d.window)])
+		if loc != nil && loc[1] > 0 {
+			if n := d.accept(s, i, i+loc[1]); n > 0 {
+				out = append(out, span{i, i + n, det})
+				i += n
+				continue
+			}
+		}
+		i++
 	}
 	return out
 }

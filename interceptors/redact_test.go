@@ -63,6 +63,8 @@ func TestRedactDetectorEdges(t *testing.T) {
 		{"jwt", jwtOf(`{"alg":"HS256"`, `{"sub":"1"}`) + ".c2ln", jwtOf(`{"alg":"HS256"`, `{"sub":"1"}`) + ".c2ln"},
 		{"email", "(a_b@c-d.io)", "([email])"},
 		{"email", "a@-bad.com a@b..com a@b.c", "a@-bad.com a@b..com a@b.c"},
+		{"email", "https://user@example.com/ and logo@2x.png", "https://user@example.com/ and logo@2x.png"},
+		{"email", "x" + strings.Repeat("a", 70) + "@example.com", "x" + strings.Repeat("a", 70) + "@example.com"},
 		{"phone", "+1 415 555 0132, +44 (0) 20 7946 0958", "[phone], [phone]"},
 		{"phone", "12345678901 and 4155550132", "12345678901 and 4155550132"},
 		{"phone", "123-456-7890 (area code 1xx is invalid)", "123-456-7890 (area code 1xx is invalid)"},
