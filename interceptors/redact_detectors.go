@@ -2,6 +2,7 @@ package interceptors
 
 import (
 	"regexp"
+	"strings"
 )
 
 // detector finds one kind of secret or personal data in a string.
@@ -81,12 +82,13 @@ func builtinDetectors() []detector {
 			accept: acceptToken(tokenChars, nil),
 		},
 		{
-			// The whole block; a block cut short (no END line, as in a
-			// truncated response) runs to the end of its base64 body.
-			name:  "private_key",
-			hints: []string{"PRIVATE KEY"},
-			re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----` +
-				`(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s]*)`),
+			// The whole block, up to the END line matching its BEGIN line.
+			name:   "private_key",
+			hints:  []string{"PRIVATE KEY"},
+			re:     anchored(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`),
+			next:   nextIndex("-----BEGIN "),
+			window: 64,
+			accept: acceptPrivateKey,
 		},
 		{
 			name:   "jwt",
@@ -109,7 +111,7 @@ func builtinDetectors() []detector {
 			name:      "phone",
 			minDigits: 8,
 			next:      where(phoneStart),
-			window:    48,
+			window:    phoneWindow,
 			re: anchored(
 				`\+[1-9][0-9]{0,2}(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){1,6}` +
 					`|(?:1[ .-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}` +
@@ -121,7 +123,7 @@ func builtinDetectors() []detector {
 			minDigits: 4,
 			re:        anchored(`[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}`),
 			next:      where(ibanStart),
-			window:    64,
+			window:    ibanWindow,
 			accept:    acceptIBAN,
 		},
 		{
@@ -130,7 +132,7 @@ func builtinDetectors() []detector {
 			name:      "credit_card",
 			minDigits: 13,
 			next:      where(cardStart),
-			window:    24,
+			window:    cardWindow,
 			re: anchored(`[0-9]{13,19}` +
 				`|[0-9]{4}(?:[ -][0-9]{4}){2}[ -][0-9]{1,4}(?:[ -][0-9]{1,3})?` +
 				`|[0-9]{4}[ -][0-9]{6}[ -][0-9]{4,5}`),
@@ -144,6 +146,16 @@ const (
 	alnumChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	tokenChars = alnumChars + "_-"
 )
+
+// nextIndex returns a next function finding the literal lit.
+func nextIndex(lit string) func(string, int) int {
+	return func(s string, from int) int {
+		if k := strings.Index(s[from:], lit); k >= 0 {
+			return from + k
+		}
+		return -1
+	}
+}
 
 // where turns a predicate on positions into a next function.
 func where(startsAt func(s string, i int) bool) func(string, int) int {

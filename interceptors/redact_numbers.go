@@ -5,6 +5,13 @@ import "strings"
 // Validators and candidate finders of the number detectors: phone,
 // iban, credit_card.
 
+// The longest text each number expression can match, spaces included.
+const (
+	phoneWindow = 48 // +CC and six groups of up to 7 characters
+	ibanWindow  = 64 // 34 characters and a space before each but the first
+	cardWindow  = 24 // 19 digits in groups
+)
+
 // numberEdge reports whether a number starting at start and ending at end
 // stands alone: no letter, digit or underscore next to it, and no "-", "."
 // or "/" joining it to more digits (a longer serial, a decimal, a date).
@@ -40,9 +47,9 @@ func numberEnd(s string, end int) bool {
 func phoneStart(s string, i int) bool {
 	switch c := s[i]; {
 	case c == '+' || c == '(':
-		return (i == 0 || !isWordByte(s[i-1])) && digitsAhead(s, i, 8)
+		return (i == 0 || !isWordByte(s[i-1])) && digitsAhead(s, i, 8, phoneWindow)
 	case isDigit(c):
-		return groupStart(s, i) && digitsAhead(s, i, 8)
+		return groupStart(s, i) && digitsAhead(s, i, 8, phoneWindow)
 	}
 	return false
 }
@@ -50,15 +57,17 @@ func phoneStart(s string, i int) bool {
 // cardStart: a card number begins with a digit, standing alone, and has
 // 13 digits at least.
 func cardStart(s string, i int) bool {
-	return isDigit(s[i]) && groupStart(s, i) && digitsAhead(s, i, 13)
+	return isDigit(s[i]) && groupStart(s, i) && digitsAhead(s, i, 13, cardWindow)
 }
 
 // digitsAhead reports whether the run of digits, spaces and the
-// punctuation of phone and card numbers from i holds at least want digits:
-// a cheap test that spares the expression most numbers in prose.
-func digitsAhead(s string, i, want int) bool {
+// punctuation of phone and card numbers from i holds at least want digits
+// within limit bytes: a cheap test that spares the expression most numbers
+// in prose. The limit keeps a long run of punctuation from being rescanned
+// from each of its positions.
+func digitsAhead(s string, i, want, limit int) bool {
 	n := 0
-	for ; i < len(s) && n < want; i++ {
+	for end := min(len(s), i+limit); i < end && n < want; i++ {
 		switch c := s[i]; {
 		case isDigit(c):
 			n++

@@ -58,6 +58,9 @@ func TestRedactDetectorEdges(t *testing.T) {
 		{"google_api_key", "AIza" + strings.Repeat("B", 36), "AIza" + strings.Repeat("B", 36)},
 		{"private_key", "a\n-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\nb", "a\n[private_key]\nb"},
 		{"private_key", "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----"},
+		{"private_key", "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17\n\nMIIE\n-----END RSA PRIVATE KEY-----!", "[private_key]!"},
+		{"private_key", "cut: -----BEGIN RSA PRIVATE KEY----- MIIE/a+b=\nQUJD\n\nThat was the key.", "cut: [private_key]\n\nThat was the key."},
+		{"private_key", "-----BEGIN PRIVATE KEY-----...", "[private_key]..."},
 		{"jwt", jwtOf(`{"alg":"none"}`, `{"sub":"1"}`) + ".", "[jwt]"},
 		{"jwt", jwtOf(`{"typ":"JWT"}`, `{"sub":"1"}`) + ".c2ln", jwtOf(`{"typ":"JWT"}`, `{"sub":"1"}`) + ".c2ln"},
 		{"jwt", jwtOf(`{"alg":"HS256"`, `{"sub":"1"}`) + ".c2ln", jwtOf(`{"alg":"HS256"`, `{"sub":"1"}`) + ".c2ln"},
@@ -325,5 +328,30 @@ func TestRedactMessageIsPayloadFree(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^redacted 4 matches \(.*\) under policy r$`).MatchString(v.Message) {
 		t.Errorf("message %q", v.Message)
+	}
+}
+
+// TestRedactAdversarialInputs feeds inputs built to make a careless
+// scanner quadratic (every position a candidate that runs to the end).
+// There is no timing assertion: a quadratic scan of these 256 KiB strings
+// takes minutes and runs into the test binary's timeout.
+func TestRedactAdversarialInputs(t *testing.T) {
+	ic := build(t, "  - name: r\n    type: redact\n")
+	const size = 256 << 10
+	for name, in := range map[string]string{
+		"parentheses":    strings.Repeat("(", size),
+		"plus and space": strings.Repeat("+ ", size/2),
+		"pem headers":    strings.Repeat("-----BEGIN RSA PRIVATE KEY-----x ", size/33),
+		"at signs":       strings.Repeat("a@", size/2),
+		"local part":     strings.Repeat("a.", size/2) + "@example.com",
+		"digit groups":   strings.Repeat("4111 ", size/5),
+		"key prefixes":   strings.Repeat("sk-", size/3),
+		"jwt prefixes":   strings.Repeat("eyJhbGci.", size/9),
+		"iban prefixes":  strings.Repeat("DE89 ", size/5),
+	} {
+		v := intercept(t, ic, at(enforcement.Output, in))
+		if name == "pem headers" && v.Decision != enforcement.DecisionTransform {
+			t.Errorf("%s: %+v, want every header redacted", name, v.Decision)
+		}
 	}
 }

@@ -83,6 +83,29 @@ func acceptJWT(s string, start, end int) int {
 	return end - start
 }
 
+// acceptPrivateKey extends a PEM header to the END line that matches it.
+// A block cut short (a truncated answer, a pasted fragment) runs over its
+// base64 body instead, up to a blank line or other text: half a key is
+// still a secret.
+func acceptPrivateKey(s string, start, end int) int {
+	footer := "-----END " + s[start+len("-----BEGIN "):end]
+	// A PEM body holds no dashes, so the footer can only be the next run
+	// of five; searching no further keeps many headers linear.
+	if k := strings.Index(s[end:], "-----"); k >= 0 && strings.HasPrefix(s[end+k:], footer) {
+		return end + k + len(footer) - start
+	}
+	e := end
+	for e < len(s) && (isBase64Byte(s[e]) || s[e] == ' ' || s[e] == '\t' || s[e] == '\r' ||
+		(s[e] == '\n' && !strings.HasPrefix(strings.TrimLeft(s[e+1:], " \t\r"), "\n"))) {
+		e++
+	}
+	return len(strings.TrimRight(s[start:e], " \t\r\n"))
+}
+
+func isBase64Byte(c byte) bool {
+	return isDigit(c) || isUpper(c) || (c >= 'a' && c <= 'z') || c == '+' || c == '/' || c == '='
+}
+
 // acceptEmail rejects what only looks like an address: image names such as
 // logo@2x.png, the user@host of a URL (https://token@host) or of an scp
 // path (git@github.com:org/repo), and labels starting or ending with a dash.
