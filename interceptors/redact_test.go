@@ -355,3 +355,18 @@ func TestRedactAdversarialInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactCustomOnly: detectors: [] turns the built-in ones off, so only
+// the custom detectors run.
+func TestRedactCustomOnly(t *testing.T) {
+	ic := build(t, `  - name: r
+    type: redact
+    detectors: []
+    custom:
+      - {name: employee_id, pattern: '\bEMP-[0-9]{6}\b'}
+`)
+	in := "EMP-123456 mailed ann@example.com; XEMP-1234567 is not an id"
+	if got, want := redacted(t, ic, in), "[employee_id] mailed ann@example.com; XEMP-1234567 is not an id"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
