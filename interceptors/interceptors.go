@@ -59,6 +59,7 @@ func Registry() map[string]Factory {
 		"deny":   newDeny,
 		"http":   newHTTP,
 		"opa":    newOPA,
+		"redact": newRedact,
 		"regex":  newRegex,
 	}
 }

@@ -1,0 +1,192 @@
+package interceptors
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// span is one accepted match: s[start:end], found by detector det.
+type span struct{ start, end, det int }
+
+// scanner runs the detectors over strings and rewrites what they find.
+type scanner struct {
+	detectors []detector
+	replace   func(detector, match string) string
+}
+
+// tally counts matches per detector index.
+type tally []int
+
+// find returns the matches in s that survive overlap resolution, in order:
+// among overlapping matches the leftmost wins, then the longest, then the
+// detector that runs first.
+func (sc *scanner) find(s string) []span {
+	var found []span
+	digits := -1
+	for i := range sc.detectors {
+		d := &sc.detectors[i]
+		if len(d.hints) > 0 && !containsAny(s, d.hints) {
+			continue
+		}
+		if d.minDigits > 0 {
+			if digits < 0 {
+				digits = countDigits(s)
+			}
+			if digits < d.minDigits {
+				continue
+			}
+		}
+		found = d.appendMatches(found, s, i)
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	slices.SortFunc(found, func(a, b span) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end), cmp.Compare(a.det, b.det))
+	})
+	kept := found[:0]
+	end := 0
+	for _, m := range found {
+		if m.start >= end {
+			kept = append(kept, m)
+			end = m.end
+		}
+	}
+	return kept
+}
+
+// appendMatches appends d's accepted matches in s, labelled det.
+func (d *detector) appendMatches(out []span, s string, det int) []span {
+	if d.accept == nil {
+		// The expression alone decides (custom detectors, private_key),
+		// with the whole string as context for its anchors.
+		for _, loc := range d.re.FindAllStringIndex(s, -1) {
+			if loc[1] > loc[0] {
+				out = append(out, span{loc[0], loc[1], det})
+			}
+		}
+		return out
+	}
+	if d.next != nil {
+		return d.appendAnchored(out, s, det)
+	}
+	for pos := 0; pos < len(s); {
+		loc := d.re.FindStringIndex(s[pos:])
+		if loc == nil {
+			break
+		}
+		start, end := pos+loc[0], pos+loc[1]
+		if end == start {
+			pos = end + 1
+			continue
+		}
+		// A rejected candidate is skipped whole, as FindAll would, which
+		// keeps the scan linear; an accepted prefix resumes right after it
+		// so that what the expression ran on into is searched again.
+		if n := d.accept(s, start, end); n > 0 {
+			out = append(out, span{start, start + n, det})
+			pos = start + n
+		} else {
+			pos = end
+		}
+	}
+	return out
+}
+
+// appendAnchored tries d's anchored expression wherever d.next says a
+// match may start. After a rejection the next start is tried, so a
+// candidate the expression ran too far on costs only its window.
+func (d *detector) appendAnchored(out []span, s string, det int) []span {
+	for i := d.next(s, 0); i >= 0; i = d.next(s, i) {
+		loc := d.re.FindStringIndex(s[i:min(len(s), i+d.window)])
+		if loc != nil && loc[1] > 0 {
+			if n := d.accept(s, i, i+loc[1]); n > 0 {
+				out = append(out, span{i, i + n, det})
+				i += n
+				continue
+			}
+		}
+		i++
+	}
+	return out
+}
+
+// text rewrites every match in s and counts them into t.
+func (sc *scanner) text(s string, t tally) (string, bool) {
+	spans := sc.find(s)
+	if len(spans) == 0 {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, m := range spans {
+		b.WriteString(s[last:m.start])
+		b.WriteString(sc.replace(sc.detectors[m.det].name, s[m.start:m.end]))
+		last = m.end
+		t[m.det]++
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// value rewrites the string values inside v. It never modifies v: a
+// container holding a rewritten value is replaced by a shallow copy, and
+// unchanged subtrees are shared with v (the caller copies the result before
+// letting it go). Object keys, numbers, booleans and nulls stay as they are.
+func (sc *scanner) value(v any, t tally) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		return sc.text(x, t)
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			if ne, changed := sc.value(e, t); changed {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = ne
+			}
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			if ne, changed := sc.value(e, t); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = ne
+			}
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	}
+	return v, false
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func countDigits(s string) int {
+	n := 0
+	for i := range len(s) {
+		if isDigit(s[i]) {
+			n++
+		}
+	}
+	return n
+}
