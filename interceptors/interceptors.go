@@ -46,9 +46,11 @@ func (env Env) logger() *slog.Logger {
 // map on every call, so callers may extend their copy.
 func Registry() map[string]Factory {
 	return map[string]Factory{
-		"allow": newAllow,
-		"deny":  newDeny,
-		"regex": newRegex,
+		"allow":  newAllow,
+		"deny":   newDeny,
+		"egress": newEgress,
+		"regex":  newRegex,
+		"tools":  newTools,
 	}
 }
 
