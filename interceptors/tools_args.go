@@ -233,26 +233,17 @@ func compileConstraint(spec config.Interceptor, field string, o propertyOptions)
 	case "":
 		c.onViolation = violationDeny
 	case violationDeny, violationDrop:
-	case violationClamp:
-		if c.minimum == nil && c.maximum == nil && c.maxLength < 0 {
-			bad("on_violation", "clamp needs minimum, maximum or max_length")
+	case violationClamp, violationTruncate, violationReplace:
+		if o.Forbidden {
+			bad("on_violation", "must be deny or drop for a forbidden argument")
+			break
 		}
-	case violationTruncate:
-		if c.maxLength < 0 {
-			bad("on_violation", "truncate needs max_length")
-		}
-	case violationReplace:
-		if !hasReplacement {
-			bad("on_violation", "replace needs a replacement")
-		}
+		ps = append(ps, c.checkRepair(spec, field, hasReplacement)...)
 	default:
 		bad("on_violation", "must be deny, clamp, truncate, replace or drop (got %q)", o.OnViolation)
 	}
 	if !constrained && !o.Forbidden && o.OnViolation != "" {
 		bad("on_violation", "has nothing to act on: the property declares no constraint")
-	}
-	if o.Forbidden && o.OnViolation != "" && o.OnViolation != violationDeny && o.OnViolation != violationDrop {
-		bad("on_violation", "must be deny or drop for a forbidden argument")
 	}
 	if hasReplacement {
 		switch v, err := yamlJSON(&o.Replacement); {
@@ -271,6 +262,22 @@ func compileConstraint(spec config.Interceptor, field string, o propertyOptions)
 		return nil, ps
 	}
 	return c, nil
+}
+
+// checkRepair validates that the repairing on_violation has what it needs.
+func (c *constraint) checkRepair(spec config.Interceptor, field string, hasReplacement bool) []config.Problem {
+	var msg string
+	switch {
+	case c.onViolation == violationClamp && c.minimum == nil && c.maximum == nil && c.maxLength < 0:
+		msg = "clamp needs minimum, maximum or max_length"
+	case c.onViolation == violationTruncate && c.maxLength < 0:
+		msg = "truncate needs max_length"
+	case c.onViolation == violationReplace && !hasReplacement:
+		msg = "replace needs a replacement"
+	default:
+		return nil
+	}
+	return []config.Problem{spec.Problemf(field+".on_violation", "%s", msg)}
 }
 
 // checkGlob validates a path.Match pattern; Match checks the whole
