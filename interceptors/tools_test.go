@@ -166,6 +166,7 @@ func TestToolsArguments(t *testing.T) {
 		{name: "truncate cannot fix a type", in: `{"city":"Paris","note":5}`, deny: `tool "get_weather": argument "note" violates its type constraint (policy tool-policy)`},
 		{name: "maximum exact beyond float64", in: `{"city":"Paris","limit":9007199254740993}`, deny: `tool "get_weather": argument "limit" violates its maximum constraint (policy tool-policy)`},
 		{name: "maximum implies a number", in: `{"city":"Paris","limit":"1"}`, deny: `tool "get_weather": argument "limit" violates its type constraint (policy tool-policy)`},
+		{name: "maximum exact where float64 rounds", in: `{"city":"Paris","ratio":0.50000000000000001}`, deny: `tool "get_weather": argument "ratio" violates its maximum constraint (policy tool-policy)`},
 		{name: "minimum of a number", in: `{"city":"Paris","ratio":-0.51}`, deny: `tool "get_weather": argument "ratio" violates its minimum constraint (policy tool-policy)`},
 		{name: "boolean", in: `{"city":"Paris","verbose":"yes"}`, deny: `tool "get_weather": argument "verbose" violates its type constraint (policy tool-policy)`},
 		{name: "array", in: `{"city":"Paris","tags":{}}`, deny: `tool "get_weather": argument "tags" violates its type constraint (policy tool-policy)`},
