@@ -83,8 +83,9 @@ func TestEgressGatewayDenyMessage(t *testing.T) {
 	}
 }
 
-// TestEgressGatewayRewriteMessage: at pre_model_call the rewrite reaches
-// the model, whose echo shows the replaced URL.
+// TestEgressGatewayRewriteMessage: with no points configured the rewrite
+// runs at input, the first point that sees the user's message, and the
+// model's echo shows the replaced URL.
 func TestEgressGatewayRewriteMessage(t *testing.T) {
 	g := startGateway(t, `  - name: egress
     type: egress
@@ -98,7 +99,7 @@ func TestEgressGatewayRewriteMessage(t *testing.T) {
 	if got := resp.Choices[0].Message.Content; got != "go to https://blocked.invalid/ now, not https://ok.test/" {
 		t.Errorf("content %q", got)
 	}
-	if v := g.recordAt(t, "pre_model_call")["verdict"].(map[string]any); v["decision"] != "transform" {
-		t.Errorf("pre_model_call verdict = %v", v)
+	if v := g.recordAt(t, "input")["verdict"].(map[string]any); v["decision"] != "transform" {
+		t.Errorf("input verdict = %v", v)
 	}
 }
