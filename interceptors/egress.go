@@ -250,7 +250,7 @@ func (e *egressInterceptor) firstForbidden(v any, strs bool) (forbidden, bool) {
 
 // stringForbidden returns the first forbidden URL in s.
 func (e *egressInterceptor) stringForbidden(s string) (forbidden, bool) {
-	for _, u := range findURLs(s) {
+	for u := range findURLs(s) {
 		if f, bad := e.check(u); bad {
 			return f, true
 		}
@@ -304,28 +304,31 @@ func (e *egressInterceptor) rewriteValue(v any) (any, bool) {
 // nested in another is part of it: the outer URL is replaced whole when
 // either is forbidden (an allowed host can redirect to the nested one).
 func (e *egressInterceptor) rewriteString(s string) string {
-	urls := findURLs(s)
-	if len(urls) == 0 {
-		return s
-	}
 	var b strings.Builder
 	last := 0
-	for i := 0; i < len(urls); {
-		start, end := urls[i].start, urls[i].end
-		_, bad := e.check(urls[i])
-		j := i + 1
-		for ; j < len(urls) && urls[j].start < end; j++ {
-			end = max(end, urls[j].end)
-			if _, nestedBad := e.check(urls[j]); nestedBad {
-				bad = true
-			}
-		}
-		if bad {
-			b.WriteString(s[last:start])
+	// A group is a URL and the URLs nested in it; it is written when the
+	// next URL starts past its end.
+	groupStart, groupEnd, groupBad := -1, -1, false
+	flush := func() {
+		if groupBad {
+			b.WriteString(s[last:groupStart])
 			b.WriteString(e.rewriteTo)
-			last = end
+			last = groupEnd
 		}
-		i = j
+	}
+	for u := range findURLs(s) {
+		_, bad := e.check(u)
+		if groupStart >= 0 && u.start < groupEnd {
+			groupEnd, groupBad = max(groupEnd, u.end), groupBad || bad
+			continue
+		}
+		if groupStart >= 0 {
+			flush()
+		}
+		groupStart, groupEnd, groupBad = u.start, u.end, bad
+	}
+	if groupStart >= 0 {
+		flush()
 	}
 	if last == 0 {
 		return s

@@ -93,6 +93,7 @@ func TestEgressInvalidHosts(t *testing.T) {
 		"http://[::1/",                 // unterminated IPv6
 		"http://[1.2.3.4]/",            // IPv4 in brackets
 		"http://99999999999999999999/", // beyond 32 bits
+		"https://" + strings.Repeat("a", maxAuthority) + ".ok.test/", // authority too long to read
 	} {
 		v := intercept(t, ic, at(enforcement.Input, text))
 		if !samePlain(v, enforcement.Deny("policy:egress_denied", "a URL with an invalid host is not allowed by policy e")) {
@@ -102,6 +103,30 @@ func TestEgressInvalidHosts(t *testing.T) {
 	// With only a deny list, other hosts pass.
 	if v := intercept(t, ic, at(enforcement.Input, "https://ok.test/ http://[::1]:8080/")); !samePlain(v, enforcement.Allow()) {
 		t.Errorf("deny list only: %+v", v)
+	}
+}
+
+// TestEgressAdversarialText checks that texts built to make URLs share
+// their ends are still decided (the scan is linear: a quadratic one would
+// take minutes here) and fail closed.
+func TestEgressAdversarialText(t *testing.T) {
+	deny, rewrite := build(t, egressPolicy), build(t, egressRewritePolicy)
+	for name, text := range map[string]string{
+		"nested backslash URLs": strings.Repeat("http:\\", 100_000),
+		"nested slash URLs":     strings.Repeat("https://a.example.com", 30_000),
+		"trailing punctuation":  strings.Repeat("x://", 50_000) + strings.Repeat(".", 200_000),
+	} {
+		if v := intercept(t, deny, at(enforcement.PreModelCall, text)); v.Decision != enforcement.DecisionDeny {
+			t.Errorf("%s: %+v, want deny", name, v)
+		}
+		// A rewrite reads every URL; nested ones are one group.
+		v := intercept(t, rewrite, at(enforcement.PreModelCall, text))
+		if v.Decision != enforcement.DecisionTransform || !strings.HasPrefix(v.Transform.Value.(string), "https://blocked.invalid/") {
+			t.Errorf("%s: rewrite %+v", name, v.Decision)
+		}
+	}
+	if v := intercept(t, deny, at(enforcement.Output, strings.Repeat("a:", 300_000))); v.Decision != enforcement.DecisionAllow {
+		t.Errorf("colons without URLs: %+v", v)
 	}
 }
 

@@ -2,6 +2,7 @@ package interceptors
 
 import (
 	"errors"
+	"iter"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -30,27 +31,82 @@ type host struct {
 // slashes and backslashes after the colon ("https:\\evil.com").
 var specialSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
 
-// findURLs returns the URLs in s: a scheme, a colon and "//" (for the
+// findURLs yields the URLs in s, in order of their start: a scheme, a colon and "//" (for the
 // special schemes, any run of slashes and backslashes). Hosts without a
 // scheme ("example.com/x") are not URLs here. A URL nested in another
 // ("https://a.example/?next=https://b.example") is found too.
-func findURLs(s string) []foundURL {
-	var out []foundURL
-	for i := strings.IndexByte(s, ':'); i >= 0; {
-		if u, ok := urlAt(s, i); ok {
-			out = append(out, u)
+//
+// The work is linear in len(s) times maxAuthority whatever the text: the
+// ends of URLs and authorities are searched once per string, not once per
+// URL, as a model can emit "http:\http:\…" to make nested URLs share them.
+func findURLs(s string) iter.Seq[foundURL] {
+	return func(yield func(foundURL) bool) {
+		sc := urlScanner{
+			s:    s,
+			term: nextIndex{match: isURLTerminator},
+			rfc:  nextIndex{match: func(r rune) bool { return r == '/' || r == '?' || r == '#' }},
+			web:  nextIndex{match: func(r rune) bool { return r == '/' || r == '?' || r == '#' || r == '\\' }},
 		}
-		next := strings.IndexByte(s[i+1:], ':')
-		if next < 0 {
-			break
+		for i := strings.IndexByte(s, ':'); i >= 0; {
+			if u, ok := sc.urlAt(i); ok && !yield(u) {
+				return
+			}
+			next := strings.IndexByte(s[i+1:], ':')
+			if next < 0 {
+				return
+			}
+			i += 1 + next
 		}
-		i += 1 + next
 	}
-	return out
 }
 
+// maxAuthority bounds the userinfo, host and port of a URL; a longer one
+// is not read and its host counts as invalid (forbidden).
+const maxAuthority = 1024
+
+// urlScanner finds URLs in one string.
+type urlScanner struct {
+	s              string
+	term, rfc, web nextIndex
+	// trimFloor is where the trailing punctuation before the terminator
+	// trimFor starts (trimFor 0: none yet; no URL ends at 0).
+	trimFor, trimFloor int
+}
+
+// nextIndex caches the next index at or after a position of a rune
+// match accepts. Positions only grow, so a cached answer at or past the
+// position is still right.
+type nextIndex struct {
+	match     func(rune) bool
+	from, at  int
+	populated bool
+}
+
+func (n *nextIndex) find(s string, p int) int {
+	if n.populated && n.from <= p && p <= n.at {
+		return n.at
+	}
+	n.from, n.populated = p, true
+	if j := strings.IndexFunc(s[p:], n.match); j >= 0 {
+		n.at = p + j
+	} else {
+		n.at = len(s)
+	}
+	return n.at
+}
+
+// isURLTerminator reports the runes a URL in free text cannot contain.
+func isURLTerminator(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("\"<>`", r)
+}
+
+// isTrailingPunct is the punctuation that usually closes a sentence or a
+// parenthesis rather than a URL.
+func isTrailingPunct(c byte) bool { return strings.IndexByte(".,;:!?')]}", c) >= 0 }
+
 // urlAt reads the URL whose scheme ends at the colon s[colon].
-func urlAt(s string, colon int) (foundURL, bool) {
+func (sc *urlScanner) urlAt(colon int) (foundURL, bool) {
+	s := sc.s
 	start := colon
 	for start > 0 && isSchemeByte(s[start-1]) {
 		start--
@@ -76,40 +132,38 @@ func urlAt(s string, colon int) (foundURL, bool) {
 		}
 		auth += 2
 	}
-	end := urlEnd(s, auth)
+	end := sc.end(auth)
 	u := foundURL{start: start, end: end, scheme: scheme}
-	rfc := authorityEnd(s[auth:end], "/?#")
-	u.hosts = append(u.hosts, parseHost(s[auth:auth+rfc]))
+	rfc := min(sc.rfc.find(s, auth), end)
+	u.hosts = append(u.hosts, authorityHost(s[auth:rfc]))
 	if specialSchemes[scheme] {
-		if web := authorityEnd(s[auth:end], "/?#\\"); web != rfc {
-			u.hosts = append(u.hosts, parseHost(s[auth:auth+web]))
+		if web := min(sc.web.find(s, auth), end); web != rfc {
+			u.hosts = append(u.hosts, authorityHost(s[auth:web]))
 		}
 	}
 	return u, true
 }
 
-// urlEnd finds where a URL starting its authority at i ends in free text:
-// at whitespace, a control character, a quote or angle bracket, less the
-// punctuation that usually closes a sentence or a parenthesis.
-func urlEnd(s string, i int) int {
-	end := len(s)
-	if j := strings.IndexFunc(s[i:], func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("\"<>`", r)
-	}); j >= 0 {
-		end = i + j
+// end finds where a URL whose authority starts at auth ends: at the next
+// terminator, less trailing punctuation.
+func (sc *urlScanner) end(auth int) int {
+	t := sc.term.find(sc.s, auth)
+	if sc.trimFor != t {
+		floor := t
+		for floor > 0 && isTrailingPunct(sc.s[floor-1]) {
+			floor--
+		}
+		sc.trimFor, sc.trimFloor = t, floor
 	}
-	for end > i && strings.IndexByte(".,;:!?')]}", s[end-1]) >= 0 {
-		end--
-	}
-	return end
+	return max(auth, sc.trimFloor)
 }
 
-// authorityEnd is the length of the authority in rest.
-func authorityEnd(rest, stops string) int {
-	if j := strings.IndexAny(rest, stops); j >= 0 {
-		return j
+// authorityHost parses the host of an authority of bounded length.
+func authorityHost(authority string) host {
+	if len(authority) > maxAuthority {
+		return host{}
 	}
-	return len(rest)
+	return parseHost(authority)
 }
 
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
