@@ -60,8 +60,10 @@ type egressInterceptor struct {
 	schemes   []string
 	rewrite   bool
 	rewriteTo string
-	reason    string
-	message   string
+	// denyReason is also used by rewrite, for a URL in an object key.
+	denyReason    string
+	rewriteReason string
+	message       string
 }
 
 // newEgress builds the "egress" type.
@@ -71,7 +73,13 @@ func newEgress(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) 
 		return nil, err
 	}
 	var ps []config.Problem
-	e := &egressInterceptor{policy: spec.Name, reason: opts.Reason, message: opts.Message, schemes: []string{"http", "https"}}
+	e := &egressInterceptor{
+		policy: spec.Name, message: opts.Message, schemes: []string{"http", "https"},
+		denyReason: reasonEgressDenied, rewriteReason: reasonEgressRewrite,
+	}
+	if opts.Reason != "" {
+		e.denyReason, e.rewriteReason = opts.Reason, opts.Reason
+	}
 	if len(opts.AllowHosts) == 0 && len(opts.DenyHosts) == 0 && opts.Schemes == nil {
 		ps = append(ps, spec.Problemf("", "gives no allow_hosts, deny_hosts or schemes: it would enforce nothing"))
 	}
@@ -97,16 +105,10 @@ func newEgress(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) 
 		if opts.RewriteTo != nil {
 			ps = append(ps, spec.Problemf("rewrite_to", "is only used with action: rewrite"))
 		}
-		if e.reason == "" {
-			e.reason = reasonEgressDenied
-		}
 	case egressRewrite:
 		e.rewrite, e.rewriteTo = true, defaultRewriteTo
 		if opts.RewriteTo != nil {
 			e.rewriteTo = *opts.RewriteTo
-		}
-		if e.reason == "" {
-			e.reason = reasonEgressRewrite
 		}
 		for i, p := range spec.Points {
 			if pt := enforcement.Point(p); pt.Valid() && !pt.Transformable() {
@@ -182,7 +184,7 @@ func (e *egressInterceptor) Intercept(_ context.Context, c enforcement.Context) 
 	// Deny scans every string and key; rewrite fixes strings, so it scans
 	// keys only: a key cannot be rewritten without changing the structure.
 	if why, found := e.firstForbidden(target, !e.rewrite); found {
-		return enforcement.Deny(e.reason, e.denyMessage(why)), nil
+		return enforcement.Deny(e.denyReason, e.denyMessage(why)), nil
 	}
 	if !e.rewrite {
 		return enforcement.Allow(), nil
@@ -192,7 +194,7 @@ func (e *egressInterceptor) Intercept(_ context.Context, c enforcement.Context) 
 		return enforcement.Allow(), nil
 	}
 	v := enforcement.TransformTo("$target", out)
-	v.Reason = e.reason
+	v.Reason = e.rewriteReason
 	v.Message = e.message
 	if v.Message == "" {
 		v.Message = "URLs forbidden by policy " + e.policy + " were rewritten"

@@ -90,6 +90,7 @@ func TestEgressInvalidHosts(t *testing.T) {
 		"https://a%2Fb.com/",           // decodes to a slash
 		"http://1.2.3.4.5/",            // too many IPv4 parts
 		"http://256.1.1.1/",            // IPv4 part out of range
+		"http://1.2.3.09/",             // a number, but not valid octal
 		"http://[::1/",                 // unterminated IPv6
 		"http://[1.2.3.4]/",            // IPv4 in brackets
 		"http://99999999999999999999/", // beyond 32 bits
@@ -209,7 +210,7 @@ func TestEgressRewrite(t *testing.T) {
 	}
 	// A forbidden URL in a key cannot be rewritten: deny.
 	v = intercept(t, ic, at(enforcement.PreToolCall, map[string]any{"https://evil.test/": "x"}))
-	if v.Decision != enforcement.DecisionDeny || v.Message != `URL host "evil.test" is not allowed by policy egress` {
+	if !samePlain(v, enforcement.Deny("policy:egress_denied", `URL host "evil.test" is not allowed by policy egress`)) {
 		t.Errorf("key: %+v", v)
 	}
 	// No points configured: rewrite lets the session boundaries through.

@@ -259,7 +259,8 @@ func normaliseHost(name string) host {
 // number is an IPv4 address (numeric) or invalid (!ok).
 func parseIPv4(name string) (addr netip.Addr, numeric, ok bool) {
 	parts := strings.Split(name, ".")
-	if _, isNum := ipv4Part(parts[len(parts)-1]); !isNum {
+	lastPart := parts[len(parts)-1]
+	if _, isNum := ipv4Part(lastPart); !isNum && strings.TrimLeft(lastPart, "0123456789") != "" {
 		return addr, false, false
 	}
 	if len(parts) > 4 {
