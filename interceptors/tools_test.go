@@ -2,6 +2,7 @@ package interceptors
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -368,5 +369,61 @@ func TestToolsProblems(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestToolsThroughEmitter runs tools and egress in one policy through a
+// real emitter at pre_tool_call: the engine applies the repairs of both to
+// tool_call.args, in order, and a denied call blocks.
+func TestToolsThroughEmitter(t *testing.T) {
+	regs, err := BuildAll(specsOf(t, weatherRule+`  - name: egress
+    type: egress
+    deny_hosts: [evil.test]
+    action: rewrite
+`), Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	em, err := enforcement.NewEmitter(enforcement.Options{Interceptors: regs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &enforcement.Builder{Agent: enforcement.Agent{ID: "a", Framework: "test"}, SessionID: "s", Sequence: &enforcement.Counter{}}
+	ctx := t.Context()
+
+	pre, err := b.Build(ctx, enforcement.PreToolCall, enforcement.PreToolFields(enforcement.ToolCall{
+		ID: "call_1", Name: "get_weather", Args: args(t, `{"city":"Paris","days":30,"note":"see https://evil.test/x"}`),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := em.Emit(ctx, pre)
+	if err != nil {
+		t.Fatalf("Emit: %v", err)
+	}
+	// note is truncated to 5 characters first, so egress sees no URL.
+	call := out.Context["tool_call"].(map[string]any)
+	if got := jsonOf(t, call["args"]); got != `{"city":"Paris","days":7,"note":"see h"}` {
+		t.Errorf("tool_call.args = %s", got)
+	}
+
+	pre, _ = b.Build(ctx, enforcement.PreToolCall, enforcement.PreToolFields(enforcement.ToolCall{
+		ID: "call_2", Name: "lookup", Args: args(t, `{"keep":"https://evil.test/a","drop":1}`),
+	}))
+	out, err = em.Emit(ctx, pre)
+	if err != nil {
+		t.Fatalf("Emit: %v", err)
+	}
+	if got := jsonOf(t, out.Context["tool_call"].(map[string]any)["args"]); got != `{"keep":"https://blocked.invalid/"}` {
+		t.Errorf("tool_call.args = %s", got)
+	}
+
+	pre, _ = b.Build(ctx, enforcement.PreToolCall, enforcement.PreToolFields(enforcement.ToolCall{
+		ID: "call_3", Name: "get_weather", Args: args(t, `{"days":3}`),
+	}))
+	out, err = em.Emit(ctx, pre)
+	var blocked *enforcement.BlockedError
+	if !errors.As(err, &blocked) || out.Verdict.Reason != "policy:tool_argument_invalid" {
+		t.Errorf("missing city: %+v, %v", out.Verdict, err)
 	}
 }
