@@ -57,10 +57,12 @@ func Registry() map[string]Factory {
 		"budget": newBudget,
 		"cel":    newCEL,
 		"deny":   newDeny,
+		"egress": newEgress,
 		"http":   newHTTP,
 		"opa":    newOPA,
 		"redact": newRedact,
 		"regex":  newRegex,
+		"tools":  newTools,
 	}
 }
 

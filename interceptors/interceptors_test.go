@@ -66,7 +66,7 @@ func intercept(t *testing.T, ic enforcement.Interceptor, c enforcement.Context) 
 func samePlain(a, b enforcement.Verdict) bool { return reflect.DeepEqual(a, b) }
 
 func TestRegistry(t *testing.T) {
-	if got := Types(); !reflect.DeepEqual(got, []string{"allow", "budget", "cel", "deny", "http", "opa", "redact", "regex"}) {
+	if got := Types(); !reflect.DeepEqual(got, []string{"allow", "budget", "cel", "deny", "egress", "http", "opa", "redact", "regex", "tools"}) {
 		t.Errorf("Types() = %q", got)
 	}
 	r := Registry()
@@ -78,7 +78,7 @@ func TestRegistry(t *testing.T) {
 
 func TestBuildUnknownType(t *testing.T) {
 	got := buildProblems(t, "  - name: a\n    type: regx\n")
-	want := []string{`policy.yaml:5: interceptors[0].type: unknown interceptor type "regx" (one of allow, budget, cel, deny, http, opa, redact, regex)`}
+	want := []string{`policy.yaml:5: interceptors[0].type: unknown interceptor type "regx" (one of allow, budget, cel, deny, egress, http, opa, redact, regex, tools)`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems = %q, want %q", got, want)
 	}

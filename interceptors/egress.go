@@ -1,0 +1,340 @@
+package interceptors
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// Egress actions and defaults.
+const (
+	egressDeny          = "deny"
+	egressRewrite       = "rewrite"
+	reasonEgressDenied  = "policy:egress_denied"
+	reasonEgressRewrite = "policy:egress_rewritten"
+	defaultRewriteTo    = "https://blocked.invalid/"
+)
+
+// egressOptions configures the "egress" type.
+type egressOptions struct {
+	// AllowHosts, when not empty, is the only hosts URLs may name; "*."
+	// matches any subdomain (not the apex).
+	AllowHosts []string `yaml:"allow_hosts"`
+	// DenyHosts is checked first.
+	DenyHosts []string `yaml:"deny_hosts"`
+	// Schemes a URL may use; default http and https.
+	Schemes   []string `yaml:"schemes"`
+	Action    string   `yaml:"action"`
+	RewriteTo *string  `yaml:"rewrite_to"`
+	Reason    string   `yaml:"reason"`
+	Message   string   `yaml:"message"`
+}
+
+// hostPattern is one normalised allow_hosts or deny_hosts entry.
+type hostPattern struct {
+	name     string
+	wildcard bool // "*.name": subdomains of name only
+}
+
+// matches reports whether h is named by p; wildcards never match IPs.
+func (p hostPattern) matches(h host) bool {
+	if p.wildcard {
+		return !h.ip && strings.HasSuffix(h.name, "."+p.name)
+	}
+	return h.name == p.name
+}
+
+// egressInterceptor finds URLs in every string of the target and denies,
+// or rewrites, those whose scheme or host the policy forbids.
+type egressInterceptor struct {
+	policy    string
+	allow     []hostPattern
+	deny      []hostPattern
+	schemes   []string
+	rewrite   bool
+	rewriteTo string
+	// denyReason is also used by rewrite, for a URL in an object key.
+	denyReason    string
+	rewriteReason string
+	message       string
+}
+
+// newEgress builds the "egress" type.
+func newEgress(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
+	var opts egressOptions
+	if err := spec.DecodeOptions(&opts); err != nil {
+		return nil, err
+	}
+	var ps []config.Problem
+	e := &egressInterceptor{
+		policy: spec.Name, message: opts.Message, schemes: []string{"http", "https"},
+		denyReason: reasonEgressDenied, rewriteReason: reasonEgressRewrite,
+	}
+	if opts.Reason != "" {
+		e.denyReason, e.rewriteReason = opts.Reason, opts.Reason
+	}
+	if len(opts.AllowHosts) == 0 && len(opts.DenyHosts) == 0 && opts.Schemes == nil {
+		ps = append(ps, spec.Problemf("", "gives no allow_hosts, deny_hosts or schemes: it would enforce nothing"))
+	}
+	var hps []config.Problem
+	e.allow, hps = hostPatterns(spec, "allow_hosts", opts.AllowHosts)
+	ps = append(ps, hps...)
+	e.deny, hps = hostPatterns(spec, "deny_hosts", opts.DenyHosts)
+	ps = append(ps, hps...)
+	if opts.Schemes != nil {
+		e.schemes = nil
+		if len(opts.Schemes) == 0 {
+			ps = append(ps, spec.Problemf("schemes", "must list at least one scheme"))
+		}
+	}
+	for i, s := range opts.Schemes {
+		if s == "" || !isASCIILetter(s[0]) || strings.IndexFunc(s, func(r rune) bool { return r > 0x7f || !isSchemeByte(byte(r)) }) >= 0 {
+			ps = append(ps, spec.Problemf(fmt.Sprintf("schemes[%d]", i), "must be a URL scheme such as https (got %q)", s))
+		}
+		e.schemes = append(e.schemes, strings.ToLower(s))
+	}
+	switch opts.Action {
+	case "", egressDeny:
+		if opts.RewriteTo != nil {
+			ps = append(ps, spec.Problemf("rewrite_to", "is only used with action: rewrite"))
+		}
+	case egressRewrite:
+		e.rewrite, e.rewriteTo = true, defaultRewriteTo
+		if opts.RewriteTo != nil {
+			e.rewriteTo = *opts.RewriteTo
+		}
+		for i, p := range spec.Points {
+			if pt := enforcement.Point(p); pt.Valid() && !pt.Transformable() {
+				ps = append(ps, spec.Problemf(fmt.Sprintf("points[%d]", i),
+					"rewrite cannot run at %s: the spec forbids transforms there", p))
+			}
+		}
+	default:
+		ps = append(ps, spec.Problemf("action", "must be deny or rewrite (got %q)", opts.Action))
+	}
+	if opts.Reason != "" {
+		ps = append(ps, checkReason(spec, opts.Reason)...)
+	}
+	if len(ps) > 0 {
+		return nil, problemsError(ps...)
+	}
+	return e, nil
+}
+
+// hostPatterns normalises a host list as URL hosts are normalised.
+func hostPatterns(spec config.Interceptor, field string, entries []string) ([]hostPattern, []config.Problem) {
+	var out []hostPattern
+	var ps []config.Problem
+	for i, entry := range entries {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		p, msg := hostPatternOf(entry)
+		if msg != "" {
+			ps = append(ps, spec.Problemf(f, "%s (got %q)", msg, entry))
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, ps
+}
+
+// hostPatternOf reads one entry: a host name, an IP address (IPv6 with or
+// without brackets) or "*." and a host name.
+func hostPatternOf(entry string) (hostPattern, string) {
+	if strings.Contains(entry, "://") || strings.ContainsAny(entry, "/@") {
+		return hostPattern{}, "must be a host, not a URL"
+	}
+	if addr, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(entry, "["), "]")); err == nil && addr.Zone() == "" {
+		return hostPattern{name: addr.Unmap().String()}, ""
+	}
+	p := hostPattern{}
+	name := entry
+	if rest, ok := strings.CutPrefix(entry, "*."); ok {
+		p.wildcard, name = true, rest
+	}
+	if strings.ContainsAny(name, "*:") {
+		return hostPattern{}, `must be a host name or IP address, optionally after "*." (no ports, no other wildcards)`
+	}
+	h := normaliseHost(name)
+	switch {
+	case !h.valid:
+		return hostPattern{}, "is not a valid host"
+	case h.ip && p.wildcard:
+		return hostPattern{}, `"*." applies to domain names, not IP addresses`
+	}
+	p.name = h.name
+	return p, ""
+}
+
+// NonBlocking marks the scan as pure CPU work bounded by the context size.
+func (e *egressInterceptor) NonBlocking() {}
+
+// Intercept implements enforcement.Interceptor.
+func (e *egressInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+	if e.rewrite && !c.Point().Transformable() {
+		return enforcement.Allow(), nil
+	}
+	target := c.Target()
+	// Deny scans every string and key; rewrite fixes strings, so it scans
+	// keys only: a key cannot be rewritten without changing the structure.
+	if why, found := e.firstForbidden(target, !e.rewrite); found {
+		return enforcement.Deny(e.denyReason, e.denyMessage(why)), nil
+	}
+	if !e.rewrite {
+		return enforcement.Allow(), nil
+	}
+	out, changed := e.rewriteValue(jsonvalue.DeepCopy(target))
+	if !changed {
+		return enforcement.Allow(), nil
+	}
+	v := enforcement.TransformTo("$target", out)
+	v.Reason = e.rewriteReason
+	v.Message = e.message
+	if v.Message == "" {
+		v.Message = "URLs forbidden by policy " + e.policy + " were rewritten"
+	}
+	return v, nil
+}
+
+// forbidden explains the first forbidden URL found: the host or scheme,
+// never the URL, whose path and query may carry secrets.
+type forbidden struct {
+	scheme string
+	host   host
+}
+
+func (e *egressInterceptor) denyMessage(f forbidden) string {
+	if e.message != "" {
+		return e.message
+	}
+	switch {
+	case !slices.Contains(e.schemes, f.scheme):
+		return fmt.Sprintf("URL scheme %s is not allowed by policy %s", quoteName(f.scheme), e.policy)
+	case !f.host.valid:
+		return "a URL with an invalid host is not allowed by policy " + e.policy
+	}
+	return fmt.Sprintf("URL host %s is not allowed by policy %s", quoteName(f.host.name), e.policy)
+}
+
+// firstForbidden finds a forbidden URL in an object key or, when strs is
+// set, a string value of v.
+func (e *egressInterceptor) firstForbidden(v any, strs bool) (forbidden, bool) {
+	switch x := v.(type) {
+	case string:
+		if strs {
+			return e.stringForbidden(x)
+		}
+	case map[string]any:
+		// Sorted, so the host a message names does not vary between runs.
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if f, ok := e.stringForbidden(k); ok {
+				return f, true
+			}
+			if f, ok := e.firstForbidden(x[k], strs); ok {
+				return f, true
+			}
+		}
+	case []any:
+		for _, el := range x {
+			if f, ok := e.firstForbidden(el, strs); ok {
+				return f, true
+			}
+		}
+	}
+	return forbidden{}, false
+}
+
+// stringForbidden returns the first forbidden URL in s.
+func (e *egressInterceptor) stringForbidden(s string) (forbidden, bool) {
+	for u := range findURLs(s) {
+		if f, bad := e.check(u); bad {
+			return f, true
+		}
+	}
+	return forbidden{}, false
+}
+
+// check decides one URL: its scheme must be listed and every reading of
+// its host valid, not denied and, with an allowlist, allowed.
+func (e *egressInterceptor) check(u foundURL) (forbidden, bool) {
+	if !slices.Contains(e.schemes, u.scheme) {
+		return forbidden{scheme: u.scheme}, true
+	}
+	for _, h := range u.hosts {
+		if !h.valid || slices.ContainsFunc(e.deny, func(p hostPattern) bool { return p.matches(h) }) ||
+			len(e.allow) > 0 && !slices.ContainsFunc(e.allow, func(p hostPattern) bool { return p.matches(h) }) {
+			return forbidden{scheme: u.scheme, host: h}, true
+		}
+	}
+	return forbidden{}, false
+}
+
+// rewriteValue replaces forbidden URLs in the string values of v (the
+// interceptor's own copy), in place, and reports whether any changed.
+func (e *egressInterceptor) rewriteValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		out := e.rewriteString(x)
+		return out, out != x
+	case map[string]any:
+		changed := false
+		for k, el := range x {
+			if nv, ch := e.rewriteValue(el); ch {
+				x[k], changed = nv, true
+			}
+		}
+		return x, changed
+	case []any:
+		changed := false
+		for i, el := range x {
+			if nv, ch := e.rewriteValue(el); ch {
+				x[i], changed = nv, true
+			}
+		}
+		return x, changed
+	}
+	return v, false
+}
+
+// rewriteString replaces each forbidden URL of s with rewrite_to. A URL
+// nested in another is part of it: the outer URL is replaced whole when
+// either is forbidden (an allowed host can redirect to the nested one).
+func (e *egressInterceptor) rewriteString(s string) string {
+	var b strings.Builder
+	last := 0
+	// A group is a URL and the URLs nested in it; it is written when the
+	// next URL starts past its end.
+	groupStart, groupEnd, groupBad := -1, -1, false
+	flush := func() {
+		if groupBad {
+			b.WriteString(s[last:groupStart])
+			b.WriteString(e.rewriteTo)
+			last = groupEnd
+		}
+	}
+	for u := range findURLs(s) {
+		_, bad := e.check(u)
+		if groupStart >= 0 && u.start < groupEnd {
+			groupEnd, groupBad = max(groupEnd, u.end), groupBad || bad
+			continue
+		}
+		if groupStart >= 0 {
+			flush()
+		}
+		groupStart, groupEnd, groupBad = u.start, u.end, bad
+	}
+	if groupStart >= 0 {
+		flush()
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
