@@ -69,6 +69,18 @@ func NewRedis(opts RedisOptions) (*Redis, error) {
 			}
 			return nil, fmt.Errorf("approvals: redis url: %w", err)
 		}
+		// Fail fast while Redis is unreachable (the request fails closed)
+		// rather than retrying for seconds per command.
+		if co.DialTimeout == 0 {
+			co.DialTimeout = time.Second
+		}
+		if co.ReadTimeout == 0 {
+			co.ReadTimeout = time.Second
+		}
+		if co.WriteTimeout == 0 {
+			co.WriteTimeout = time.Second
+		}
+		co.DialerRetries = 1
 		co.ContextTimeoutEnabled = true
 		r.client = redis.NewClient(co)
 		r.ownsClient = true
