@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 	v.auth()
 	v.limits()
 	v.tracing()
+	v.approvals()
 	return v.ps.err()
 }
 
