@@ -144,8 +144,9 @@ limits:
 			APIKeys:       []APIKey{{KeyEnv: "CLIENT_A_KEY", Key: "client-a-key", AgentID: "billing-bot", Tenant: "acme"}},
 			AdminTokenEnv: "ADMIN_T", AdminToken: "admin-token",
 		},
-		Limits:  Limits{MaxRequestBytes: 2 << 20, MaxResponseBytes: 64 << 20},
-		Tracing: Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
+		Limits:    Limits{MaxRequestBytes: 2 << 20, MaxResponseBytes: 64 << 20},
+		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
+		Approvals: Approvals{Timeout: DefaultApprovalTimeout, Webhook: ApprovalWebhook{Timeout: DefaultApprovalWebhookTimeout}},
 	}
 	if len(c.Interceptors) != 1 {
 		t.Fatalf("interceptors = %d, want 1", len(c.Interceptors))
