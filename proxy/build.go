@@ -26,6 +26,10 @@ type Assembly struct {
 	Server  *Server
 	Store   sessions.Store
 	closers []io.Closer
+
+	// Approvals is the approval seam; rebuild policies with its
+	// PolicyOption so they share the queue.
+	Approvals *ApprovalSeam
 }
 
 // Close releases the store and the record sinks.
@@ -58,7 +62,11 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	m := metrics.New(metrics.Options{})
 	sink = instrumentSinks(m, cfg.Records.Sinks, sink)
-	pol, err := BuildPolicy(cfg, sink, WithObserver(m))
+	if a.Approvals, err = a.buildApprovals(ctx, cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	pol, err := BuildPolicy(cfg, sink, WithObserver(m), a.Approvals.PolicyOption())
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -82,6 +90,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		Metrics:           m,
 		AdminToken:        cfg.Auth.AdminToken,
 		AdminOnMain:       cfg.Listeners.Admin == "",
+		Approvals:         a.Approvals.Queue,
 	}
 	for _, o := range sopts {
 		o(&opts)
