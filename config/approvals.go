@@ -108,3 +108,11 @@ func (v *validator) approvals() {
 		v.secret("approvals.webhook.bearer_token_env", w.BearerTokenEnv, w.BearerToken, false)
 	}
 }
+
+// approvalWarnings warns about a queue nobody can reach: without a
+// separate admin listener the admin endpoints are served only with a token.
+func (c *Config) approvalWarnings(warn func(field, format string, args ...any)) {
+	if c.Approvals.Resolver == ResolverQueue && c.Listeners.Admin == "" && c.Auth.AdminToken == "" {
+		warn("approvals.resolver", "queue is unreachable: the admin endpoints need listeners.admin or auth.admin_token_env, so every escalation times out as %s", enforcement.ReasonApprovalUnresolved)
+	}
+}

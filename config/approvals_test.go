@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,20 @@ func TestApprovalsProblems(t *testing.T) {
 				t.Errorf("problems:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
 			}
 		})
+	}
+}
+
+func TestApprovalsUnreachableQueueWarns(t *testing.T) {
+	clearEnv(t)
+	c := mustParse(t, mockUpstream+"approvals:\n  resolver: queue\n")
+	want := "gateway.yaml:5: approvals.resolver: queue is unreachable: the admin endpoints need listeners.admin or auth.admin_token_env, so every escalation times out as host_error:approval_unresolved"
+	if w := c.Warnings(); !slices.Contains(w, want) {
+		t.Errorf("warnings = %q, want %q", w, want)
+	}
+	c = mustParse(t, "listeners:\n  admin: 127.0.0.1:9001\n"+mockUpstream+"approvals:\n  resolver: queue\n")
+	for _, w := range c.Warnings() {
+		if strings.Contains(w, "approvals") {
+			t.Errorf("queue served on an admin listener still warns: %s", w)
+		}
 	}
 }

@@ -653,6 +653,7 @@ func (c *Config) Warnings() []string {
 	if len(c.Records.Sinks) == 0 {
 		warn("records.sinks", "is empty: interception records are discarded")
 	}
+	c.approvalWarnings(warn)
 	return out
 }
 
