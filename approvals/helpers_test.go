@@ -12,10 +12,15 @@ var escalating = enforcement.NonBlockingFunc(func(context.Context, enforcement.C
 	return enforcement.Escalate("policy:needs_approval", "a human must approve this tool call"), nil
 })
 
-// emitToolCall runs one pre_tool_call emission through an emitter whose
-// only interceptor escalates, with r as its resolver, and returns the
-// outcome.
-func emitToolCall(t *testing.T, ctx context.Context, r enforcement.ApprovalResolver, redactor enforcement.ApprovalRedactor) *enforcement.Outcome {
+// toolCall is one pre_tool_call emission, ready to run, through an
+// emitter whose only interceptor escalates.
+type toolCall struct {
+	em *enforcement.Emitter
+	c  enforcement.Context
+}
+
+// newToolCall prepares a tool call with r as the resolver.
+func newToolCall(t *testing.T, r enforcement.ApprovalResolver, redactor enforcement.ApprovalRedactor) toolCall {
 	t.Helper()
 	em, err := enforcement.NewEmitter(enforcement.Options{
 		Interceptors:    []enforcement.Registration{{Name: "escalate", Interceptor: escalating}},
@@ -27,15 +32,42 @@ func emitToolCall(t *testing.T, ctx context.Context, r enforcement.ApprovalResol
 		t.Fatal(err)
 	}
 	b := enforcement.Builder{Agent: enforcement.Agent{ID: "agent", Framework: "test"}, SessionID: "sess-1", Sequence: &enforcement.Counter{}}
-	c, err := b.Build(ctx, enforcement.PreToolCall, enforcement.PreToolFields(enforcement.ToolCall{
+	c, err := b.Build(context.Background(), enforcement.PreToolCall, enforcement.PreToolFields(enforcement.ToolCall{
 		ID: "call_1", Name: "transfer", Args: map[string]any{"iban": "DE00 SECRET", "amount": 10},
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := em.EmitUnchecked(ctx, c)
+	return toolCall{em: em, c: c}
+}
+
+// emit runs the emission; safe from any goroutine.
+func (tc toolCall) emit(ctx context.Context) (*enforcement.Outcome, error) {
+	return tc.em.EmitUnchecked(ctx, tc.c)
+}
+
+// emitToolCall runs one tool call through r and returns the outcome.
+func emitToolCall(t *testing.T, ctx context.Context, r enforcement.ApprovalResolver, redactor enforcement.ApprovalRedactor) *enforcement.Outcome {
+	t.Helper()
+	out, err := newToolCall(t, r, redactor).emit(ctx)
 	if err != nil {
 		t.Fatalf("emit: %v", err)
 	}
 	return out
+}
+
+// emitAsync starts one tool call through r in the background; the channel
+// receives its outcome (nil when the emission itself failed, reported).
+func emitAsync(t *testing.T, r enforcement.ApprovalResolver, redactor enforcement.ApprovalRedactor) <-chan *enforcement.Outcome {
+	t.Helper()
+	tc := newToolCall(t, r, redactor)
+	done := make(chan *enforcement.Outcome, 1)
+	go func() {
+		out, err := tc.emit(context.Background())
+		if err != nil {
+			t.Errorf("emit: %v", err)
+		}
+		done <- out
+	}()
+	return done
 }

@@ -118,6 +118,7 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) error {
 // InvalidDecisionError is a decision the queue refuses to record.
 type InvalidDecisionError struct{ msg string }
 
+// Error describes what is wrong with the decision.
 func (e *InvalidDecisionError) Error() string { return "invalid decision: " + e.msg }
 
 func validDecision(p enforcement.Point, d Decision) error {

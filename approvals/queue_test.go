@@ -41,8 +41,7 @@ func newRedis(t *testing.T, url string) *approvals.Redis {
 // pending emits in the background and waits until q lists the approval.
 func pending(t *testing.T, q *approvals.Queue, redactor enforcement.ApprovalRedactor) (approvals.Approval, <-chan *enforcement.Outcome) {
 	t.Helper()
-	done := make(chan *enforcement.Outcome, 1)
-	go func() { done <- emitToolCall(t, context.Background(), q, redactor) }()
+	done := emitAsync(t, q, redactor)
 	deadline := time.Now().Add(eventually)
 	for time.Now().Before(deadline) {
 		list, err := q.List(context.Background())
@@ -62,6 +61,9 @@ func outcome(t *testing.T, done <-chan *enforcement.Outcome) *enforcement.Outcom
 	t.Helper()
 	select {
 	case out := <-done:
+		if out == nil {
+			t.FailNow()
+		}
 		return out
 	case <-time.After(eventually):
 		t.Fatal("the emission never finished")

@@ -16,8 +16,7 @@ func TestRedisDecidedOnAnotherReplica(t *testing.T) {
 	url, _ := redistest.Start(t)
 	waiting := approvals.NewQueue(newRedis(t, url), time.Hour)
 	other := approvals.NewQueue(newRedis(t, url), time.Hour)
-	done := make(chan *enforcement.Outcome, 1)
-	go func() { done <- emitToolCall(t, context.Background(), waiting, nil) }()
+	done := emitAsync(t, waiting, nil)
 	var list []approvals.Approval
 	waitFor(t, func() bool {
 		var err error
