@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"time"
@@ -46,7 +45,7 @@ func (s *ApprovalSeam) PolicyOption() PolicyOption {
 // approvals in Redis when the session store is Redis (same URL and key
 // prefix, so every replica sees them), in memory otherwise. The returned
 // closer, when not nil, releases the Redis client.
-func buildApprovals(_ context.Context, cfg *config.Config) (*ApprovalSeam, io.Closer, error) {
+func buildApprovals(cfg *config.Config) (*ApprovalSeam, io.Closer, error) {
 	ac := cfg.Approvals
 	seam := &ApprovalSeam{}
 	if ac.Resolver == "" {
@@ -85,8 +84,8 @@ func buildApprovals(_ context.Context, cfg *config.Config) (*ApprovalSeam, io.Cl
 }
 
 // buildApprovals builds the seam and registers its closer on a.
-func (a *Assembly) buildApprovals(ctx context.Context, cfg *config.Config) (*ApprovalSeam, error) {
-	seam, closer, err := buildApprovals(ctx, cfg)
+func (a *Assembly) buildApprovals(cfg *config.Config) (*ApprovalSeam, error) {
+	seam, closer, err := buildApprovals(cfg)
 	if closer != nil {
 		a.closers = append(a.closers, closer)
 	}

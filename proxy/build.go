@@ -62,7 +62,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	m := metrics.New(metrics.Options{})
 	sink = instrumentSinks(m, cfg.Records.Sinks, sink)
-	if a.Approvals, err = a.buildApprovals(ctx, cfg); err != nil {
+	if a.Approvals, err = a.buildApprovals(cfg); err != nil {
 		a.Close()
 		return nil, err
 	}
