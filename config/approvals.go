@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"net/url"
 	"time"
 
@@ -51,6 +52,18 @@ type ApprovalWebhook struct {
 
 func defaultApprovals() Approvals {
 	return Approvals{Timeout: DefaultApprovalTimeout, Webhook: ApprovalWebhook{Timeout: DefaultApprovalWebhookTimeout}}
+}
+
+// summary describes the resolver for the startup log ("" for none); the
+// webhook URL shows only its host.
+func (a Approvals) summary() string {
+	switch a.Resolver {
+	case ResolverQueue:
+		return fmt.Sprintf("; approvals queue (timeout %s, %d redacted paths)", a.Timeout, len(a.RedactPaths))
+	case ResolverWebhook:
+		return fmt.Sprintf("; approvals webhook %s (timeout %s, %d redacted paths)", hostOf(a.Webhook.URL), a.Webhook.Timeout, len(a.RedactPaths))
+	}
+	return ""
 }
 
 func (d *decoder) approvals(n *yaml.Node, field string, a *Approvals) {

@@ -11,6 +11,9 @@ import (
 func TestApprovalsDefaultNoResolver(t *testing.T) {
 	clearEnv(t)
 	c := mustParse(t, mockUpstream)
+	if strings.Contains(c.Summary(), "approvals") {
+		t.Errorf("summary mentions approvals without a resolver: %s", c.Summary())
+	}
 	if c.Approvals.Resolver != "" || c.Approvals.Timeout != DefaultApprovalTimeout || c.Approvals.Webhook.Timeout != DefaultApprovalWebhookTimeout {
 		t.Errorf("approvals = %+v, want no resolver and the default timeouts", c.Approvals)
 	}
@@ -34,7 +37,13 @@ func TestApprovalsParse(t *testing.T) {
 	if !reflect.DeepEqual(c.Approvals, want) {
 		t.Errorf("approvals = %+v\nwant %+v", c.Approvals, want)
 	}
+	if s := c.Summary(); !strings.HasSuffix(s, "; approvals webhook approvals.internal (timeout 3s, 2 redacted paths)") {
+		t.Errorf("summary = %s", s)
+	}
 	c = mustParse(t, mockUpstream+"approvals:\n  resolver: queue\n")
+	if s := c.Summary(); !strings.HasSuffix(s, "; approvals queue (timeout 2m0s, 0 redacted paths)") {
+		t.Errorf("summary = %s", s)
+	}
 	if c.Approvals.Resolver != ResolverQueue || c.Approvals.Timeout != DefaultApprovalTimeout {
 		t.Errorf("queue approvals = %+v", c.Approvals)
 	}
