@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/hooks-gateway/hooks-gateway/approvals"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
 
@@ -81,7 +82,7 @@ func TestApprovalsPageInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{session, string(enforcement.PreModelCall), "policy:needs_approval", "every model call needs an operator", Redacted} {
+		for _, want := range []string{session, string(enforcement.PreModelCall), "policy:needs_approval", "every model call needs an operator", approvals.Redacted} {
 			if !strings.Contains(rowText, want) {
 				t.Errorf("the page's row lacks %q: %s", want, rowText)
 			}

@@ -162,7 +162,7 @@ func TestApprovalsAdminEndpoints(t *testing.T) {
 		t.Errorf("pending approval = %+v", a)
 	}
 	status, body := admin(t, http.MethodGet, gw.URL+"/admin/approvals/"+a.ID, "", "")
-	if status != http.StatusOK || strings.Contains(string(body), "SECRET-TEXT") || !strings.Contains(string(body), Redacted) {
+	if status != http.StatusOK || strings.Contains(string(body), "SECRET-TEXT") || !strings.Contains(string(body), approvals.Redacted) {
 		t.Errorf("GET approval: %d, want 200 with the message redacted: %s", status, body)
 	}
 	url := gw.URL + "/admin/approvals/" + a.ID

@@ -15,9 +15,6 @@ import (
 // own timeout error) is the one the engine sees.
 const resolverGrace = 5 * time.Second
 
-// Redacted replaces what approvals.redact_paths names in approval requests.
-const Redacted = "[redacted]"
-
 // ApprovalSeam is what the approvals section builds: the resolver and
 // redactor every policy's emitter consults and, for the queue resolver, the
 // queue the admin endpoints serve. The Assembly owns it, so policies built
@@ -52,9 +49,9 @@ func buildApprovals(cfg *config.Config) (*ApprovalSeam, io.Closer, error) {
 		return seam, nil, nil
 	}
 	if len(ac.RedactPaths) > 0 {
-		red, err := enforcement.PathRedactor(ac.RedactPaths, Redacted)
+		red, err := approvals.Redactor(Framework, ac.RedactPaths)
 		if err != nil {
-			return nil, nil, fmt.Errorf("approvals.redact_paths: %w", err)
+			return nil, nil, err
 		}
 		seam.Redactor = red
 	}

@@ -56,7 +56,7 @@ func TestApprovalsWebhookThroughGateway(t *testing.T) {
 	if gotAuth != "Bearer hook-token" {
 		t.Errorf("webhook Authorization = %q", gotAuth)
 	}
-	if strings.Contains(gotBody, "HOOK-SECRET") || !strings.Contains(gotBody, Redacted) || !strings.Contains(gotBody, "policy:needs_approval") {
+	if strings.Contains(gotBody, "HOOK-SECRET") || !strings.Contains(gotBody, approvals.Redacted) || !strings.Contains(gotBody, "policy:needs_approval") {
 		t.Errorf("webhook request = %s, want the liftable deny with the message redacted", gotBody)
 	}
 	if status, _ := admin(t, http.MethodGet, gw.URL+"/admin/approvals", "", ""); status != http.StatusNotFound {
