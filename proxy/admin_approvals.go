@@ -138,10 +138,20 @@ func (s *Server) approvalStoreError(w http.ResponseWriter, err error) {
 	writeError(w, errorf(http.StatusServiceUnavailable, typeGatewayError, "approval_store_failed", "the approval store is unavailable"))
 }
 
-// indentJSON is raw re-indented for display; raw itself on failure.
+// indentJSON is raw re-indented for display, without JSON's \u003c-style
+// HTML escaping (the page's template escapes); raw itself on failure.
 func indentJSON(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
 	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return string(raw)
 	}
 	return b.String()

@@ -273,3 +273,32 @@ func TestApprovalsSharedAcrossReplicas(t *testing.T) {
 		t.Fatalf("request released on the first replica: %q %v", r.text, r.err)
 	}
 }
+
+// The page escapes what it shows and forbids scripts.
+func TestApprovalsPageEscapes(t *testing.T) {
+	gw := approvalsGateway(t, approvalsConfig("1m", ""))
+	go send(context.Background(), http.MethodPost, gw.URL+"/v1/chat/completions",
+		`{"model":"mock","messages":[{"role":"user","content":"first"},{"role":"assistant","content":"<script>alert(1)</script>"},{"role":"user","content":"/say ok"}]}`,
+		map[string]string{"Content-Type": "application/json", HeaderSession: "sess-escape"})
+	a := pendingFor(t, gw.URL, "sess-escape")
+	req, _ := http.NewRequest(http.MethodGet, gw.URL+"/admin/", nil)
+	req.SetBasicAuth("admin", approvalsAdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `id="approval-`+a.ID+`"`) {
+		t.Fatalf("page: %d, without the approval: %s", resp.StatusCode, page)
+	}
+	if strings.Contains(string(page), "<script>") || !strings.Contains(string(page), "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the page does not escape the context it shows: %s", page)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("Content-Security-Policy = %q", csp)
+	}
+	if status, body := admin(t, http.MethodPost, gw.URL+"/admin/approvals/"+a.ID, "application/json", `{"decision":"reject"}`); status != http.StatusOK {
+		t.Fatalf("reject: %d %s", status, body)
+	}
+}
