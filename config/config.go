@@ -125,6 +125,8 @@ type Config struct {
 	Limits       Limits
 	// Tracing configures the optional OTLP span export (off by default).
 	Tracing Tracing
+	// Approvals configures the approval seam (no resolver by default).
+	Approvals Approvals
 
 	// lines maps a field path to the line it was read from; Validate uses
 	// it to place problems, falling back to the nearest enclosing field.
@@ -454,6 +456,7 @@ func (c *Config) resolveEnv(lookup func(string) (string, bool)) {
 		c.Auth.APIKeys[i].Key = get(c.Auth.APIKeys[i].KeyEnv)
 	}
 	c.Auth.AdminToken = get(c.Auth.AdminTokenEnv)
+	c.Approvals.Webhook.BearerToken = get(c.Approvals.Webhook.BearerTokenEnv)
 	for i := range c.Records.Sinks {
 		c.resolveSinkEnv(i, get)
 	}

@@ -49,6 +49,7 @@ func newConfig(source string) *Config {
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
 		Limits:    Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes},
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
+		Approvals: defaultApprovals(),
 		lines:     make(map[string]int),
 	}
 }
@@ -128,7 +129,8 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"keep_alive":   func(f string, v *yaml.Node) { s.KeepAlive = d.duration(v, f, s.KeepAlive) },
 			})
 		},
-		"auth": func(f string, v *yaml.Node) { d.auth(v, f, &c.Auth) },
+		"auth":      func(f string, v *yaml.Node) { d.auth(v, f, &c.Auth) },
+		"approvals": func(f string, v *yaml.Node) { d.approvals(v, f, &c.Approvals) },
 		"limits": func(f string, v *yaml.Node) {
 			l := &c.Limits
 			d.mapping(v, f, map[string]handler{

@@ -56,6 +56,7 @@ func (c *Config) Summary() string {
 	if c.Tracing.Enabled() {
 		fmt.Fprintf(&b, "; tracing otlp %s (%s, ratio %g)", hostOf(c.Tracing.OTLPEndpoint), c.Tracing.ServiceName, c.Tracing.SampleRatio)
 	}
+	b.WriteString(c.Approvals.summary())
 	return b.String()
 }
 

@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 	v.auth()
 	v.limits()
 	v.tracing()
+	v.approvals()
 	return v.ps.err()
 }
 
@@ -652,6 +653,7 @@ func (c *Config) Warnings() []string {
 	if len(c.Records.Sinks) == 0 {
 		warn("records.sinks", "is empty: interception records are discarded")
 	}
+	c.approvalWarnings(warn)
 	return out
 }
 

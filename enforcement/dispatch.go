@@ -622,7 +622,7 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 		return hostDeny(ReasonContextInvalid, "approval request identity: "+err.Error()), false, true
 	}
 	req := ApprovalRequest{ContextIdentity: id, InterceptionPoint: em.point, Verdict: deny, Context: reqCtx}
-	res, err := callBounded(em.ctx, em.e.timeout, func(ctx context.Context) (ApprovalResolution, error) {
+	res, err := callBounded(em.ctx, em.e.resolverTO, func(ctx context.Context) (ApprovalResolution, error) {
 		return em.e.resolver.Resolve(ctx, req)
 	})
 	if err != nil {

@@ -96,9 +96,13 @@ type Options struct {
 	Identity *IdentityProvider
 	Resolver ApprovalResolver
 	Redactor ApprovalRedactor
-	// Timeout bounds each interceptor and resolver call: 0 means the default
-	// 5 s, a negative value disables the bound.
+	// Timeout bounds each interceptor and redactor call, and resolver calls
+	// unless ResolverTimeout is set: 0 means the default 5 s, a negative
+	// value disables the bound.
 	Timeout time.Duration
+	// ResolverTimeout bounds each resolver call: a human approval takes far
+	// longer than an interceptor. 0 means Timeout, negative disables.
+	ResolverTimeout time.Duration
 	// MaxContextBytes and MaxDepth bound contexts (§12.3): 0 means the
 	// defaults (5 MiB, 128 levels), negative disables.
 	MaxContextBytes int
@@ -150,6 +154,7 @@ type Emitter struct {
 	resolver    ApprovalResolver
 	redactor    ApprovalRedactor
 	timeout     time.Duration
+	resolverTO  time.Duration
 	limits      jsonvalue.Limits
 	sink        RecordSink
 	validators  map[Point]TargetValidator
@@ -232,6 +237,10 @@ func NewEmitter(opts Options) (*Emitter, error) {
 	}
 	if e.timeout == 0 {
 		e.timeout = DefaultTimeout
+	}
+	e.resolverTO = opts.ResolverTimeout
+	if e.resolverTO == 0 {
+		e.resolverTO = e.timeout
 	}
 	e.limits = jsonvalue.Limits{MaxBytes: opts.MaxContextBytes, MaxDepth: opts.MaxDepth}
 	if e.limits.MaxBytes == 0 {

@@ -13,10 +13,14 @@ type denyOptions struct {
 	Reason string `yaml:"reason"`
 	// Message is the human-readable explanation returned to the client.
 	Message string `yaml:"message"`
+	// Escalate makes the deny liftable: the approval resolver (spec §9)
+	// may let the action proceed.
+	Escalate bool `yaml:"escalate"`
 }
 
 // newDeny builds the "deny" type: an unconditional deny at its points, for
-// switching a point off (say, output in a read-only deployment).
+// switching a point off (say, output in a read-only deployment), or, with
+// escalate, for requiring an approval there (say, before every tool call).
 func newDeny(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	opts := denyOptions{Reason: "policy:denied"}
 	if err := spec.DecodeOptions(&opts); err != nil {
@@ -29,6 +33,9 @@ func newDeny(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 		opts.Message = "denied by policy " + spec.Name
 	}
 	verdict := enforcement.Deny(opts.Reason, opts.Message)
+	if opts.Escalate {
+		verdict = enforcement.Escalate(opts.Reason, opts.Message)
+	}
 	return enforcement.NonBlockingFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
 		return verdict, nil
 	}), nil

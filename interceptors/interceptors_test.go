@@ -126,6 +126,11 @@ func TestDeny(t *testing.T) {
 		}
 	}
 
+	ic = build(t, "  - name: ask\n    type: deny\n    reason: policy:needs_approval\n    escalate: true\n")
+	if v := intercept(t, ic, at(enforcement.PreToolCall, map[string]any{})); !v.Liftable() || v.Reason != "policy:needs_approval" {
+		t.Errorf("escalating deny = %+v, want a liftable deny", v)
+	}
+
 	got := buildProblems(t, `  - name: a
     type: deny
     resaon: policy:x
@@ -137,7 +142,7 @@ func TestDeny(t *testing.T) {
     reason: "policy denied"
 `)
 	want := []string{
-		"policy.yaml:6: interceptors[0].resaon: unknown key (expected one of message, reason)",
+		"policy.yaml:6: interceptors[0].resaon: unknown key (expected one of escalate, message, reason)",
 		`policy.yaml:9: interceptors[1].reason: must not use the reserved host_error: prefix (got "host_error:no_interceptor")`,
 		`policy.yaml:12: interceptors[2].reason: must be an identifier of letters, digits and _ . : / - such as policy:denied (got "policy denied")`,
 	}

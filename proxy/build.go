@@ -26,6 +26,10 @@ type Assembly struct {
 	Server  *Server
 	Store   sessions.Store
 	closers []io.Closer
+
+	// Approvals is the approval seam; rebuild policies with its
+	// PolicyOption so they share the queue.
+	Approvals *ApprovalSeam
 }
 
 // Close releases the store and the record sinks.
@@ -58,6 +62,10 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	m := metrics.New(metrics.Options{})
 	sink = instrumentSinks(m, cfg.Records.Sinks, sink)
+	if a.Approvals, err = a.buildApprovals(cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
 	store, err := buildStore(ctx, cfg.Sessions)
 	if err != nil {
 		a.Close()
@@ -65,7 +73,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	a.Store = store
 	a.closers = append(a.closers, store)
-	pol, err := BuildPolicy(cfg, sink, interceptorEnv(cfg, store, logger), WithObserver(m))
+	pol, err := BuildPolicy(cfg, sink, interceptorEnv(cfg, store, logger), WithObserver(m), a.Approvals.PolicyOption())
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -82,6 +90,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		Metrics:           m,
 		AdminToken:        cfg.Auth.AdminToken,
 		AdminOnMain:       cfg.Listeners.Admin == "",
+		Approvals:         a.Approvals.Queue,
 	}
 	for _, o := range sopts {
 		o(&opts)

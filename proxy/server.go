@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hooks-gateway/hooks-gateway/approvals"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
@@ -83,6 +84,9 @@ type Options struct {
 	// and only when a token is set: the main listener faces clients.
 	AdminToken  string
 	AdminOnMain bool
+	// Approvals, when set, is the approval queue the admin endpoints and
+	// page serve (see ApprovalSeam).
+	Approvals *approvals.Queue
 	// Tracer, when set (and not a no-op tracer), opens a server span per
 	// chat and emit request, a child span per emission and per upstream
 	// call, and injects W3C trace context upstream; nil is no tracing.
