@@ -66,6 +66,17 @@ func verdictError(out *enforcement.Outcome) *apiError {
 			e.status = http.StatusGatewayTimeout
 		}
 	}
+	if v.Reason == enforcement.ReasonContextInvalid && len(rec.Verdicts) == 0 {
+		// No interceptor ran: the engine refused the context itself (over
+		// the §12.3 bounds, or outside the identity provider's domain).
+		// That is bad input, not an outage; a 503 would invite retries.
+		switch rec.InterceptionPoint {
+		case enforcement.AgentStartup, enforcement.Input, enforcement.PreModelCall:
+			e.status, e.typ = http.StatusBadRequest, typeInvalid // built from the client's request
+		case enforcement.PostModelCall, enforcement.Output:
+			e.status, e.typ = http.StatusBadGateway, typeUpstream // built from the model's answer
+		}
+	}
 	if e.code == "" {
 		e.code = "denied"
 	}
