@@ -357,3 +357,81 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+func TestBadInputEmit(t *testing.T) {
+	g := newBadInputGateway(t)
+	const (
+		bad   = http.StatusBadRequest
+		inv   = typeInvalid
+		agent = `"agent":{"id":"a","framework":"f"},"session":{"id":"s-1"}`
+	)
+	input := func(extra string) []byte {
+		return []byte(`{"interception_point":"input",` + agent + `,"input":{"content":"hi","role":"user"}` + extra + `}`)
+	}
+	cases := []badCase{
+		{name: "empty body", status: bad, typ: inv, fragment: "empty"},
+		{name: "invalid JSON", body: []byte(`{"interception_point":`), status: bad, typ: inv, fragment: "not valid JSON"},
+		{name: "trailing garbage", body: append(input(""), "}"...), status: bad, typ: inv, fragment: "not valid JSON"},
+		{name: "NaN", body: input(`,"x":NaN`), status: bad, typ: inv, fragment: "not valid JSON"},
+		{name: "array", body: []byte(`[` + string(input("")) + `]`), status: bad, typ: inv, fragment: "must be a JSON object"},
+		{name: "point number", body: []byte(`{"interception_point":7,` + agent + `}`), status: bad, typ: inv, fragment: "interception_point must be one of"},
+		{name: "point missing", body: []byte(`{` + agent + `}`), status: bad, typ: inv, fragment: "interception_point must be one of"},
+		{name: "agent string", body: []byte(`{"interception_point":"input","agent":"a","session":{"id":"s-1"}}`), status: bad, typ: inv, fragment: "agent must be an object"},
+		{name: "agent id number", body: []byte(`{"interception_point":"input","agent":{"id":7,"framework":"f"},"session":{"id":"s-1"}}`), status: bad, typ: inv, fragment: "agent must be an object with non-empty string id"},
+		{name: "session string", body: []byte(`{"interception_point":"input","agent":{"id":"a","framework":"f"},"session":"s-1"}`), status: bad, typ: inv, fragment: "session"},
+		{name: "session id number", body: []byte(`{"interception_point":"input","agent":{"id":"a","framework":"f"},"session":{"id":7}}`), status: bad, typ: inv, fragment: "session"},
+		{name: "input missing", body: []byte(`{"interception_point":"input",` + agent + `}`), status: bad, typ: inv, fragment: "input"},
+		{name: "gateway-owned sequence", body: input(`,"sequence":1`), status: bad, typ: inv, fragment: "sequence is set by the gateway"},
+		{name: "duplicate key", body: []byte(`{"interception_point":"input","interception_point":"agent_shutdown",` + agent + `,"input":{"content":"hi","role":"user"}}`), status: bad, typ: inv, fragment: "duplicate member"},
+		{name: "invalid UTF-8", body: input(",\"x\":\"\xff\""), status: bad, typ: inv, fragment: "invalid UTF-8 or a lone surrogate"},
+		{name: "lone surrogate", body: input(`,"x":"\ud800"`), status: bad, typ: inv, fragment: "invalid UTF-8 or a lone surrogate"},
+		{name: "too deep", body: input(`,"x":` + nested(20000)), status: bad, typ: inv, fragment: "not valid JSON"},
+		{name: "10 MiB + 1", body: input(`,"x":"` + strings.Repeat("x", 10<<20+1-len(input(`,"x":""`))) + `"`), status: http.StatusRequestEntityTooLarge, typ: inv, fragment: "exceeds 10485760 bytes"},
+		{name: "text/plain", contentType: "text/plain", body: input(""), status: http.StatusUnsupportedMediaType, typ: inv, fragment: "Content-Type must be application/json"},
+		{name: "GET", method: http.MethodGet, status: http.StatusMethodNotAllowed, typ: inv, fragment: "GET is not allowed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { g.check(t, "/v1/agent-hooks/emit", tc) })
+	}
+	if n := len(g.records.all()); n != 0 {
+		t.Fatalf("rejected emits produced %d records", n)
+	}
+}
+
+func TestBadInputEndSession(t *testing.T) {
+	g := newBadInputGateway(t)
+	if status, _, body := g.post(t, chatBody("hi", false), map[string]string{HeaderSession: "end-1"}); status != http.StatusOK {
+		t.Fatalf("opening the session: %d %s", status, body)
+	}
+	const (
+		bad  = http.StatusBadRequest
+		inv  = typeInvalid
+		path = "/v1/agent-hooks/sessions/end-1/end"
+	)
+	cases := []badCase{
+		{name: "invalid JSON", body: []byte(`{"reason":`), status: bad, typ: inv, fragment: "not valid JSON"},
+		{name: "array", body: []byte(`["completed"]`), status: bad, typ: inv, fragment: "must be a JSON object"},
+		{name: "reason number", body: []byte(`{"reason":1}`), status: bad, typ: inv, fragment: "reason must be a string"},
+		{name: "reason unknown", body: []byte(`{"reason":"done"}`), status: bad, typ: inv, fragment: "reason must be completed, error or cancelled"},
+		{name: "reason empty", body: []byte(`{"reason":""}`), status: bad, typ: inv, fragment: "reason must be completed, error or cancelled"},
+		{name: "empty object key", body: []byte(`{"":1,"":2}`), status: bad, typ: inv, fragment: "duplicate member"},
+		{name: "duplicate key", body: []byte(`{"reason":"completed","reason":"error"}`), status: bad, typ: inv, fragment: "duplicate member"},
+		{name: "lone surrogate", body: []byte(`{"reason":"\ud800"}`), status: bad, typ: inv, fragment: "invalid UTF-8 or a lone surrogate"},
+		{name: "trailing garbage", body: []byte(`{"reason":"completed"} x`), status: bad, typ: inv, fragment: "not valid JSON"},
+		{name: "over 4 KiB", body: []byte(`{"reason":"completed","x":"` + strings.Repeat("x", 4<<10) + `"}`), status: http.StatusRequestEntityTooLarge, typ: inv, fragment: "exceeds 4096 bytes"},
+		{name: "text/plain", contentType: "text/plain", body: []byte(`{"reason":"completed"}`), status: http.StatusUnsupportedMediaType, typ: inv, fragment: "Content-Type must be application/json"},
+		{name: "GET", method: http.MethodGet, status: http.StatusMethodNotAllowed, typ: inv, fragment: "GET is not allowed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { g.check(t, path, tc) })
+	}
+	// Bad ids in the path, and a well-formed unknown one.
+	for _, id := range []string{"has%20space", strings.Repeat("x", 1000)} {
+		g.check(t, "/v1/agent-hooks/sessions/"+id+"/end", badCase{status: bad, typ: inv, fragment: "invalid session"})
+	}
+	g.check(t, "/v1/agent-hooks/sessions/%ff/end", badCase{status: http.StatusNotFound, typ: typeSession, fragment: "no such session"})
+	// None of that ended the session.
+	if status, body := g.endSession(t, "end-1", "", nil); status != http.StatusOK {
+		t.Fatalf("ending the session after the bad requests: %d %s", status, body)
+	}
+}
