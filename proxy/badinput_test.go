@@ -184,8 +184,8 @@ func TestBadInputChat(t *testing.T) {
 		{name: "lone surrogate in a param", body: chatJSON(`"hi"`, `"stop":["\ud800"]`), status: bad, typ: inv, fragment: utf8},
 		// Bodies within the request limit whose context exceeds the
 		// engine's bounds (§12.3): the client's input, so a 400.
-		{name: "5 MiB content", body: chatJSON(`"`+strings.Repeat("y", 5<<20)+`"`, ""), status: bad, typ: inv, code: ctxInvalid, fragment: "value too large: compact JSON exceeds 5242880 bytes"},
-		{name: "200-deep content part", body: chatJSON(`[{"type":"text","text":"hi","x":`+nested(200)+`}]`, ""), status: bad, typ: inv, code: ctxInvalid, fragment: "exceeds 128 levels"},
+		{name: "5 MiB content", body: chatJSON(`"`+strings.Repeat("y", 5<<20)+`"`, ""), status: bad, typ: typeHostError, code: ctxInvalid, fragment: "value too large: compact JSON exceeds 5242880 bytes"},
+		{name: "200-deep content part", body: chatJSON(`[{"type":"text","text":"hi","x":`+nested(200)+`}]`, ""), status: bad, typ: typeHostError, code: ctxInvalid, fragment: "exceeds 128 levels"},
 		{name: "too deep", body: chatJSON(`"hi"`, `"metadata":`+nested(20000)), status: bad, typ: inv, fragment: "not valid JSON"},
 		{name: "10 MiB + 1", body: chatJSON(`"`+strings.Repeat("x", 10<<20+1-len(chatJSON(`""`, "")))+`"`, ""), status: http.StatusRequestEntityTooLarge, typ: inv, fragment: "exceeds 10485760 bytes"},
 		{name: "text/plain", contentType: "text/plain", body: chatJSON(`"hi"`, ""), status: http.StatusUnsupportedMediaType, typ: inv, fragment: "Content-Type must be application/json"},
@@ -300,7 +300,7 @@ func TestBigIntegerToolArguments(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			status, _, body := gw.post(t, chatBody("hi", stream), nil)
 			e := errorBody(t, body)
-			if status != http.StatusBadGateway || e.Type != typeUpstream || e.Code != enforcement.ReasonContextInvalid ||
+			if status != http.StatusBadGateway || e.Type != typeHostError || e.Code != enforcement.ReasonContextInvalid ||
 				!strings.Contains(e.Message, "$.response.tool_calls[0].args.id") {
 				t.Fatalf("stream %v: status %d: %s", stream, status, body)
 			}

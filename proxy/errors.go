@@ -69,12 +69,13 @@ func verdictError(out *enforcement.Outcome) *apiError {
 	if v.Reason == enforcement.ReasonContextInvalid && len(rec.Verdicts) == 0 {
 		// No interceptor ran: the engine refused the context itself (over
 		// the §12.3 bounds, or outside the identity provider's domain).
-		// That is bad input, not an outage; a 503 would invite retries.
+		// That is bad input, not an outage; a 503 would invite retries. The
+		// type stays agent_hooks_host_error: it is still a verdict.
 		switch rec.InterceptionPoint {
 		case enforcement.AgentStartup, enforcement.Input, enforcement.PreModelCall:
-			e.status, e.typ = http.StatusBadRequest, typeInvalid // built from the client's request
+			e.status = http.StatusBadRequest // built from the client's request
 		case enforcement.PostModelCall, enforcement.Output:
-			e.status, e.typ = http.StatusBadGateway, typeUpstream // built from the model's answer
+			e.status = http.StatusBadGateway // built from the model's answer
 		}
 	}
 	if e.code == "" {
