@@ -73,13 +73,9 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 	bad := func(param, msg string) error {
 		return &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: msg, param: param}
 	}
-	tree, err := jsonvalue.Decode(body)
+	obj, err := decodeObject(body)
 	if err != nil {
-		return "", nil, nil, bad("", "the body is not valid JSON")
-	}
-	obj, ok := tree.(map[string]any)
-	if !ok {
-		return "", nil, nil, bad("", "the body must be a JSON object")
+		return "", nil, nil, err
 	}
 	for _, k := range gatewayOwned {
 		if _, ok := obj[k]; ok {

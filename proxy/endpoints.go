@@ -30,21 +30,24 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 	}
 	id := chi.URLParam(r, "id")
 	reason := enforcement.ShutdownCompleted
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<10))
+	body, err := readBody(w, r, 4<<10)
 	if err != nil {
-		writeError(w, errorf(http.StatusBadRequest, typeInvalid, "body_unreadable", "the request body could not be read"))
+		writeError(w, err)
 		return
 	}
 	if len(body) > 0 {
-		var in struct {
-			Reason *string `json:"reason"`
-		}
-		if err := json.Unmarshal(body, &in); err != nil {
-			writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: "the body must be a JSON object", param: "reason"})
+		in, err := decodeObject(body)
+		if err != nil {
+			writeError(w, err)
 			return
 		}
-		if in.Reason != nil {
-			reason = *in.Reason
+		switch v := in["reason"].(type) {
+		case nil: // absent or null: the default
+		case string:
+			reason = v
+		default:
+			writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: "reason must be a string", param: "reason"})
+			return
 		}
 	}
 	switch reason {

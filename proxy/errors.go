@@ -66,6 +66,18 @@ func verdictError(out *enforcement.Outcome) *apiError {
 			e.status = http.StatusGatewayTimeout
 		}
 	}
+	if v.Reason == enforcement.ReasonContextInvalid && len(rec.Verdicts) == 0 {
+		// No interceptor ran: the engine refused the context itself (over
+		// the §12.3 bounds, or outside the identity provider's domain).
+		// That is bad input, not an outage; a 503 would invite retries. The
+		// type stays agent_hooks_host_error: it is still a verdict.
+		switch rec.InterceptionPoint {
+		case enforcement.AgentStartup, enforcement.Input, enforcement.PreModelCall:
+			e.status = http.StatusBadRequest // built from the client's request
+		case enforcement.PostModelCall, enforcement.Output:
+			e.status = http.StatusBadGateway // built from the model's answer
+		}
+	}
 	if e.code == "" {
 		e.code = "denied"
 	}

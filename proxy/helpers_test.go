@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -131,6 +132,11 @@ type gatewayConfig struct {
 	interceptTimeout time.Duration
 	// tracer, when set, turns tracing on.
 	tracer trace.Tracer
+	// identity is the emitter's identity provider; nil is jcs-sha256.
+	identity *enforcement.IdentityProvider
+	// log receives the gateway's logs and the HTTP server's error log
+	// (recovered handler panics); nil discards both.
+	log io.Writer
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -149,6 +155,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		Sink:         m.InstrumentSink("test", sink),
 		Timeout:      gc.interceptTimeout,
 		Observer:     m,
+		Identity:     gc.identity,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +168,9 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if gc.log == nil {
+		gc.log = io.Discard
+	}
 	store := gc.store
 	if store == nil {
 		store = sessions.NewMemory(sessions.Options{})
@@ -171,11 +181,13 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		StreamBufferLimit: gc.buffer,
 		KeepAlive:         gc.keepAlive,
 		MaxRequestBytes:   gc.maxBody,
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,
 		Tracer:            gc.tracer,
 	})
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config.ErrorLog = log.New(gc.log, "", 0)
+	hs.Start()
 	t.Cleanup(hs.Close)
 	return &gateway{Server: hs, srv: srv, records: sink, metrics: m}
 }

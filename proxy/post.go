@@ -155,7 +155,11 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 	if err != nil {
 		if committed {
 			// The 200 is out: one SSE error event, then close.
-			pc.t.end(ctx, enforcement.ShutdownError)
+			reason := enforcement.ShutdownError
+			if ctx.Err() != nil {
+				reason = enforcement.ShutdownCancelled // the client went away
+			}
+			pc.t.end(ctx, reason)
 			fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
 			return nil
 		}
@@ -244,6 +248,9 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 		return verdictError(out)
 	case errors.Is(err, chatwire.ErrUpstreamEvent):
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_error", "the upstream reported an error inside the stream")
+	case errors.Is(err, chatwire.ErrResponseInvalid):
+		// chatwire errors name event numbers and fields, never content.
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream stream is not a chat completion stream: %v", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		// The provider timeout fired while the stream was being read.
 		return errorf(http.StatusGatewayTimeout, typeUpstream, "upstream_timeout", "the upstream did not finish the stream in time")

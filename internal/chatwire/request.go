@@ -1,6 +1,7 @@
 package chatwire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -48,6 +49,9 @@ type Request struct {
 // other than function tools.
 func ParseRequest(body []byte) (*Request, error) {
 	if !json.Valid(body) {
+		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
+			return nil, &RequestError{Msg: "body is empty: a JSON object is required"}
+		}
 		return nil, &RequestError{Msg: "body is not valid JSON"}
 	}
 	r := &Request{body: body, root: rootSpan(body)}
@@ -156,7 +160,27 @@ func messageProblem(m map[string]any) (sub, msg string) {
 	if !ok {
 		return ".content", "is required (string, array of parts, or null)"
 	}
-	return contentProblem(c, ".content")
+	if sub, msg := contentProblem(c, ".content"); msg != "" {
+		return sub, msg
+	}
+	return toolCallsProblem(m["tool_calls"])
+}
+
+// toolCallsProblem checks an assistant message's tool_calls: absent, null
+// or an array of objects, so policies reading them see the wire's shape.
+func toolCallsProblem(tc any) (sub, msg string) {
+	switch x := tc.(type) {
+	case nil:
+	case []any:
+		for i, c := range x {
+			if _, ok := c.(map[string]any); !ok {
+				return ".tool_calls[" + strconv.Itoa(i) + "]", "must be an object, got " + typeName(c)
+			}
+		}
+	default:
+		return ".tool_calls", "must be an array, got " + typeName(tc)
+	}
+	return "", ""
 }
 
 // contentProblem checks a content value: string, null, or an array whose

@@ -130,12 +130,21 @@ func finish(err error, base string) error {
 	var b strings.Builder
 	b.WriteString(base)
 	for i := len(pe.rev) - 1; i >= 0; i-- {
+		// A deep path keeps its outer and inner ends, so the message
+		// stays short enough that the problem after it is not cut off.
+		if n := len(pe.rev); n > maxSegsInPath && i == n-1-maxSegsInPath/2 {
+			b.WriteString("…")
+			i = maxSegsInPath / 2
+		}
 		writeSeg(&b, pe.rev[i])
 	}
 	pe.Path = b.String()
 	pe.rev = nil
 	return pe
 }
+
+// maxSegsInPath keeps error messages bounded when a path is deep.
+const maxSegsInPath = 16
 
 // maxKeyInPath keeps error messages bounded when a key is huge.
 const maxKeyInPath = 64
