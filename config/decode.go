@@ -49,6 +49,7 @@ func newConfig(source string) *Config {
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
 		Limits:    Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes},
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
+		Records:   Records{PolicyVersion: true},
 		lines:     make(map[string]int),
 	}
 }
@@ -79,6 +80,9 @@ func decode(name string, data []byte) (*Config, *problems) {
 	if c.Records.Sinks == nil {
 		c.Records.Sinks = []Sink{{Type: SinkStdout}}
 	}
+	if _, set := c.lines["policy.watch"]; !set && c.Policy.Path != "" {
+		c.Policy.Watch = true
+	}
 	return c, ps
 }
 
@@ -101,6 +105,13 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"enforcement":  func(f string, v *yaml.Node) { d.enforcement(v, f, &c.Enforcement) },
 		"interceptors": func(f string, v *yaml.Node) { c.Interceptors = d.interceptors(v, f) },
+		"policy": func(f string, v *yaml.Node) {
+			p := &c.Policy
+			d.mapping(v, f, map[string]handler{
+				"path":  func(f string, v *yaml.Node) { p.Path = d.str(v, f) },
+				"watch": func(f string, v *yaml.Node) { p.Watch = d.bool(v, f) },
+			})
+		},
 		"sessions": func(f string, v *yaml.Node) {
 			s := &c.Sessions
 			d.mapping(v, f, map[string]handler{
@@ -113,6 +124,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"records": func(f string, v *yaml.Node) {
 			d.mapping(v, f, map[string]handler{
+				"policy_version": func(f string, v *yaml.Node) { c.Records.PolicyVersion = d.bool(v, f) },
 				"sinks": func(f string, v *yaml.Node) {
 					c.Records.Sinks = []Sink{}
 					d.sequence(v, f, func(f string, i int, v *yaml.Node) {

@@ -16,6 +16,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/interceptors"
 	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
+	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/records"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
@@ -90,14 +91,26 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	return a, nil
 }
 
-// BuildPolicy builds the request-facing policy: router, emitter, principals.
-// popts adjust the emitter (WithObserver).
+// BuildPolicy builds the request-facing policy: router, emitters,
+// principals, from the policy cfg names (its policy files, or its inline
+// interceptors). popts adjust the emitters (WithObserver).
 func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...PolicyOption) (*Policy, error) {
+	doc, err := policyfile.FromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return CompilePolicy(cfg, doc, sink, popts...)
+}
+
+// CompilePolicy builds the request-facing policy of doc, a policy loaded
+// for cfg: everything is built and checked before it returns, so a policy
+// it returns can be swapped in whole.
+func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcement.RecordSink, popts ...PolicyOption) (*Policy, error) {
 	router, err := buildRouter(cfg.Upstreams)
 	if err != nil {
 		return nil, err
 	}
-	opts, err := cfg.Enforcement.EngineOptions()
+	opts, err := doc.Enforcement.EngineOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +118,14 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...Polic
 	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
 		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
-	regs, err := interceptors.BuildAll(cfg.Interceptors, interceptors.Env{})
+	regs, err := interceptors.BuildAll(doc.Interceptors, interceptors.Env{})
 	if err != nil {
 		return nil, err
 	}
 	opts.Interceptors = regs
+	if cfg.Records.PolicyVersion {
+		opts.RecordExtensions = policyExtensions(doc.Version, "")
+	}
 	for _, o := range popts {
 		o(&opts)
 	}
@@ -117,11 +133,16 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...Polic
 	if err != nil {
 		return nil, fmt.Errorf("enforcement: %w", err)
 	}
-	pol := &Policy{Emitter: em, Router: router, Version: cfg.Source}
+	routes, err := buildRoutes(cfg, doc, opts, regs)
+	if err != nil {
+		return nil, err
+	}
+	pol := &Policy{Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
+		ContextExtensions: policyExtensions(doc.Version, "")}
 	if len(cfg.Auth.APIKeys) > 0 {
 		pol.Principals = make(map[string]Principal, len(cfg.Auth.APIKeys))
 		for _, k := range cfg.Auth.APIKeys {
-			pol.Principals[k.Key] = Principal{AgentID: k.AgentID, Tenant: k.Tenant}
+			pol.Principals[k.Key] = Principal{AgentID: k.AgentID, Tenant: k.Tenant, KeyEnv: k.KeyEnv}
 		}
 	}
 	return pol, nil
