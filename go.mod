@@ -3,6 +3,7 @@ module github.com/hooks-gateway/hooks-gateway
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/gowebpki/jcs v1.0.2
 	github.com/openai/openai-go/v3 v3.98.0

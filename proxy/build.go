@@ -24,9 +24,11 @@ import (
 
 // Assembly is a server built from configuration, with what it owns.
 type Assembly struct {
-	Server  *Server
-	Store   sessions.Store
-	closers []io.Closer
+	Server *Server
+	Store  sessions.Store
+	// Reloader reloads the policy from its files (watch, SIGHUP, admin).
+	Reloader *Reloader
+	closers  []io.Closer
 }
 
 // Close releases the store and the record sinks.
@@ -59,7 +61,17 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	m := metrics.New(metrics.Options{})
 	sink = instrumentSinks(m, cfg.Records.Sinks, sink)
-	pol, err := BuildPolicy(cfg, sink, WithObserver(m))
+	// Reloads compile exactly as the first load does.
+	load := func() (*policyfile.Document, error) { return policyfile.FromConfig(cfg) }
+	compile := func(doc *policyfile.Document) (*Policy, error) {
+		return CompilePolicy(cfg, doc, sink, WithObserver(m))
+	}
+	doc, err := load()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	pol, err := compile(doc)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -88,6 +100,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		o(&opts)
 	}
 	a.Server = New(opts)
+	a.Reloader = NewReloader(a.Server, load, compile, logger)
 	return a, nil
 }
 

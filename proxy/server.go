@@ -108,6 +108,9 @@ type Server struct {
 	mux    http.Handler
 
 	metrics *metrics.Metrics
+	// reloader serves POST /admin/reload and the policy status; nil until
+	// NewReloader attaches one.
+	reloader atomic.Pointer[Reloader]
 	// tracer is nil when tracing is off.
 	tracer trace.Tracer
 }
@@ -154,6 +157,9 @@ func (s *Server) SetPolicy(p *Policy) {
 		s.metrics.PolicyLoaded(p.Version, true)
 	}
 }
+
+// Reloader returns the reloader attached by NewReloader, or nil.
+func (s *Server) Reloader() *Reloader { return s.reloader.Load() }
 
 // Policy returns the policy in effect.
 func (s *Server) Policy() *Policy { return s.policy.Load() }
