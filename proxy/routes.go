@@ -23,12 +23,19 @@ type PolicyRoute struct {
 // EmitterFor returns the emitter of the first route matching r, or the
 // default chain's when none does.
 func (p *Policy) EmitterFor(r policyfile.Request) *enforcement.Emitter {
+	_, em := p.RouteFor(r)
+	return em
+}
+
+// RouteFor returns the name and emitter of the first route matching r, or
+// "" and the default chain's emitter when none does.
+func (p *Policy) RouteFor(r policyfile.Request) (string, *enforcement.Emitter) {
 	for _, rt := range p.Routes {
 		if rt.Match.Matches(r) {
-			return rt.Emitter
+			return rt.Name, rt.Emitter
 		}
 	}
-	return p.Emitter
+	return "", p.Emitter
 }
 
 // policyExtensions is the extensions member that names the policy version
