@@ -121,12 +121,12 @@ type Config struct {
 	Interceptors []Interceptor
 	// Policy locates a policy kept apart from this file (see package
 	// policy); empty Path keeps the inline interceptors.
-	Policy PolicySource
-	Sessions     Sessions
-	Records      Records
-	Streaming    Streaming
-	Auth         Auth
-	Limits       Limits
+	Policy    PolicySource
+	Sessions  Sessions
+	Records   Records
+	Streaming Streaming
+	Auth      Auth
+	Limits    Limits
 	// Tracing configures the optional OTLP span export (off by default).
 	Tracing Tracing
 
