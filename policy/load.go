@@ -41,13 +41,22 @@ type source struct {
 // *.yml are read in lexical order; names starting with a dot are skipped,
 // so a Kubernetes ConfigMap volume (whose files link through ..data) reads
 // as its keys.
-func Load(path string, base config.Enforcement) (*Document, error) {
+//
+// checks run over the decoded interceptors, even when the document has
+// problems of its own (such as interceptors.BuildAll, which judges each
+// type's options): the *config.Error problems they return join the
+// document's, so one run reports everything.
+func Load(path string, base config.Enforcement, checks ...Checker) (*Document, error) {
 	srcs, err := read(path)
 	if err != nil {
 		return nil, err
 	}
-	return parse(srcs, base)
+	return parse(srcs, base, checks)
 }
+
+// Checker checks decoded interceptors further; problems come back as a
+// *config.Error, anything else is a failure to check.
+type Checker func([]config.Interceptor) error
 
 // Version returns the version the policy at path would load with, without
 // checking it.
@@ -129,7 +138,7 @@ func digest(h hash.Hash) string {
 // parse decodes and merges the files: interceptors lists are appended, in
 // file order, with names unique across files; enforcement and routes may
 // each appear in one file only.
-func parse(srcs []source, base config.Enforcement) (*Document, error) {
+func parse(srcs []source, base config.Enforcement, checks []Checker) (*Document, error) {
 	doc := &Document{Version: versionOf(srcs), Enforcement: base}
 	var problems []config.Problem
 	var enfFrom, routesFrom *origin
@@ -180,10 +189,41 @@ func parse(srcs []source, base config.Enforcement) (*Document, error) {
 		doc.Routes = decodeRoutes(routeDecoder, routesFrom.file, routesNode, names)
 		problems = append(problems, routeDecoder.Problems()[before:]...)
 	}
+	for _, check := range checks {
+		more, err := runCheck(check, doc.Interceptors, problems)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, more...)
+	}
 	if len(problems) > 0 {
 		return nil, problemsError(problems)
 	}
 	return doc, nil
+}
+
+// runCheck returns check's problems, leaving out those about a field the
+// document's own problems already cover.
+func runCheck(check Checker, ics []config.Interceptor, have []config.Problem) ([]config.Problem, error) {
+	err := check(ics)
+	if err == nil {
+		return nil, nil
+	}
+	var cerr *config.Error
+	if !errors.As(err, &cerr) {
+		return nil, err
+	}
+	covered := make(map[[2]string]bool, len(have))
+	for _, p := range have {
+		covered[[2]string{p.File, p.Field}] = true
+	}
+	var out []config.Problem
+	for _, p := range cerr.Problems {
+		if !covered[[2]string{p.File, p.Field}] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // origin locates a section or an interceptor for problems naming it.

@@ -67,10 +67,10 @@ func runPolicyCheck(path string, stdout, stderr io.Writer) int {
 // types' own options included, printing every problem. The document is nil
 // on failure, with the exit status to return.
 func loadPolicy(path string, stderr io.Writer) (*policy.Document, int) {
-	doc, err := policy.Load(path, config.DefaultEnforcement())
-	if err == nil {
-		_, err = interceptors.BuildAll(doc.Interceptors, interceptors.Env{})
-	}
+	doc, err := policy.Load(path, config.DefaultEnforcement(), func(ics []config.Interceptor) error {
+		_, err := interceptors.BuildAll(ics, interceptors.Env{})
+		return err
+	})
 	var cerr *config.Error
 	switch {
 	case errors.As(err, &cerr):
