@@ -249,4 +249,3 @@ func merge(base, over any) any {
 	}
 	return out
 }
-
