@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
 
 const routedPolicy = `interceptors:
@@ -95,5 +97,42 @@ func TestRouteNamingAnUnknownKeyIsRejected(t *testing.T) {
 	want := path + ":16: routes[3].match.api_key: names no auth.api_keys[].key_env of the main configuration (got ROUTE_KEY_B)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Build = %v\nwant %s", err, want)
+	}
+}
+
+func TestContextsCarryThePolicyVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writeAtomically(t, path, denyWordPolicy("alpha"))
+	g := startPolicyGateway(t, path, "")
+	compiled := g.asm.Server.Policy()
+	var mu sync.Mutex
+	seen := map[enforcement.Point]any{}
+	em, err := enforcement.NewEmitter(enforcement.Options{Interceptors: []enforcement.Registration{{Name: "capture",
+		Interceptor: enforcement.InterceptorFunc(func(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+			mu.Lock()
+			seen[c.Point()] = c["extensions"]
+			mu.Unlock()
+			return enforcement.Allow(), nil
+		})}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The compiled policy's context extensions, with a capturing chain.
+	swapped := *compiled
+	swapped.Emitter = em
+	g.asm.Server.SetPolicy(&swapped)
+	if a := g.chat(t, "hello", nil); a.status != 200 {
+		t.Fatalf("chat: %+v", a)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("no context reached the interceptor")
+	}
+	for p, ext := range seen {
+		gw, _ := ext.(map[string]any)[ExtensionNamespace].(map[string]any)
+		if gw["policy_version"] != compiled.Version {
+			t.Errorf("%s context extensions = %v, want policy_version %s", p, ext, compiled.Version)
+		}
 	}
 }
