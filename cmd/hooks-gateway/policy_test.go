@@ -209,3 +209,15 @@ records:
 		t.Errorf("exit %d:\n%s", code, g.stderr.String())
 	}
 }
+
+// TestExamplePolicy keeps deploy/examples/policy and its cases valid.
+func TestExamplePolicy(t *testing.T) {
+	dir := filepath.Join("..", "..", "deploy", "examples")
+	if code, out, errOut := policyRun("check", filepath.Join(dir, "policy")); code != 0 {
+		t.Errorf("policy check: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := policyRun("test", filepath.Join(dir, "policy"), filepath.Join(dir, "policy-tests", "cases.yaml"))
+	if code != 0 || strings.Contains(out, "FAIL") {
+		t.Errorf("policy test: exit %d\n%s%s", code, out, errOut)
+	}
+}
