@@ -135,11 +135,5 @@ func (d *Decoder) Line(field string) int {
 	return 0
 }
 
-// Has reports whether the document set field.
-func (d *Decoder) Has(field string) bool {
-	_, ok := d.d.lines[field]
-	return ok
-}
-
 // Problems returns the problems found so far.
 func (d *Decoder) Problems() []Problem { return d.d.ps.list }

@@ -99,16 +99,3 @@ func (d *Document) EngineEnforcement(r Route) config.Enforcement {
 	}
 	return e
 }
-
-// RouteInterceptors returns the interceptors of route r, in its order.
-func (d *Document) RouteInterceptors(r Route) []config.Interceptor {
-	byName := make(map[string]config.Interceptor, len(d.Interceptors))
-	for _, ic := range d.Interceptors {
-		byName[ic.Name] = ic
-	}
-	out := make([]config.Interceptor, 0, len(r.Interceptors))
-	for _, n := range r.Interceptors {
-		out = append(out, byName[n])
-	}
-	return out
-}

@@ -80,8 +80,8 @@ func TestLoadDirectoryMergesFilesInLexicalOrder(t *testing.T) {
 	if e.Mode != "enforce" || e.PointModes["pre_tool_call"] != "evaluate_only" || e.PointModes["output"] != "enforce" {
 		t.Errorf("route enforcement = %+v, want the route's modes over the document's", e)
 	}
-	if got := doc.RouteInterceptors(r); len(got) != 2 || got[0].Name != "pass" || got[1].Name != "deny-secret" {
-		t.Errorf("route interceptors = %+v, want the route's order", got)
+	if !reflect.DeepEqual(r.Interceptors, []string{"pass", "deny-secret"}) {
+		t.Errorf("route interceptors = %v, want the route's order", r.Interceptors)
 	}
 	if !strings.HasPrefix(doc.Version, "sha256:") || len(doc.Version) != len("sha256:")+16 {
 		t.Errorf("version = %q", doc.Version)
