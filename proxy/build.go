@@ -61,10 +61,19 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	m := metrics.New(metrics.Options{})
 	sink = instrumentSinks(m, cfg.Records.Sinks, sink)
-	// Reloads compile exactly as the first load does.
+	store, err := buildStore(ctx, cfg.Sessions)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Store = store
+	a.closers = append(a.closers, store)
+	// Reloads compile exactly as the first load does: same sink, observer
+	// and interceptor environment.
+	env := interceptors.Env{Logger: logger}
 	load := func() (*policyfile.Document, error) { return policyfile.FromConfig(cfg) }
 	compile := func(doc *policyfile.Document) (*Policy, error) {
-		return CompilePolicy(cfg, doc, sink, WithObserver(m))
+		return CompilePolicy(cfg, doc, sink, env, WithObserver(m))
 	}
 	doc, err := load()
 	if err != nil {
@@ -76,13 +85,6 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		a.Close()
 		return nil, err
 	}
-	store, err := buildStore(ctx, cfg.Sessions)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	a.Store = store
-	a.closers = append(a.closers, store)
 	opts := Options{
 		Policy:            pol,
 		Store:             store,
@@ -106,19 +108,20 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 
 // BuildPolicy builds the request-facing policy: router, emitters,
 // principals, from the policy cfg names (its policy files, or its inline
-// interceptors). popts adjust the emitters (WithObserver).
-func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, popts ...PolicyOption) (*Policy, error) {
+// interceptors). env is what the interceptors may use; popts adjust the
+// emitters (WithObserver).
+func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, env interceptors.Env, popts ...PolicyOption) (*Policy, error) {
 	doc, err := policyfile.FromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return CompilePolicy(cfg, doc, sink, popts...)
+	return CompilePolicy(cfg, doc, sink, env, popts...)
 }
 
 // CompilePolicy builds the request-facing policy of doc, a policy loaded
 // for cfg: everything is built and checked before it returns, so a policy
 // it returns can be swapped in whole.
-func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcement.RecordSink, popts ...PolicyOption) (*Policy, error) {
+func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcement.RecordSink, env interceptors.Env, popts ...PolicyOption) (*Policy, error) {
 	router, err := buildRouter(cfg.Upstreams)
 	if err != nil {
 		return nil, err
@@ -131,7 +134,7 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
 		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
-	regs, err := interceptors.BuildAll(doc.Interceptors, interceptors.Env{})
+	regs, err := interceptors.BuildAll(doc.Interceptors, env)
 	if err != nil {
 		return nil, err
 	}

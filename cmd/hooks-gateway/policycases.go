@@ -12,6 +12,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/interceptors"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
@@ -120,7 +121,7 @@ func casePolicy(doc *policy.Document) (*proxy.Policy, error) {
 			cfg.Auth.APIKeys = append(cfg.Auth.APIKeys, config.APIKey{KeyEnv: r.Match.APIKey, Key: r.Match.APIKey})
 		}
 	}
-	return proxy.CompilePolicy(cfg, doc, nil)
+	return proxy.CompilePolicy(cfg, doc, nil, interceptors.Env{})
 }
 
 // runCase emits the case's context through the chain its route selects and
