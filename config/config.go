@@ -117,12 +117,16 @@ type Config struct {
 	// Enforcement configures the emitter.
 	Enforcement Enforcement
 	// Interceptors run in this order; names are unique and payload-free.
+	// They are the inline policy, used when Policy.Path is empty.
 	Interceptors []Interceptor
-	Sessions     Sessions
-	Records      Records
-	Streaming    Streaming
-	Auth         Auth
-	Limits       Limits
+	// Policy locates a policy kept apart from this file (see package
+	// policy); empty Path keeps the inline interceptors.
+	Policy    PolicySource
+	Sessions  Sessions
+	Records   Records
+	Streaming Streaming
+	Auth      Auth
+	Limits    Limits
 	// Tracing configures the optional OTLP span export (off by default).
 	Tracing Tracing
 	// Approvals configures the approval seam (no resolver by default).
@@ -225,9 +229,24 @@ type Sessions struct {
 	SweepInterval time.Duration
 }
 
+// PolicySource locates the policy when it lives in its own files.
+type PolicySource struct {
+	// Path is a policy file, or a directory whose *.yaml and *.yml files
+	// are read in lexical order as one policy.
+	Path string
+	// Watch reloads the policy when the files change (default true when
+	// Path is set).
+	Watch bool
+}
+
 // Records configures where interception records go.
 type Records struct {
 	Sinks []Sink
+	// PolicyVersion adds extensions.hooks_gateway.policy_version to every
+	// record (default true). The spec's record schema is closed, so a
+	// strict schema validator downstream rejects such records; turn it off
+	// for those.
+	PolicyVersion bool
 }
 
 // Sink is one record sink. Each type reads its own keys (Validate rejects

@@ -50,6 +50,7 @@ func newConfig(source string) *Config {
 		Limits:    Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes},
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		Approvals: defaultApprovals(),
+		Records:   Records{PolicyVersion: true},
 		lines:     make(map[string]int),
 	}
 }
@@ -80,6 +81,9 @@ func decode(name string, data []byte) (*Config, *problems) {
 	if c.Records.Sinks == nil {
 		c.Records.Sinks = []Sink{{Type: SinkStdout}}
 	}
+	if _, set := c.lines["policy.watch"]; !set && c.Policy.Path != "" {
+		c.Policy.Watch = true
+	}
 	return c, ps
 }
 
@@ -102,6 +106,13 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"enforcement":  func(f string, v *yaml.Node) { d.enforcement(v, f, &c.Enforcement) },
 		"interceptors": func(f string, v *yaml.Node) { c.Interceptors = d.interceptors(v, f) },
+		"policy": func(f string, v *yaml.Node) {
+			p := &c.Policy
+			d.mapping(v, f, map[string]handler{
+				"path":  func(f string, v *yaml.Node) { p.Path = d.str(v, f) },
+				"watch": func(f string, v *yaml.Node) { p.Watch = d.bool(v, f) },
+			})
+		},
 		"sessions": func(f string, v *yaml.Node) {
 			s := &c.Sessions
 			d.mapping(v, f, map[string]handler{
@@ -114,6 +125,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"records": func(f string, v *yaml.Node) {
 			d.mapping(v, f, map[string]handler{
+				"policy_version": func(f string, v *yaml.Node) { c.Records.PolicyVersion = d.bool(v, f) },
 				"sinks": func(f string, v *yaml.Node) {
 					c.Records.Sinks = []Sink{}
 					d.sequence(v, f, func(f string, i int, v *yaml.Node) {

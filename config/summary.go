@@ -31,7 +31,14 @@ func (c *Config) Summary() string {
 		ics[i] = fmt.Sprintf("%s (%s)", ic.Name, ic.Type)
 	}
 	e := c.Enforcement
-	fmt.Fprintf(&b, "policy %s, profile %s, mode %s", orNone(ics), e.Composition.Profile, e.Mode)
+	policy := orNone(ics)
+	if c.Policy.Path != "" {
+		policy = "from " + c.Policy.Path
+		if c.Policy.Watch {
+			policy += " (watched)"
+		}
+	}
+	fmt.Fprintf(&b, "policy %s, profile %s, mode %s", policy, e.Composition.Profile, e.Mode)
 	if len(e.PointModes) > 0 {
 		pms := make([]string, 0, len(e.PointModes))
 		for _, p := range slices.Sorted(maps.Keys(e.PointModes)) {

@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 	v.upstreams()
 	v.enforcement()
 	v.interceptors()
+	v.policy()
 	v.sessions()
 	v.records()
 	v.streaming()
@@ -244,32 +245,8 @@ func (v *validator) secret(field, env, value string, optional bool) {
 
 func (v *validator) enforcement() {
 	e := v.c.Enforcement
-	if !enforcement.Mode(e.Mode).Valid() {
-		v.problem("enforcement.mode", "must be one of enforce, evaluate_only (got %q)", e.Mode)
-	}
-	for p, m := range e.PointModes {
-		f := mapKey("enforcement.point_modes", p)
-		if !enforcement.Point(p).Valid() {
-			v.problem(f, "unknown interception point %q (one of %s)", p, pointList())
-		}
-		if !enforcement.Mode(m).Valid() {
-			v.problem(f, "must be one of enforce, evaluate_only (got %q)", m)
-		}
-	}
-	c := e.Composition
-	const cf = "enforcement.composition."
-	if (enforcement.Composition{Profile: enforcement.Profile(c.Profile)}).Validate() != nil || c.Profile == "" {
-		v.problem(cf+"profile", "must be one of sequential/first_deny, sequential/run_all, parallel/strictest, parallel/unanimous (got %q)", c.Profile)
-	}
-	if (enforcement.Composition{OnApproval: c.OnApproval}).Validate() != nil {
-		v.problem(cf+"on_approval", "must be stop or resume (got %q)", c.OnApproval)
-	}
-	if (enforcement.Composition{OnDisagreement: c.OnDisagreement}).Validate() != nil {
-		v.problem(cf+"on_disagreement", "must be deny or approval (got %q)", c.OnDisagreement)
-	}
-	if (enforcement.Composition{OnTransformConflict: c.OnTransformConflict}).Validate() != nil {
-		v.problem(cf+"on_transform_conflict", "must be deny or approval (got %q)", c.OnTransformConflict)
-	}
+	checkModes(v.problem, "enforcement", e.Mode, e.PointModes)
+	checkComposition(v.problem, "enforcement.composition", e.Composition)
 	const idf, kf = "enforcement.identity_provider", "enforcement.identity_key_env"
 	switch id := e.IdentityProvider; {
 	case id == enforcement.IdentityJCSSHA256 || id == IdentityNull:
@@ -633,7 +610,7 @@ func (c *Config) Warnings() []string {
 		line, f, msg := c.where(field, format, args...)
 		out = append(out, Problem{File: c.Source, Line: line, Field: f, Msg: msg}.String())
 	}
-	if len(c.Interceptors) == 0 && c.enforcesSomewhere() {
+	if len(c.Interceptors) == 0 && c.Policy.Path == "" && c.enforcesSomewhere() {
 		warn("interceptors", "none configured in enforce mode: every request will be denied with %s", enforcement.ReasonNoInterceptor)
 	}
 	comp := c.Enforcement.Composition

@@ -714,6 +714,7 @@ func (em *emission) record() *Record {
 		FoldTruncated:          em.foldTruncated,
 		ResolvedBy:             em.resolvedBy,
 		InterceptorsRegistered: len(em.e.regs),
+		Extensions:             em.e.extensions,
 	}
 	if em.dispatched {
 		rec.InputIdentity, rec.EnforcedIdentity = em.inputID, em.enforcedID

@@ -115,6 +115,12 @@ type Options struct {
 	// Observer, when set, receives telemetry about every emission and
 	// interceptor call (metrics). It must be fast and must not block.
 	Observer Observer
+	// RecordExtensions, when not empty, is every record's "extensions"
+	// member: namespaced host data such as the policy version. It must be
+	// payload-free and JSON-marshalable; the emitter keeps its own copy.
+	// The spec's record schema is closed, so a strict validator rejects
+	// records carrying it.
+	RecordExtensions map[string]any
 }
 
 // Observer receives emission telemetry. The engine calls it synchronously,
@@ -159,6 +165,8 @@ type Emitter struct {
 	sink        RecordSink
 	validators  map[Point]TargetValidator
 	observer    Observer
+	// extensions is every record's Extensions (shared, never mutated).
+	extensions map[string]any
 
 	mu      sync.Mutex
 	ring    recordRing
@@ -210,6 +218,13 @@ func NewEmitter(opts Options) (*Emitter, error) {
 		timeout:     opts.Timeout,
 		sink:        opts.Sink,
 		observer:    opts.Observer,
+	}
+	if len(opts.RecordExtensions) > 0 {
+		ext, err := cloneExtensions(opts.RecordExtensions)
+		if err != nil {
+			return nil, err
+		}
+		e.extensions = ext
 	}
 	if opts.RecordBuffer > 0 {
 		e.ring.buf = make([]*Record, opts.RecordBuffer)
@@ -439,6 +454,7 @@ func (e *Emitter) RecordHostFailure(ctx context.Context, f HostFailure) *Record 
 		Sequence:               f.Sequence,
 		Composition:            e.composition,
 		InterceptorsRegistered: len(e.regs),
+		Extensions:             e.extensions,
 	}
 	if f.Timestamp != "" {
 		ts := f.Timestamp

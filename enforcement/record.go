@@ -33,6 +33,10 @@ type Record struct {
 	// ResolvedBy is "approval", "rejection" or "" when the seam was not consulted.
 	ResolvedBy             string
 	InterceptorsRegistered int
+	// Extensions is host data outside the spec's record (Options.
+	// RecordExtensions), marshalled as "extensions" when not empty. Records
+	// of one emitter share the map: treat it as read-only.
+	Extensions map[string]any
 }
 
 // Trace carries W3C Trace Context identifiers echoed from the context.
@@ -145,6 +149,14 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	}
 	buf.WriteString(`,"interceptors_registered":`)
 	buf.WriteString(strconv.Itoa(r.InterceptorsRegistered))
+	if len(r.Extensions) > 0 {
+		eb, err := json.Marshal(r.Extensions)
+		if err != nil {
+			return nil, fmt.Errorf("interception record extensions: %w", err)
+		}
+		buf.WriteString(`,"extensions":`)
+		buf.Write(eb)
+	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
@@ -178,6 +190,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		FoldTruncated          *bool             `json:"fold_truncated"`
 		ResolvedBy             *string           `json:"resolved_by"`
 		InterceptorsRegistered int               `json:"interceptors_registered"`
+		Extensions             map[string]any    `json:"extensions"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("interception record: %w", err)
@@ -195,6 +208,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		SessionID: w.SessionID, Sequence: w.Sequence, Timestamp: w.Timestamp, Trace: w.Trace,
 		DecidedBy: w.DecidedBy, Verdicts: w.Verdicts, FoldTruncated: w.FoldTruncated,
 		InterceptorsRegistered: w.InterceptorsRegistered,
+		Extensions:             w.Extensions,
 		Composition: Composition{
 			Profile:             Profile(w.Composition["profile"]),
 			OnApproval:          w.Composition["on_approval"],
@@ -209,4 +223,18 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		r.ResolvedBy = *w.ResolvedBy
 	}
 	return nil
+}
+
+// cloneExtensions deep-copies record extensions through their JSON form,
+// which also proves they marshal.
+func cloneExtensions(ext map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(ext)
+	if err != nil {
+		return nil, fmt.Errorf("record extensions: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("record extensions: %w", err)
+	}
+	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/interceptors"
 	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
+	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/records"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
@@ -23,13 +24,14 @@ import (
 
 // Assembly is a server built from configuration, with what it owns.
 type Assembly struct {
-	Server  *Server
-	Store   sessions.Store
-	closers []io.Closer
-
+	Server *Server
+	Store  sessions.Store
+	// Reloader reloads the policy from its files (watch, SIGHUP, admin).
+	Reloader *Reloader
 	// Approvals is the approval seam; rebuild policies with its
 	// PolicyOption so they share the queue.
 	Approvals *ApprovalSeam
+	closers   []io.Closer
 }
 
 // Close releases the store and the record sinks.
@@ -73,7 +75,19 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	a.Store = store
 	a.closers = append(a.closers, store)
-	pol, err := BuildPolicy(cfg, sink, interceptorEnv(cfg, store, logger), WithObserver(m), a.Approvals.PolicyOption())
+	// Reloads compile exactly as the first load does: same sink, observer
+	// and interceptor environment.
+	env := interceptorEnv(cfg, store, logger)
+	load := func() (*policyfile.Document, error) { return policyfile.FromConfig(cfg) }
+	compile := func(doc *policyfile.Document) (*Policy, error) {
+		return CompilePolicy(cfg, doc, sink, env, WithObserver(m), a.Approvals.PolicyOption())
+	}
+	doc, err := load()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	pol, err := compile(doc)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -96,18 +110,31 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		o(&opts)
 	}
 	a.Server = New(opts)
+	a.Reloader = NewReloader(a.Server, load, compile, logger)
 	return a, nil
 }
 
-// BuildPolicy builds the request-facing policy: router, emitter, principals.
-// env is what the interceptors may use (see interceptorEnv); popts adjust
-// the emitter (WithObserver).
+// BuildPolicy builds the request-facing policy: router, emitters,
+// principals, from the policy cfg names (its policy files, or its inline
+// interceptors). env is what the interceptors may use; popts adjust the
+// emitters (WithObserver).
 func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, env interceptors.Env, popts ...PolicyOption) (*Policy, error) {
+	doc, err := policyfile.FromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return CompilePolicy(cfg, doc, sink, env, popts...)
+}
+
+// CompilePolicy builds the request-facing policy of doc, a policy loaded
+// for cfg: everything is built and checked before it returns, so a policy
+// it returns can be swapped in whole.
+func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcement.RecordSink, env interceptors.Env, popts ...PolicyOption) (*Policy, error) {
 	router, err := buildRouter(cfg.Upstreams)
 	if err != nil {
 		return nil, err
 	}
-	opts, err := cfg.Enforcement.EngineOptions()
+	opts, err := doc.Enforcement.EngineOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +142,14 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, env intercepto
 	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
 		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
-	regs, err := interceptors.BuildAll(cfg.Interceptors, env)
+	regs, err := interceptors.BuildAll(doc.Interceptors, env)
 	if err != nil {
 		return nil, err
 	}
 	opts.Interceptors = regs
+	if cfg.Records.PolicyVersion {
+		opts.RecordExtensions = policyExtensions(doc.Version, "")
+	}
 	for _, o := range popts {
 		o(&opts)
 	}
@@ -127,11 +157,16 @@ func BuildPolicy(cfg *config.Config, sink enforcement.RecordSink, env intercepto
 	if err != nil {
 		return nil, fmt.Errorf("enforcement: %w", err)
 	}
-	pol := &Policy{Emitter: em, Router: router, Version: cfg.Source}
+	routes, err := buildRoutes(cfg, doc, opts, regs)
+	if err != nil {
+		return nil, err
+	}
+	pol := &Policy{Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
+		ContextExtensions: policyExtensions(doc.Version, "")}
 	if len(cfg.Auth.APIKeys) > 0 {
 		pol.Principals = make(map[string]Principal, len(cfg.Auth.APIKeys))
 		for _, k := range cfg.Auth.APIKeys {
-			pol.Principals[k.Key] = Principal{AgentID: k.AgentID, Tenant: k.Tenant}
+			pol.Principals[k.Key] = Principal{AgentID: k.AgentID, Tenant: k.Tenant, KeyEnv: k.KeyEnv}
 		}
 	}
 	return pol, nil

@@ -39,7 +39,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			message: fmt.Sprintf("no upstream serves model %q", req.Model()), param: "model"})
 		return
 	}
-	t, err := s.beginTurn(ctx, r, pol, p, req.ToolNames())
+	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
 	if err != nil {
 		writeError(w, err)
 		return

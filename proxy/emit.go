@@ -9,6 +9,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out, err := s.emitFor(ctx, pol, point, builder, fields)
+	out, err := s.emitFor(ctx, pol, pol.EmitterFor(emitRoute(builder, fields, p)), point, builder, fields)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -136,7 +137,7 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 // session's first emission must be agent_startup (it claims the session),
 // agent_shutdown ends it exactly once, and nothing follows either a denied
 // startup or the shutdown.
-func (s *Server) emitFor(ctx context.Context, pol *Policy, point enforcement.Point, b *enforcement.Builder, fields map[string]any) (*enforcement.Outcome, error) {
+func (s *Server) emitFor(ctx context.Context, pol *Policy, em *enforcement.Emitter, point enforcement.Point, b *enforcement.Builder, fields map[string]any) (*enforcement.Outcome, error) {
 	store := s.opts.Store
 	if store == nil {
 		return nil, errorf(http.StatusBadRequest, typeSession, "sessions_disabled", "managed sessions are not configured on this gateway")
@@ -146,7 +147,7 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, point enforcement.Poi
 		return &apiError{status: http.StatusConflict, typ: typeSession, code: code, message: msg, session: id, point: point}
 	}
 	storeDown := func(err error) error {
-		pol.Emitter.RecordHostFailure(ctx, enforcement.HostFailure{Point: point, SessionID: id, Sequence: -1, Message: "session store unavailable"})
+		em.RecordHostFailure(ctx, enforcement.HostFailure{Point: point, SessionID: id, Sequence: -1, Message: "session store unavailable"})
 		s.log.Warn("session store failure", "session", id, "error", err)
 		return hostFailure(point, id, errStore.Error())
 	}
@@ -185,7 +186,7 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, point enforcement.Poi
 			}
 		}
 	}
-	t := &turn{s: s, pol: pol, builder: b, managed: true}
+	t := &turn{s: s, pol: pol, em: em, builder: b, managed: true}
 	out, err := t.emit(ctx, point, fields)
 	var blocked *enforcement.BlockedError
 	switch {
@@ -200,4 +201,16 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, point enforcement.Poi
 		return nil, err
 	}
 	return out, nil
+}
+
+// emitRoute is what an emitted context is routed by: its agent, its tenant
+// (the principal's, else the context's), the model it names, if any, and
+// the client key.
+func emitRoute(b *enforcement.Builder, fields map[string]any, p Principal) policyfile.Request {
+	tenant, _ := fields["tenant"].(map[string]any)
+	model, _ := fields["model"].(map[string]any)
+	r := policyfile.Request{AgentID: b.Agent.ID, APIKey: p.KeyEnv}
+	r.Tenant, _ = tenant["id"].(string)
+	r.Model, _ = model["id"].(string)
+	return r
 }

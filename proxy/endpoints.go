@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -94,7 +95,9 @@ func (s *Server) shutdownManagedAs(ctx context.Context, id, agentID, reason stri
 	if agentID == "" {
 		agentID = s.opts.DefaultAgentID
 	}
-	t := &turn{s: s, pol: s.Policy(), managed: true, builder: &enforcement.Builder{
+	pol := s.Policy()
+	// The session's end knows its agent only: routes match on it alone.
+	t := &turn{s: s, pol: pol, em: pol.EmitterFor(policyfile.Request{AgentID: agentID}), managed: true, builder: &enforcement.Builder{
 		Agent:     enforcement.Agent{ID: agentID, Framework: Framework},
 		SessionID: id,
 		Sequence:  sessions.Sequence(s.opts.Store, id),

@@ -332,7 +332,11 @@ records:
 	if v := metricstest.Series(fams, "agent_hooks_emissions_total")["decision=allow,mode=enforce,point=output,reason_class=none"]; v != 1 {
 		t.Errorf("output emissions = %v", v)
 	}
-	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=gateway.yaml": 1})
+	version := asm.Server.Policy().Version
+	if !strings.HasPrefix(version, "sha256:") {
+		t.Errorf("policy version %q is not a content digest", version)
+	}
+	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=" + version: 1})
 	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 1})
 	metricstest.WantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{"code=200,upstream=mock": 1})
 	if len(metricstest.Series(fams, "hooks_gateway_session_store_errors_total")) != 6 {

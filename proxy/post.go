@@ -239,10 +239,10 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 		}
 		c, berr := pc.t.builder.Build(ctx, enforcement.PostModelCall, fields)
 		if berr != nil {
-			pc.t.pol.Emitter.RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: pc.t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
+			pc.t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: pc.t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
 			return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, errStore.Error())
 		}
-		out := pc.t.pol.Emitter.Refuse(ctx, c, enforcement.ReasonStreamingUnsupported,
+		out := pc.t.emitter().Refuse(ctx, c, enforcement.ReasonStreamingUnsupported,
 			fmt.Sprintf("the upstream stream exceeds the %d-byte buffer", pc.s.opts.StreamBufferLimit))
 		pc.t.note(out)
 		return verdictError(out)

@@ -44,14 +44,25 @@ type Policy struct {
 	// Principals maps client API keys to identities; empty disables client
 	// authentication.
 	Principals map[string]Principal
-	// Version names the policy in logs and responses.
+	// Version names the policy in logs, records and responses.
 	Version string
+	// Sources are the files the policy was read from.
+	Sources []string
+	// Routes select another emitter per request (EmitterFor); Emitter is
+	// the default chain's.
+	Routes []PolicyRoute
+	// ContextExtensions, when set, is the "extensions" member of the
+	// contexts the gateway builds for chat requests (extensions take no
+	// part in context identity). Read-only.
+	ContextExtensions map[string]any
 }
 
 // Principal is the identity a client API key maps to.
 type Principal struct {
 	AgentID string
 	Tenant  string
+	// KeyEnv names the key (auth.api_keys[].key_env), for route matching.
+	KeyEnv string
 }
 
 // Options configures a Server.
@@ -101,6 +112,9 @@ type Server struct {
 	mux    http.Handler
 
 	metrics *metrics.Metrics
+	// reloader serves POST /admin/reload and the policy status; nil until
+	// NewReloader attaches one.
+	reloader atomic.Pointer[Reloader]
 	// tracer is nil when tracing is off.
 	tracer trace.Tracer
 }
@@ -147,6 +161,9 @@ func (s *Server) SetPolicy(p *Policy) {
 		s.metrics.PolicyLoaded(p.Version, true)
 	}
 }
+
+// Reloader returns the reloader attached by NewReloader, or nil.
+func (s *Server) Reloader() *Reloader { return s.reloader.Load() }
 
 // Policy returns the policy in effect.
 func (s *Server) Policy() *Policy { return s.policy.Load() }

@@ -10,14 +10,17 @@ import (
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // turn is one request's view of its session: it builds contexts with the
 // session's sequence source and emits them through the policy's emitter.
 type turn struct {
-	s       *Server
-	pol     *Policy
+	s   *Server
+	pol *Policy
+	// em is the chain the request's route selected; nil is the default.
+	em      *enforcement.Emitter
 	builder *enforcement.Builder
 	managed bool
 	// worst is the most severe decision seen, for the response header.
@@ -52,7 +55,7 @@ func (t *turn) emit(ctx context.Context, point enforcement.Point, fields map[str
 
 // emitContext is emit within the emission's span.
 func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields map[string]any, opts ...enforcement.EmitOption) (*enforcement.Outcome, error) {
-	em := t.pol.Emitter
+	em := t.emitter()
 	c, err := t.builder.Build(ctx, point, fields)
 	if err != nil {
 		var pe *enforcement.ProjectionError
@@ -78,6 +81,14 @@ func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields 
 		return out, &enforcement.BlockedError{Outcome: out}
 	}
 	return out, nil
+}
+
+// emitter returns the chain the turn runs through.
+func (t *turn) emitter() *enforcement.Emitter {
+	if t.em != nil {
+		return t.em
+	}
+	return t.pol.Emitter
 }
 
 // note tracks the most severe decision and the mode for response headers.
@@ -113,7 +124,7 @@ func hostFailure(point enforcement.Point, session, msg string) *apiError {
 // beginTurn resolves the request's session. Without Agent-Hooks-Session the
 // request is a whole session of its own; with it, the session lives in the
 // store and the first request to claim it emits agent_startup.
-func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, tools []string) (*turn, error) {
+func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, model string, tools []string) (*turn, error) {
 	agentID := p.AgentID
 	if agentID == "" {
 		agentID = strings.TrimSpace(r.Header.Get(HeaderAgent))
@@ -130,10 +141,14 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if p.Tenant != "" {
 		common["tenant"] = map[string]any{"id": p.Tenant}
 	}
+	if pol.ContextExtensions != nil {
+		common["extensions"] = pol.ContextExtensions
+	}
 	t := &turn{s: s, pol: pol, builder: &enforcement.Builder{
 		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
 		Common: common,
 	}}
+	t.em = pol.EmitterFor(policyfile.Request{AgentID: agentID, Tenant: p.Tenant, Model: model, APIKey: p.KeyEnv})
 	id := r.Header.Get(HeaderSession)
 	if id == "" {
 		t.builder.SessionID = newID("req-")

@@ -5,12 +5,17 @@
 // Usage:
 //
 //	hooks-gateway [--config FILE]
+//	hooks-gateway policy check FILE|DIR
+//	hooks-gateway policy test FILE|DIR CASES.yaml
 //	hooks-gateway records verify [--strict] FILE [FILE...]
 //	hooks-gateway healthcheck [--url URL] [--timeout D]
 //
 // Without --config it runs on the embedded default (listen :8080, memory
 // sessions, the built-in mock model unless OPENAI_API_KEY is set, a demo
 // policy that redacts e-mail addresses and denies leaked credentials).
+//
+// SIGHUP reloads the policy files (policy.path); so do changes to them when
+// policy.watch is on, and POST /admin/reload.
 package main
 
 import (
@@ -43,6 +48,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	if len(args) > 0 && args[0] == "records" {
 		return runRecords(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "policy" {
+		return runPolicy(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "healthcheck" {
 		return runHealthcheck(ctx, args[1:], stderr)
@@ -99,18 +107,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		fmt.Fprintf(stderr, "hooks-gateway: listen %s: %v\n", cfg.Listeners.HTTP, err)
 		return 1
 	}
-	logger.Info("hooks-gateway listening", "addr", ln.Addr().String(), "config", cfg.Summary())
-	srv := &http.Server{
-		Handler:           asm.Server,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+	servers := []*http.Server{newHTTPServer(asm.Server)}
+	listeners := []net.Listener{ln}
+	if cfg.Listeners.Admin != "" {
+		aln, err := net.Listen("tcp", cfg.Listeners.Admin)
+		if err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "hooks-gateway: listen %s: %v\n", cfg.Listeners.Admin, err)
+			return 1
+		}
+		servers = append(servers, newHTTPServer(asm.Server.AdminHandler()))
+		listeners = append(listeners, aln)
+		logger.Info("admin endpoints listening", "addr", aln.Addr().String())
 	}
+	logger.Info("hooks-gateway listening", "addr", ln.Addr().String(), "config", cfg.Summary(), "policy_version", asm.Server.Policy().Version)
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	defer stopSweep()
 	go asm.Server.RunSweeper(sweepCtx)
+	if err := startReloads(sweepCtx, cfg, asm.Reloader, logger); err != nil {
+		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
+		return 1
+	}
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -123,9 +145,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	logger.Info("draining in-flight requests", "timeout", drain.String())
 	dctx, cancel := context.WithTimeout(context.Background(), *drain)
 	defer cancel()
-	if err := srv.Shutdown(dctx); err != nil {
-		logger.Warn("drain incomplete", "error", err)
-		return 1
+	code := 0
+	for _, srv := range servers {
+		if err := srv.Shutdown(dctx); err != nil {
+			logger.Warn("drain incomplete", "error", err)
+			code = 1
+		}
 	}
-	return 0
+	return code
+}
+
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
 }

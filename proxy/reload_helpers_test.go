@@ -1,0 +1,182 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+)
+
+// denyWordPolicy is a policy file whose one interceptor denies input
+// containing word, with reason policy:<word>.
+func denyWordPolicy(words ...string) string {
+	var b strings.Builder
+	b.WriteString("interceptors:\n")
+	for _, w := range words {
+		fmt.Fprintf(&b, "  - name: deny-%s\n    type: regex\n    points: [input]\n    action: deny\n    reason: policy:%s\n    patterns: ['%s']\n", w, w, w)
+	}
+	return b.String()
+}
+
+// writeAtomically replaces path's content in one rename, as editors and
+// deployment tools do.
+func writeAtomically(t *testing.T, path, text string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// policyGateway is a gateway built from configuration (Build) whose policy
+// lives in files, with its admin handler served apart and its records
+// captured from the stdout sink.
+type policyGateway struct {
+	asm    *Assembly
+	main   *httptest.Server
+	admin  *httptest.Server
+	stdout *lockedBuffer
+}
+
+func startPolicyGateway(t *testing.T, policyPath, extra string) *policyGateway {
+	t.Helper()
+	src := fmt.Sprintf("upstreams:\n  - name: mock\n    type: mock\npolicy:\n  path: %s\n  watch: false\nrecords:\n  sinks:\n    - type: stdout\n%s", policyPath, extra)
+	cfg, err := config.Parse("gateway.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &policyGateway{stdout: &lockedBuffer{}}
+	g.asm, err = Build(context.Background(), cfg, g.stdout, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.main = httptest.NewServer(g.asm.Server)
+	g.admin = httptest.NewServer(g.asm.Server.AdminHandler())
+	t.Cleanup(func() {
+		g.main.Close()
+		g.admin.Close()
+		g.asm.Close()
+	})
+	return g
+}
+
+// chatAnswer is what a test needs of a chat answer.
+type chatAnswer struct {
+	status  int
+	code    string // the error code: a deny's reason
+	session string
+}
+
+func (g *policyGateway) chat(t *testing.T, content string, header map[string]string) chatAnswer {
+	t.Helper()
+	a, err := g.tryChat(content, "mock", header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// tryChat is chat for goroutines other than the test's.
+func (g *policyGateway) tryChat(content, model string, header map[string]string) (chatAnswer, error) {
+	body, _ := json.Marshal(map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": content}}})
+	req, _ := http.NewRequest(http.MethodPost, g.main.URL+"/v1/chat/completions", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return chatAnswer{}, err
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Error struct {
+			Code      string `json:"code"`
+			SessionID string `json:"session_id"`
+		} `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&env)
+	return chatAnswer{status: resp.StatusCode, code: env.Error.Code, session: env.Error.SessionID}, nil
+}
+
+// adminJSON calls an admin endpoint and decodes its JSON answer.
+func (g *policyGateway) adminJSON(t *testing.T, method, path string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, g.admin.URL+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp.StatusCode, out
+}
+
+// wireRecord is the part of a record line the tests read.
+type wireRecord struct {
+	Point      string `json:"interception_point"`
+	Mode       string `json:"mode"`
+	SessionID  string `json:"session_id"`
+	Verdict    struct{ Decision, Reason string }
+	Extensions struct {
+		Gateway struct {
+			PolicyVersion string `json:"policy_version"`
+			Route         string `json:"route"`
+		} `json:"hooks_gateway"`
+	} `json:"extensions"`
+}
+
+func (g *policyGateway) records(t *testing.T) []wireRecord {
+	t.Helper()
+	var out []wireRecord
+	for _, line := range strings.Split(strings.TrimSpace(g.stdout.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var r wireRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("record %q: %v", line, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// inputRecord returns the input record of session id.
+func (g *policyGateway) inputRecord(t *testing.T, id string) wireRecord {
+	t.Helper()
+	for _, r := range g.records(t) {
+		if r.SessionID == id && r.Point == "input" {
+			return r
+		}
+	}
+	t.Fatalf("no input record for session %s", id)
+	return wireRecord{}
+}
+
+// eventually polls cond for a generous while (CI shares two cores).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 15s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

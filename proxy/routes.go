@@ -1,0 +1,88 @@
+package proxy
+
+import (
+	"fmt"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
+)
+
+// ExtensionNamespace is the gateway's key under the "extensions" member of
+// records and contexts.
+const ExtensionNamespace = "hooks_gateway"
+
+// PolicyRoute is one compiled route: its conditions and its own emitter
+// (its chain and modes; the sink, identity and observer are the policy's).
+type PolicyRoute struct {
+	Name    string
+	Match   policyfile.Match
+	Emitter *enforcement.Emitter
+}
+
+// EmitterFor returns the emitter of the first route matching r, or the
+// default chain's when none does.
+func (p *Policy) EmitterFor(r policyfile.Request) *enforcement.Emitter {
+	_, em := p.RouteFor(r)
+	return em
+}
+
+// RouteFor returns the name and emitter of the first route matching r, or
+// "" and the default chain's emitter when none does.
+func (p *Policy) RouteFor(r policyfile.Request) (string, *enforcement.Emitter) {
+	for _, rt := range p.Routes {
+		if rt.Match.Matches(r) {
+			return rt.Name, rt.Emitter
+		}
+	}
+	return "", p.Emitter
+}
+
+// policyExtensions is the extensions member that names the policy version
+// (and the route, for a route's chain) on records.
+func policyExtensions(version, route string) map[string]any {
+	gw := map[string]any{"policy_version": version}
+	if route != "" {
+		gw["route"] = route
+	}
+	return map[string]any{ExtensionNamespace: gw}
+}
+
+// buildRoutes compiles the document's routes over base, the default
+// chain's emitter options; regs are the document's interceptors, built
+// once and shared by every chain.
+func buildRoutes(cfg *config.Config, doc *policyfile.Document, base enforcement.Options, regs []enforcement.Registration) ([]PolicyRoute, error) {
+	if len(doc.Routes) == 0 {
+		return nil, nil
+	}
+	keyEnvs := make([]string, len(cfg.Auth.APIKeys))
+	for i, k := range cfg.Auth.APIKeys {
+		keyEnvs[i] = k.KeyEnv
+	}
+	if err := doc.CheckAPIKeys(keyEnvs); err != nil {
+		return nil, err
+	}
+	byName := make(map[string]enforcement.Registration, len(regs))
+	for _, r := range regs {
+		byName[r.Name] = r
+	}
+	out := make([]PolicyRoute, 0, len(doc.Routes))
+	for _, r := range doc.Routes {
+		opts := base
+		e := doc.EngineEnforcement(r)
+		opts.Mode, opts.PointModes = e.EngineMode(), e.EnginePointModes()
+		opts.Interceptors = make([]enforcement.Registration, len(r.Interceptors))
+		for i, n := range r.Interceptors {
+			opts.Interceptors[i] = byName[n]
+		}
+		if base.RecordExtensions != nil {
+			opts.RecordExtensions = policyExtensions(doc.Version, r.Name)
+		}
+		em, err := enforcement.NewEmitter(opts)
+		if err != nil {
+			return nil, fmt.Errorf("route %s: enforcement: %w", r.Name, err)
+		}
+		out = append(out, PolicyRoute{Name: r.Name, Match: r.Match, Emitter: em})
+	}
+	return out, nil
+}
