@@ -34,6 +34,7 @@ func drive(ctx context.Context, args []string) error {
 	duration := fl.Duration("duration", 10*time.Second, "load per target per round")
 	warmup := fl.Duration("warmup", 2*time.Second, "load per target before the first round")
 	rate := fl.Int("rate", 0, "requests per second (default: each scenario's own)")
+	keep := fl.Bool("keep", false, "keep each scenario's temporary directory (child logs, configuration, records)")
 	jsonOut := fl.String("json", "", "also write the report as JSON to this file")
 	saturate := fl.Bool("saturate", false, "find the highest rate each of bare proxy and gateway sustain")
 	p99Bound := fl.Duration("p99-bound", 50*time.Millisecond, "saturation: highest acceptable p99")
@@ -46,9 +47,9 @@ func drive(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate}
+	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate, keep: *keep}
 	if *quick {
-		p = plan{rounds: 1, duration: 2 * time.Second, warmup: 500 * time.Millisecond, rate: *rate}
+		p.rounds, p.duration, p.warmup = 1, 2*time.Second, 500*time.Millisecond
 	}
 	selected, err := selectScenarios(*names, *quick, *saturate || *soak)
 	if err != nil {

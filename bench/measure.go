@@ -13,6 +13,7 @@ type plan struct {
 	duration time.Duration // per target per round
 	warmup   time.Duration // per target, before the first round
 	rate     int           // overrides the scenario's rate when positive
+	keep     bool          // keep each scenario's directory (logs, config, records)
 }
 
 // TargetResult is one target's share of a scenario.
@@ -64,7 +65,11 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	if p.keep {
+		fmt.Fprintf(os.Stderr, "bench: %s: logs, configuration and records kept in %s\n", sc.name, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	st, err := startStack(ctx, dir, sc, redisURL)
 	if err != nil {
 		if skip, ok := err.(*errSkip); ok {
