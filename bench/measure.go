@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -72,7 +73,8 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 	}
 	st, err := startStack(ctx, dir, sc, redisURL)
 	if err != nil {
-		if skip, ok := err.(*errSkip); ok {
+		var skip *errSkip
+		if errors.As(err, &skip) {
 			res.Skipped = skip.why
 			return res, nil
 		}
