@@ -426,6 +426,9 @@ func (em *emission) invoke(i int, snapshot Context) Verdict {
 
 // call runs one interceptor and the §5 gate.
 func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
+	if ps, ok := reg.Interceptor.(PointScoped); ok && !ps.AppliesAt(em.point) {
+		return Allow() // the private copy below is most of an idle call's cost
+	}
 	cp := snapshot.Clone()
 	fn := func(ctx context.Context) (Verdict, error) { return reg.Interceptor.Intercept(ctx, cp) }
 	var v Verdict

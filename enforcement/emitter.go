@@ -41,6 +41,17 @@ type NonBlocking interface {
 	NonBlocking()
 }
 
+// PointScoped is implemented by interceptors configured for some points
+// only. At a point where AppliesAt is false the interceptor would answer
+// allow without reading the context, so the emitter records that allow
+// itself: it neither copies the context for the interceptor nor calls it.
+// The allow counts like any other verdict (records list it; under
+// parallel/unanimous it votes).
+type PointScoped interface {
+	Interceptor
+	AppliesAt(p Point) bool
+}
+
 // NonBlockingFunc adapts a function that never blocks to a NonBlocking
 // interceptor.
 type NonBlockingFunc func(ctx context.Context, c Context) (Verdict, error)

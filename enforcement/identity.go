@@ -95,7 +95,7 @@ func ContextIdentity(c Context, maxDepth int) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	return jcs.SHA256Identity(IdentityProjection(c), maxDepth)
+	return jcs.SHA256Identity(identityObject(c), maxDepth)
 }
 
 // IdentityProjection returns the closed required+conditional projection of
@@ -113,6 +113,39 @@ func IdentityProjection(c Context) map[string]any {
 			out[f.field] = c[f.field]
 		} else {
 			out[f.field] = pick(c[f.field], f.subfields...)
+		}
+	}
+	return out
+}
+
+// identityObject is IdentityProjection as a jcs.Object: the same members,
+// without the maps, which cost more than hashing a small context.
+func identityObject(c Context) jcs.Object {
+	fields := shapes[c.Point()].fields
+	out := make(jcs.Object, 0, 7+len(fields))
+	for _, k := range [...]string{"spec", "interception_point", "timestamp", "sequence", "target"} {
+		out = append(out, jcs.Member{Key: k, Value: c[k]})
+	}
+	out = append(out,
+		jcs.Member{Key: "agent", Value: pickObject(c["agent"], "id", "framework")},
+		jcs.Member{Key: "session", Value: pickObject(c["session"], "id")})
+	for _, f := range fields {
+		if f.subfields == nil {
+			out = append(out, jcs.Member{Key: f.field, Value: c[f.field]})
+		} else {
+			out = append(out, jcs.Member{Key: f.field, Value: pickObject(c[f.field], f.subfields...)})
+		}
+	}
+	return out
+}
+
+// pickObject is pick as a jcs.Object.
+func pickObject(v any, keys ...string) jcs.Object {
+	obj, _ := v.(map[string]any)
+	out := make(jcs.Object, 0, len(keys))
+	for _, k := range keys {
+		if x, ok := obj[k]; ok {
+			out = append(out, jcs.Member{Key: k, Value: x})
 		}
 	}
 	return out
@@ -144,7 +177,7 @@ func HMACSHA256(keyID string, key []byte) (IdentityProvider, error) {
 			return "", err
 		}
 		mac := hmac.New(sha256.New, k)
-		if err := jcs.HashCanonical(mac, IdentityProjection(c), DefaultMaxDepth); err != nil {
+		if err := jcs.HashCanonical(mac, identityObject(c), DefaultMaxDepth); err != nil {
 			return "", err
 		}
 		return "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil)), nil

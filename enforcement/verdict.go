@@ -463,10 +463,30 @@ func TruncateMessage(s string) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// writeString writes s as a JSON string without HTML escaping.
+// writeString writes s as a JSON string without HTML escaping, exactly as
+// encoding/json does. Record strings (ids, reasons, points, timestamps)
+// are nearly always plain ASCII, which needs no escaping; only the others
+// pay for an encoder.
 func writeString(buf *bytes.Buffer, s string) {
+	if plainJSONString(s) {
+		buf.WriteByte('"')
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a Go string always encodes
 	buf.Truncate(buf.Len() - 1)
+}
+
+// plainJSONString reports whether s is printable ASCII without '"' or '\\',
+// which encoding/json writes verbatim between quotes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -144,6 +144,10 @@ func (o onlyAt) Intercept(ctx context.Context, c enforcement.Context) (enforceme
 	return o.next.Intercept(ctx, c)
 }
 
+// AppliesAt implements enforcement.PointScoped: the emitter skips the call
+// (and its copy of the context) where the answer is a plain allow.
+func (o onlyAt) AppliesAt(p enforcement.Point) bool { return o.points[p] }
+
 // nonBlockingOnlyAt keeps a non-blocking interceptor's mark through the
 // point filter.
 type nonBlockingOnlyAt struct{ onlyAt }

@@ -241,7 +241,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 			return nil, errorf(http.StatusUnsupportedMediaType, typeInvalid, "unsupported_media_type", "Content-Type must be application/json")
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), min(r.ContentLength, limit+1))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -92,7 +92,7 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unexpected_stream", "the upstream streamed a response to a non-streaming request")
 	}
 	limit := pc.s.opts.MaxResponseBytes
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := readAllSized(io.LimitReader(resp.Body, limit+1), min(resp.ContentLength, limit+1))
 	if err != nil {
 		pc.upstream.doneErr(ctx, err)
 		if ctx.Err() != nil {

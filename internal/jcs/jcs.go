@@ -185,6 +185,20 @@ func checkDomain(v any, depth int) *Error {
 		if best != nil {
 			return best.inKey(bestKey)
 		}
+	case Object:
+		var best *Error
+		var bestKey string
+		for _, m := range x {
+			if best != nil && compareKeys(m.Key, bestKey) >= 0 {
+				continue
+			}
+			if err := checkDomain(m.Value, depth+1); err != nil {
+				best, bestKey = err, m.Key
+			}
+		}
+		if best != nil {
+			return best.inKey(bestKey)
+		}
 	case []any:
 		for i, el := range x {
 			if err := checkDomain(el, depth+1); err != nil {
@@ -273,6 +287,8 @@ func (e *encoder) encode(v any, depth int) *Error {
 		}
 	case map[string]any:
 		return e.object(x, depth)
+	case Object:
+		return e.objectMembers(x, depth)
 	case []any:
 		return e.array(x, depth)
 	case json.Number:
@@ -340,6 +356,25 @@ func (e *encoder) object(m map[string]any, depth int) *Error {
 	for k, v := range m {
 		e.members = append(e.members, member{k, v})
 	}
+	return e.sortedObject(base, depth)
+}
+
+// objectMembers writes an Object: staged and sorted like a map's members.
+func (e *encoder) objectMembers(o Object, depth int) *Error {
+	base := len(e.members)
+	defer func() {
+		clear(e.members[base:])
+		e.members = e.members[:base]
+	}()
+	for _, m := range o {
+		e.members = append(e.members, member{m.Key, m.Value})
+	}
+	return e.sortedObject(base, depth)
+}
+
+// sortedObject sorts the members staged above base and writes them as an
+// object.
+func (e *encoder) sortedObject(base, depth int) *Error {
 	ms := e.members[base:]
 	// compareKeys is a total order on all byte strings, so the output, and
 	// which invalid key or value is reported first, never depends on map

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is everything one run measured; --json writes it.
+type Report struct {
+	Started    time.Time           `json:"started"`
+	Machine    Machine             `json:"machine"`
+	Command    string              `json:"command"`
+	Plan       string              `json:"plan"`
+	Scenarios  []*ScenarioResult   `json:"scenarios,omitempty"`
+	Saturation []*SaturationResult `json:"saturation,omitempty"`
+	Soak       *SoakResult         `json:"soak,omitempty"`
+}
+
+// drive is the bench's driver: it parses the flags, runs the selected
+// mode and prints the report.
+func drive(ctx context.Context, args []string) error {
+	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
+	quick := fl.Bool("quick", false, "a ~20-second run: fewer scenarios, one short round")
+	names := fl.String("scenario", "", "comma-separated scenarios (default: all, or the quick set with --quick)")
+	rounds := fl.Int("rounds", 3, "interleaved rounds (direct, bare proxy, gateway)")
+	duration := fl.Duration("duration", 10*time.Second, "load per target per round")
+	warmup := fl.Duration("warmup", 2*time.Second, "load per target before the first round")
+	rate := fl.Int("rate", 0, "requests per second (default: each scenario's own)")
+	keep := fl.Bool("keep", false, "keep each scenario's temporary directory (child logs, configuration, records)")
+	jsonOut := fl.String("json", "", "also write the report as JSON to this file")
+	saturate := fl.Bool("saturate", false, "find the highest rate each of bare proxy and gateway sustain")
+	p99Bound := fl.Duration("p99-bound", 50*time.Millisecond, "saturation: highest acceptable p99")
+	soak := fl.Bool("soak", false, "soak: steady load with managed Redis sessions, sampling memory and goroutines")
+	soakDuration := fl.Duration("soak-duration", 5*time.Minute, "soak length")
+	soakRate := fl.Int("soak-rate", 500, "soak requests per second")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate, keep: *keep}
+	if *quick {
+		p.rounds, p.duration, p.warmup = 1, 2*time.Second, 500*time.Millisecond
+	}
+	selected, err := selectScenarios(*names, *quick, *saturate || *soak)
+	if err != nil {
+		return err
+	}
+	rep := &Report{Started: time.Now().UTC(), Machine: machine(), Command: "go run ./bench " + strings.Join(args, " "),
+		Plan: fmt.Sprintf("%d round(s) × %s per target, %s warm-up", p.rounds, p.duration, p.warmup)}
+
+	dir, err := os.MkdirTemp("", "hooks-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	redisURL := ""
+	if *soak || slices.ContainsFunc(selected, func(s scenario) bool { return s.managed }) {
+		rs, err := startRedis(ctx, dir)
+		if err != nil {
+			return err
+		}
+		if rs != nil {
+			defer rs.stop()
+			redisURL = rs.url()
+		}
+	}
+
+	switch {
+	case *soak:
+		rep.Plan = fmt.Sprintf("soak: %s at %d req/s", *soakDuration, *soakRate)
+		if rep.Soak, err = runSoak(ctx, redisURL, *soakDuration, *soakRate); err != nil {
+			return err
+		}
+	case *saturate:
+		rep.Plan = fmt.Sprintf("saturation: steps of %s, errors 0 and p99 ≤ %s", saturationStep, *p99Bound)
+		for _, sc := range selected {
+			r, err := runSaturation(ctx, sc, *p99Bound)
+			if err != nil {
+				return err
+			}
+			rep.Saturation = append(rep.Saturation, r)
+		}
+	default:
+		for _, sc := range selected {
+			fmt.Fprintf(os.Stderr, "bench: %s…\n", sc.name)
+			r, err := runScenario(ctx, sc, p, redisURL)
+			if err != nil {
+				return err
+			}
+			rep.Scenarios = append(rep.Scenarios, r)
+		}
+	}
+	writeMarkdown(os.Stdout, rep)
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", *jsonOut, err)
+		}
+	}
+	return nil
+}
+
+// selectScenarios resolves --scenario. Saturation and soak default to the
+// json scenario.
+func selectScenarios(names string, quick, single bool) ([]scenario, error) {
+	all := scenarios()
+	if names == "" {
+		var out []scenario
+		for _, sc := range all {
+			if (!quick && !single) || (quick && sc.quick) || (single && sc.name == "json") {
+				out = append(out, sc)
+			}
+		}
+		return out, nil
+	}
+	var out []scenario
+	for _, n := range strings.Split(names, ",") {
+		i := slices.IndexFunc(all, func(s scenario) bool { return s.name == strings.TrimSpace(n) })
+		if i < 0 {
+			known := make([]string, len(all))
+			for j, s := range all {
+				known[j] = s.name
+			}
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPUs       int    `json:"cpus"`
+	CPUModel   string `json:"cpu_model"`
+	GoVersion  string `json:"go_version"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+}
+
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		m.CPUModel = cpuModel(string(b))
+	}
+	return m
+}
+
+// cpuModel is the first "model name" of a /proc/cpuinfo text.
+func cpuModel(cpuinfo string) string {
+	for line := range strings.Lines(cpuinfo) {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,51 @@
+// Command bench measures what the gateway adds to a chat-completion call.
+//
+// It starts, as separate processes re-executed from this binary, a mock
+// OpenAI upstream, a bare reverse proxy (the no-policy baseline) and the
+// gateway, then drives each with an open-loop, fixed-rate load generator
+// (vegeta) in interleaved rounds (direct, bare proxy, gateway, repeat), so
+// machine drift hits all three alike. It reports latency percentiles, the
+// gateway's added latency, CPU time and peak memory per process and the
+// gateway's allocations per request.
+//
+// Usage:
+//
+//	go run ./bench [--quick] [--scenario NAME,...] [--json FILE]
+//	go run ./bench --saturate [--scenario json]
+//	go run ./bench --soak [--soak-duration 5m] [--soak-rate 500]
+//
+// The load runs are manual: they need a quiet machine to mean anything.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+// run dispatches between the child roles and the driver.
+func run(ctx context.Context, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case roleUpstream:
+			return serveRole(ctx, args[1:], runUpstream)
+		case roleProxy:
+			return serveRole(ctx, args[1:], runBareProxy)
+		case roleGateway:
+			return serveRole(ctx, args[1:], runGateway)
+		}
+	}
+	if err := drive(ctx, args); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 1
+	}
+	return 0
+}

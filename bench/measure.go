@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// plan is how long each scenario runs.
+type plan struct {
+	rounds   int
+	duration time.Duration // per target per round
+	warmup   time.Duration // per target, before the first round
+	rate     int           // overrides the scenario's rate when positive
+	keep     bool          // keep each scenario's directory (logs, config, records)
+}
+
+// TargetResult is one target's share of a scenario.
+type TargetResult struct {
+	Name       string  `json:"name"`
+	Requests   int     `json:"requests"`
+	Errors     int     `json:"errors"`
+	ErrorKinds string  `json:"error_kinds,omitempty"`
+	Rate       float64 `json:"achieved_rate"`
+	Latency    Latency `json:"latency"`
+	// CPUPer1k is the CPU seconds (user+system) the entry process spent
+	// per 1,000 requests; UpstreamCPUPer1k the upstream's, for the proxies.
+	CPUPer1k         float64 `json:"cpu_s_per_1k"`
+	UpstreamCPUPer1k float64 `json:"upstream_cpu_s_per_1k,omitempty"`
+	PeakRSS          int64   `json:"peak_rss_bytes"`
+}
+
+// ScenarioResult is one scenario's measurements.
+type ScenarioResult struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Rate        int            `json:"rate"`
+	Skipped     string         `json:"skipped,omitempty"`
+	Targets     []TargetResult `json:"targets,omitempty"`
+	// AddedP50 and AddedP99 are the gateway's latency over direct.
+	AddedP50 time.Duration `json:"added_p50_ns"`
+	AddedP99 time.Duration `json:"added_p99_ns"`
+	// BareAddedP50 and BareAddedP99 are the bare proxy's over direct.
+	BareAddedP50 time.Duration `json:"bare_added_p50_ns"`
+	BareAddedP99 time.Duration `json:"bare_added_p99_ns"`
+	// CPURatio is the gateway's CPU per request over the bare proxy's.
+	CPURatio         float64 `json:"cpu_ratio_gateway_over_bare"`
+	AllocsPerReq     float64 `json:"gateway_allocs_per_request"`
+	AllocBytesPerReq float64 `json:"gateway_alloc_bytes_per_request"`
+}
+
+// runScenario starts sc's processes, drives the three targets in
+// interleaved rounds and summarises them.
+func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*ScenarioResult, error) {
+	res := &ScenarioResult{Name: sc.name, Description: sc.description, Rate: sc.rate}
+	if p.rate > 0 {
+		res.Rate = p.rate
+	}
+	if sc.managed && redisURL == "" {
+		res.Skipped = "redis-server is not on PATH"
+		return res, nil
+	}
+	dir, err := os.MkdirTemp("", "hooks-bench-"+sc.name+"-")
+	if err != nil {
+		return nil, err
+	}
+	if p.keep {
+		fmt.Fprintf(os.Stderr, "bench: %s: logs, configuration and records kept in %s\n", sc.name, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	st, err := startStack(ctx, dir, sc, redisURL)
+	if err != nil {
+		var skip *errSkip
+		if errors.As(err, &skip) {
+			res.Skipped = skip.why
+			return res, nil
+		}
+		return nil, fmt.Errorf("%s: %w", sc.name, err)
+	}
+	defer st.stop()
+	targets := st.targets(sc)
+	for _, t := range targets {
+		var check func(string) string
+		if t.proc == st.gateway {
+			check = sc.check
+		}
+		if err := probe(ctx, t, check); err != nil {
+			return nil, fmt.Errorf("%s: %w", sc.name, err)
+		}
+	}
+
+	atk := loadClient()
+	for _, t := range targets {
+		attack(atk, t.reqs, res.Rate, p.warmup)
+	}
+	totals := make([]*attackResult, len(targets))
+	cpu := make([]time.Duration, len(targets))
+	upCPU := make([]time.Duration, len(targets))
+	var mallocs, allocBytes float64
+	for range p.rounds {
+		for i, t := range targets {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			c0, u0 := mustCPU(t.proc), extraCPU(t)
+			var m0, b0 float64
+			if t.proc == st.gateway {
+				m0, b0 = gatewayAllocs(ctx, st.gateway)
+			}
+			r := attack(atk, t.reqs, res.Rate, p.duration)
+			cpu[i] += mustCPU(t.proc) - c0
+			upCPU[i] += extraCPU(t) - u0
+			if t.proc == st.gateway {
+				m1, b1 := gatewayAllocs(ctx, st.gateway)
+				mallocs += m1 - m0
+				allocBytes += b1 - b0
+			}
+			if totals[i] == nil {
+				totals[i] = r
+			} else {
+				totals[i].merge(r)
+			}
+		}
+	}
+	for i, t := range targets {
+		tot := totals[i]
+		hwm, _, _ := memStatus(t.proc.pid())
+		tr := TargetResult{
+			Name: t.name, Requests: tot.requests, Errors: tot.errors, ErrorKinds: tot.errorSummary(),
+			Rate: tot.rate(), Latency: summarize(tot.latencies), PeakRSS: hwm,
+			CPUPer1k: per1k(cpu[i], tot.requests),
+		}
+		if len(t.extra) > 0 {
+			tr.UpstreamCPUPer1k = per1k(upCPU[i], tot.requests)
+		}
+		res.Targets = append(res.Targets, tr)
+	}
+	direct, bare, gw := res.Targets[0], res.Targets[1], res.Targets[2]
+	res.AddedP50 = gw.Latency.P50 - direct.Latency.P50
+	res.AddedP99 = gw.Latency.P99 - direct.Latency.P99
+	res.BareAddedP50 = bare.Latency.P50 - direct.Latency.P50
+	res.BareAddedP99 = bare.Latency.P99 - direct.Latency.P99
+	if bare.CPUPer1k > 0 {
+		res.CPURatio = gw.CPUPer1k / bare.CPUPer1k
+	}
+	if gw.Requests > 0 {
+		res.AllocsPerReq = mallocs / float64(gw.Requests)
+		res.AllocBytesPerReq = allocBytes / float64(gw.Requests)
+	}
+	return res, nil
+}
+
+// per1k is CPU seconds per 1,000 requests.
+func per1k(d time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return d.Seconds() * 1000 / float64(n)
+}
+
+// mustCPU is a child's CPU time; a child that vanished reads as zero and
+// its errors show in the results.
+func mustCPU(c *child) time.Duration {
+	d, _ := cpuTime(c.pid())
+	return d
+}
+
+// extraCPU is the CPU time of the processes behind t's entry process.
+func extraCPU(t *target) time.Duration {
+	var d time.Duration
+	for _, c := range t.extra {
+		d += mustCPU(c)
+	}
+	return d
+}
+
+// gatewayAllocs reads the gateway's cumulative heap allocations (count and
+// bytes) from its /metrics. The scrape's own allocations are a few
+// hundred per round, noise against thousands of requests.
+func gatewayAllocs(ctx context.Context, gw *child) (count, bytes float64) {
+	count, _ = scrapeMetric(ctx, gw.url()+"/metrics", "go_memstats_mallocs_total")
+	bytes, _ = scrapeMetric(ctx, gw.url()+"/metrics", "go_memstats_alloc_bytes_total")
+	return count, bytes
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed configs/*.yaml
+var configFS embed.FS
+
+// scenario is one measured workload: a gateway configuration, a request
+// and the upstream's answer, at a fixed rate.
+type scenario struct {
+	name        string
+	description string
+	config      string // file under configs/
+	rate        int    // requests per second
+	request     []byte
+	upstream    upstreamOptions
+	managed     bool // managed sessions in Redis (needs redis-server)
+	quick       bool // part of --quick
+	// check, when set, inspects the gateway's answer to the probe request
+	// and says what is wrong with it.
+	check func(body string) string
+}
+
+// scenarios lists every workload, in report order.
+func scenarios() []scenario {
+	json1k := upstreamOptions{contentBytes: 1024, chunks: 200}
+	return []scenario{
+		{name: "json", description: "2 KiB request, 1 KiB JSON answer; default policy, per-request sessions",
+			config: "default.yaml", rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, quick: true},
+		{name: "stream200", description: "2 KiB request, 200-chunk SSE answer; default policy",
+			config: "default.yaml", rate: 200, request: chatRequest(2048, true, false), upstream: json1k, quick: true},
+		{name: "conv64k", description: "64 KiB conversation, 1 KiB JSON answer; default policy",
+			config: "default.yaml", rate: 300, request: chatRequest(64<<10, false, false), upstream: json1k},
+		{name: "toolrewrite", description: "tool-call answer whose arguments the policy redacts (regex redact at post_model_call)",
+			config: "toolrewrite.yaml", rate: 1000, request: chatRequest(2048, false, true),
+			upstream: upstreamOptions{contentBytes: 1024, toolCall: true}, check: checkToolRewrite},
+		{name: "redis", description: "as json, managed sessions (Agent-Hooks-Session, 1,000 sessions) in Redis",
+			config: "redis.yaml", rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, managed: true},
+		{name: "allow", description: "as json, allow-only policy",
+			config: "allow.yaml", rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, quick: true},
+		{name: "chain5", description: "as json, five interceptors (cel, redact, tools, budget, regex)",
+			config: "chain5.yaml", rate: 1000, request: chatRequest(2048, false, true), upstream: json1k},
+	}
+}
+
+// checkToolRewrite confirms the policy rewrote the tool-call arguments.
+func checkToolRewrite(body string) string {
+	switch {
+	case strings.Contains(body, "alice@example.com"):
+		return "the tool-call arguments reached the client unredacted"
+	case !strings.Contains(body, "[email]"):
+		return "the answer carries no redacted tool-call arguments"
+	}
+	return ""
+}
+
+// writeConfig fills in a bench configuration's placeholders and writes it
+// to dir.
+func writeConfig(dir, name string, vars map[string]string) (string, error) {
+	b, err := configFS.ReadFile("configs/" + name)
+	if err != nil {
+		return "", fmt.Errorf("configuration %s: %w", name, err)
+	}
+	pairs := make([]string, 0, 2*len(vars))
+	for k, v := range vars {
+		pairs = append(pairs, "{{"+k+"}}", v)
+	}
+	text := strings.NewReplacer(pairs...).Replace(string(b))
+	if i := strings.Index(text, "{{"); i >= 0 {
+		end := min(i+20, len(text))
+		return "", fmt.Errorf("configuration %s: placeholder %q left unfilled", name, text[i:end])
+	}
+	path := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return "", fmt.Errorf("configuration %s: %w", name, err)
+	}
+	return path, nil
+}
