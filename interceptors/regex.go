@@ -34,6 +34,7 @@ type regexOptions struct {
 // target (object keys are structure, not content, and are left alone).
 type regexInterceptor struct {
 	re          *regexp.Regexp // all patterns as one alternation
+	filter      literalFilter  // strings without a required literal cannot match
 	redact      bool
 	reason      string
 	message     string
@@ -51,6 +52,7 @@ func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 		ps = append(ps, spec.Problemf("patterns", "at least one pattern is required"))
 	}
 	alts := make([]string, 0, len(opts.Patterns))
+	valid := make([]string, 0, len(opts.Patterns))
 	for i, p := range opts.Patterns {
 		field := fmt.Sprintf("patterns[%d]", i)
 		re, err := regexp.Compile(p)
@@ -65,6 +67,7 @@ func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 			ps = append(ps, spec.Problemf(field, "matches the empty string, so it would match every value"))
 		default:
 			alts = append(alts, "(?:"+p+")")
+			valid = append(valid, p)
 		}
 	}
 	r := &regexInterceptor{reason: opts.Reason, message: opts.Message, replacement: "[redacted]"}
@@ -107,6 +110,7 @@ func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	}
 	// Each pattern compiled alone, so their alternation compiles too.
 	r.re = regexp.MustCompile(strings.Join(alts, "|"))
+	r.filter = newLiteralFilter(valid)
 	return r, nil
 }
 
@@ -142,7 +146,7 @@ func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 func (r *regexInterceptor) matches(v any) bool {
 	switch x := v.(type) {
 	case string:
-		return r.re.MatchString(x)
+		return r.filter.admits(x) && r.re.MatchString(x)
 	case map[string]any:
 		for _, e := range x {
 			if r.matches(e) {
@@ -165,6 +169,9 @@ func (r *regexInterceptor) matches(v any) bool {
 func (r *regexInterceptor) replace(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
+		if !r.filter.admits(x) {
+			return x, false
+		}
 		out := r.re.ReplaceAllLiteralString(x, r.replacement)
 		return out, out != x
 	case map[string]any:
