@@ -404,7 +404,8 @@ func (em *emission) addSlot(i int, v Verdict) {
 	em.summaries = append(em.summaries, VerdictSummary{Index: i, Decision: v.Decision, Reason: v.Reason, Name: em.e.regs[i].Name})
 }
 
-// invoke calls interceptor i on a private deep copy of snapshot and passes
+// invoke calls interceptor i on a private deep copy of snapshot (the
+// snapshot itself for a ReadsOnly interceptor) and passes
 // the answer through the §5 gate; every failure becomes that slot's deny
 // (§6.3). It is safe to call concurrently.
 func (em *emission) invoke(i int, snapshot Context) Verdict {
@@ -429,7 +430,10 @@ func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
 	if ps, ok := reg.Interceptor.(PointScoped); ok && !ps.AppliesAt(em.point) {
 		return Allow() // the private copy below is most of an idle call's cost
 	}
-	cp := snapshot.Clone()
+	cp := snapshot
+	if _, ok := reg.Interceptor.(ReadsOnly); !ok {
+		cp = snapshot.Clone()
+	}
 	fn := func(ctx context.Context) (Verdict, error) { return reg.Interceptor.Intercept(ctx, cp) }
 	var v Verdict
 	var err error

@@ -41,6 +41,20 @@ type NonBlocking interface {
 	NonBlocking()
 }
 
+// ReadsOnly is implemented by non-blocking interceptors that only read the
+// context they are given: they never modify it and keep no reference into
+// it after they return (a transform value is built from a copy). The
+// emitter hands them its own snapshot instead of a private deep copy,
+// which is most of the cost of a call on a large context. Claim it only
+// for audited code: a violation would change what later interceptors see
+// and what is hashed. Under the parallel profiles several such
+// interceptors read the snapshot concurrently, which is safe because none
+// of them writes.
+type ReadsOnly interface {
+	NonBlocking
+	ReadsOnly()
+}
+
 // PointScoped is implemented by interceptors configured for some points
 // only. At a point where AppliesAt is false the interceptor would answer
 // allow without reading the context, so the emitter records that allow

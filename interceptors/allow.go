@@ -1,8 +1,6 @@
 package interceptors
 
 import (
-	"context"
-
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
@@ -18,7 +16,5 @@ func newAllow(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	if err := spec.DecodeOptions(&allowOptions{}); err != nil {
 		return nil, err
 	}
-	return enforcement.NonBlockingFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
-		return enforcement.Allow(), nil
-	}), nil
+	return fixedVerdict{enforcement.Allow()}, nil
 }

@@ -15,6 +15,10 @@ import (
 // so the emitter runs it without a timeout goroutine.
 func (ic *celInterceptor) NonBlocking() {}
 
+// ReadsOnly marks evaluation as reading only: CEL values are immutable, and
+// a transform's result is converted into a fresh JSON value.
+func (ic *celInterceptor) ReadsOnly() {}
+
 // Intercept implements enforcement.Interceptor: the first rule whose when
 // holds decides; when none does, the answer is allow.
 func (ic *celInterceptor) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {

@@ -1,8 +1,6 @@
 package interceptors
 
 import (
-	"context"
-
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
@@ -36,7 +34,5 @@ func newDeny(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	if opts.Escalate {
 		verdict = enforcement.Escalate(opts.Reason, opts.Message)
 	}
-	return enforcement.NonBlockingFunc(func(context.Context, enforcement.Context) (enforcement.Verdict, error) {
-		return verdict, nil
-	}), nil
+	return fixedVerdict{verdict}, nil
 }

@@ -97,7 +97,9 @@ func Build(spec config.Interceptor, env Env) (enforcement.Registration, error) {
 		return enforcement.Registration{}, problemsError(ps...)
 	}
 	if len(points) > 0 {
-		if _, ok := ic.(enforcement.NonBlocking); ok {
+		if _, ok := ic.(enforcement.ReadsOnly); ok {
+			ic = readOnlyOnlyAt{nonBlockingOnlyAt{onlyAt{points: points, next: ic}}}
+		} else if _, ok := ic.(enforcement.NonBlocking); ok {
 			ic = nonBlockingOnlyAt{onlyAt{points: points, next: ic}}
 		} else {
 			ic = onlyAt{points: points, next: ic}
@@ -154,6 +156,28 @@ type nonBlockingOnlyAt struct{ onlyAt }
 
 // NonBlocking implements enforcement.NonBlocking.
 func (nonBlockingOnlyAt) NonBlocking() {}
+
+// readOnlyOnlyAt keeps a read-only interceptor's marks through the point
+// filter.
+type readOnlyOnlyAt struct{ nonBlockingOnlyAt }
+
+// ReadsOnly implements enforcement.ReadsOnly.
+func (readOnlyOnlyAt) ReadsOnly() {}
+
+// fixedVerdict answers the same verdict everywhere without reading the
+// context (allow, deny).
+type fixedVerdict struct{ v enforcement.Verdict }
+
+// Intercept implements enforcement.Interceptor.
+func (f fixedVerdict) Intercept(context.Context, enforcement.Context) (enforcement.Verdict, error) {
+	return f.v, nil
+}
+
+// NonBlocking implements enforcement.NonBlocking.
+func (fixedVerdict) NonBlocking() {}
+
+// ReadsOnly implements enforcement.ReadsOnly: it does not even read.
+func (fixedVerdict) ReadsOnly() {}
 
 // problemsError orders problems by line, as config does, so a policy's
 // problems read top to bottom whichever check found them.

@@ -118,6 +118,10 @@ func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 // so the emitter runs it without a timeout goroutine.
 func (r *regexInterceptor) NonBlocking() {}
 
+// ReadsOnly marks the scan as reading only: a redaction rewrites its own
+// deep copy of the target.
+func (r *regexInterceptor) ReadsOnly() {}
+
 // Intercept implements enforcement.Interceptor.
 func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	// With no points configured, redact runs everywhere a transform is

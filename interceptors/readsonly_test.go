@@ -1,0 +1,94 @@
+package interceptors
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// TestReadOnlyTypesNeverWrite audits the types that claim
+// enforcement.ReadsOnly (the emitter then hands them its own snapshot):
+// whatever they answer, deny or transform, the context is unchanged, and
+// changing the transform value they return does not reach the context.
+func TestReadOnlyTypesNeverWrite(t *testing.T) {
+	policies := map[string]string{
+		"allow":        "  - {name: a, type: allow}\n",
+		"deny":         "  - {name: d, type: deny, escalate: true}\n",
+		"regex deny":   "  - name: r\n    type: regex\n    action: deny\n    patterns: ['secret']\n",
+		"regex redact": "  - name: r\n    type: regex\n    action: redact\n    patterns: ['[a-z]+@[a-z]+\\.com', 'secret']\n",
+		"cel transform": `  - name: c
+    type: cel
+    rules:
+      - points: [post_model_call]
+        when: 'size(target.tool_calls) > 0'
+        transform: {path: '$target.tool_calls[0].args', value: 'target.tool_calls[0].args'}
+      - points: [pre_model_call]
+        when: 'true'
+        transform: {path: '$target', value: 'target'}
+`,
+		"cel deny": "  - name: c\n    type: cel\n    rules:\n      - {when: 'point == \"pre_model_call\"', deny: {reason: policy:x}}\n",
+	}
+	b := &enforcement.Builder{Agent: enforcement.Agent{ID: "a", Framework: "test"}, SessionID: "s", Sequence: &enforcement.Counter{}}
+	ctx := context.Background()
+	pre, err := b.Build(ctx, enforcement.PreModelCall, enforcement.PreModelFields("gpt-4o", []any{
+		map[string]any{"role": "user", "content": "mail bob@example.com the secret"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post, err := b.Build(ctx, enforcement.PostModelCall, enforcement.PostModelFields("gpt-4o", enforcement.ModelResponse{
+		Content:      "write to amy@example.com",
+		ToolCalls:    []enforcement.ToolCall{{ID: "c1", Name: "send", Args: map[string]any{"to": "amy@example.com", "n": json.Number("3")}}},
+		FinishReason: "tool_calls",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transforms := 0
+	for name, src := range policies {
+		ic := build(t, src)
+		if _, ok := ic.(enforcement.ReadsOnly); !ok {
+			t.Fatalf("%s: does not claim ReadsOnly", name)
+		}
+		for _, c := range []enforcement.Context{pre, post} {
+			before := jsonvalue.DeepCopy(map[string]any(c))
+			v, err := ic.Intercept(ctx, c)
+			if err != nil {
+				t.Fatalf("%s at %s: %v", name, c.Point(), err)
+			}
+			if !reflect.DeepEqual(map[string]any(c), before) {
+				t.Fatalf("%s at %s changed the context", name, c.Point())
+			}
+			if v.Transform != nil {
+				transforms++
+				scribble(v.Transform.Value)
+				if !reflect.DeepEqual(map[string]any(c), before) {
+					t.Fatalf("%s at %s: its transform value shares memory with the context", name, c.Point())
+				}
+			}
+		}
+	}
+	if transforms < 4 {
+		t.Errorf("%d transforms audited, want the 4 the policies produce", transforms)
+	}
+}
+
+// scribble overwrites every container member of v in place.
+func scribble(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			scribble(e)
+			x[k] = "scribbled"
+		}
+	case []any:
+		for i, e := range x {
+			scribble(e)
+			x[i] = "scribbled"
+		}
+	}
+}
