@@ -137,3 +137,11 @@ func (d *Decoder) Line(field string) int {
 
 // Problems returns the problems found so far.
 func (d *Decoder) Problems() []Problem { return d.d.ps.list }
+
+// ValidName reports whether s is a payload-free name, as upstream,
+// interceptor and route names must be (they appear on records and metric
+// labels).
+func ValidName(s string) bool { return namePattern.MatchString(s) }
+
+// ValidEnvName reports whether s can name an environment variable.
+func ValidEnvName(s string) bool { return envNamePattern.MatchString(s) }

@@ -2,17 +2,10 @@ package policy
 
 import (
 	"path"
-	"regexp"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
-)
-
-var (
-	// routeName keeps route names payload-free: they appear on records.
-	routeName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
-	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // decodeRoutes decodes and checks the routes section; names are the
@@ -47,7 +40,7 @@ func checkRoute(d *config.Decoder, f string, r Route, names map[string]origin, s
 	switch {
 	case r.Name == "":
 		d.Problemf(f+".name", "is required")
-	case !routeName.MatchString(r.Name):
+	case !config.ValidName(r.Name):
 		d.Problemf(f+".name", "must match ^[a-z0-9][a-z0-9_.-]*$ (got %q)", r.Name)
 	default:
 		if j, dup := seen[r.Name]; dup {
@@ -61,7 +54,7 @@ func checkRoute(d *config.Decoder, f string, r Route, names map[string]origin, s
 			d.Problemf(f+".match."+key, "invalid glob %q: %v", g, err)
 		}
 	}
-	if k := r.Match.APIKey; k != "" && !envName.MatchString(k) {
+	if k := r.Match.APIKey; k != "" && !config.ValidEnvName(k) {
 		d.Problemf(f+".match.api_key", "must name an auth.api_keys[].key_env environment variable (got %q)", k)
 	}
 	if len(r.Interceptors) == 0 {
