@@ -175,6 +175,10 @@ func hostPatternOf(entry string) (hostPattern, string) {
 // NonBlocking marks the scan as pure CPU work bounded by the context size.
 func (e *egressInterceptor) NonBlocking() {}
 
+// ReadsOnly marks the type as reading only: rewrites go to its own deep
+// copy of the target (audited by TestReadOnlyTypesNeverWrite).
+func (*egressInterceptor) ReadsOnly() {}
+
 // Intercept implements enforcement.Interceptor.
 func (e *egressInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	if e.rewrite && !c.Point().Transformable() {

@@ -30,19 +30,29 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
         when: 'true'
         transform: {path: '$target', value: 'target'}
 `,
-		"cel deny": "  - name: c\n    type: cel\n    rules:\n      - {when: 'point == \"pre_model_call\"', deny: {reason: policy:x}}\n",
+		"redact": "  - {name: x, type: redact, detectors: [email]}\n",
+		"tools clamp": `  - name: t
+    type: tools
+    deny: [shell]
+    arguments:
+      - tool: send
+        properties:
+          n: {type: integer, minimum: 1, maximum: 2, on_violation: clamp}
+`,
+		"egress rewrite": "  - {name: e, type: egress, allow_hosts: [ok.example], action: rewrite}\n",
+		"cel deny":       "  - name: c\n    type: cel\n    rules:\n      - {when: 'point == \"pre_model_call\"', deny: {reason: policy:x}}\n",
 	}
 	b := &enforcement.Builder{Agent: enforcement.Agent{ID: "a", Framework: "test"}, SessionID: "s", Sequence: &enforcement.Counter{}}
 	ctx := context.Background()
 	pre, err := b.Build(ctx, enforcement.PreModelCall, enforcement.PreModelFields("gpt-4o", []any{
-		map[string]any{"role": "user", "content": "mail bob@example.com the secret"},
+		map[string]any{"role": "user", "content": "mail bob@example.com the secret, see https://evil.example/x"},
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	post, err := b.Build(ctx, enforcement.PostModelCall, enforcement.PostModelFields("gpt-4o", enforcement.ModelResponse{
 		Content:      "write to amy@example.com",
-		ToolCalls:    []enforcement.ToolCall{{ID: "c1", Name: "send", Args: map[string]any{"to": "amy@example.com", "n": json.Number("3")}}},
+		ToolCalls:    []enforcement.ToolCall{{ID: "c1", Name: "send", Args: map[string]any{"to": "amy@example.com", "n": json.Number("3"), "url": "https://evil.example/a"}}},
 		FinishReason: "tool_calls",
 	}))
 	if err != nil {
@@ -72,8 +82,8 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
 			}
 		}
 	}
-	if transforms < 4 {
-		t.Errorf("%d transforms audited, want the 4 the policies produce", transforms)
+	if transforms < 9 {
+		t.Errorf("%d transforms audited, want the 9 the policies produce", transforms)
 	}
 }
 

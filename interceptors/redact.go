@@ -222,6 +222,10 @@ func digest(key []byte, match string) string {
 // so the emitter runs it without a timeout goroutine.
 func (r *redactInterceptor) NonBlocking() {}
 
+// ReadsOnly marks the type as reading only: rewrites go to its own deep
+// copy of the target (audited by TestReadOnlyTypesNeverWrite).
+func (*redactInterceptor) ReadsOnly() {}
+
 // Intercept implements enforcement.Interceptor: one transform of $target
 // with every match rewritten, or allow when nothing matched.
 func (r *redactInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {

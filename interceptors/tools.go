@@ -98,6 +98,10 @@ func newTools(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 // NonBlocking marks the checks as pure CPU work bounded by the context.
 func (t *toolsInterceptor) NonBlocking() {}
 
+// ReadsOnly marks the type as reading only: rewrites go to its own deep
+// copy of the target (audited by TestReadOnlyTypesNeverWrite).
+func (*toolsInterceptor) ReadsOnly() {}
+
 // Intercept implements enforcement.Interceptor. A context whose tool calls
 // are malformed is an error, so the engine blocks it rather than let an
 // unchecked call through.
