@@ -81,6 +81,11 @@ func TestPolicyTest(t *testing.T) {
     action: redact
     patterns: ['4[0-9]{15}']
     replacement: "[card]"
+  - name: warn-beta
+    type: cel
+    points: [input]
+    rules:
+      - {when: 'context.input.content.contains("beta")', warn: {reason: "policy:beta"}}
 routes:
   - name: payments
     match: {agent_id: "pay-*", tenant: acme}
@@ -92,12 +97,16 @@ routes:
   - name: alpha denied
     point: input
     context: {input: {content: "say alpha"}}
-    expect: {decision: deny, reason: "policy:alpha"}
+    expect: {decision: deny, reason: "policy:alpha", mode: enforce, warnings: []}
   - name: payments route redacts, alpha not in its chain
     point: pre_tool_call
     route: {agent_id: pay-1, tenant: acme}
     context: {tool_call: {name: charge, args: {card: "4111111111111111", note: alpha}}}
-    expect: {decision: transform, transform_value: {card: "[card]", note: alpha}}
+    expect: {decision: transform, transform_value: {card: "[card]", note: alpha}, mode: evaluate_only}
+  - name: beta warns
+    point: input
+    context: {input: {content: "beta"}}
+    expect: {decision: allow, warnings: ["policy:beta"]}
   - name: another tenant gets the default chain
     point: input
     route: {agent_id: pay-1, tenant: other}
@@ -105,7 +114,7 @@ routes:
     expect: {decision: deny}
 `)
 	code, out, errOut := policyRun("test", pol, passing)
-	if code != 0 || strings.Count(out, "PASS") != 3 || !strings.Contains(out, "route payments") {
+	if code != 0 || strings.Count(out, "PASS") != 4 || !strings.Contains(out, "route payments") {
 		t.Errorf("passing cases: exit %d\n%s%s", code, out, errOut)
 	}
 
@@ -122,9 +131,21 @@ routes:
   - name: right
     point: output
     expect: {decision: allow}
+  - name: wrong mode
+    point: output
+    expect: {decision: allow, mode: evaluate_only}
+  - name: missing warning
+    point: input
+    context: {input: {content: "hello"}}
+    expect: {decision: allow, warnings: ["policy:beta"]}
+  - name: unexpected warning
+    point: input
+    context: {input: {content: "beta"}}
+    expect: {decision: allow, warnings: []}
 `)
 	code, out, _ = policyRun("test", pol, failing)
-	if code != 1 || strings.Count(out, "FAIL") != 2 || strings.Count(out, "PASS") != 1 || !strings.Contains(out, "3 cases: 1 passed, 2 failed") {
+	if code != 1 || strings.Count(out, "FAIL") != 5 || strings.Count(out, "PASS") != 1 || !strings.Contains(out, "6 cases: 1 passed, 5 failed") ||
+		!strings.Contains(out, "ran in mode enforce, want evaluate_only") || !strings.Contains(out, `got warnings ["policy:beta"], want []`) {
 		t.Errorf("failing cases: exit %d\n%s", code, out)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -42,6 +43,12 @@ type policyCase struct {
 		// TransformValue, when present, is the combined verdict's
 		// transform value (null included).
 		TransformValue yaml.Node `yaml:"transform_value"`
+		// Mode, when set, is the mode the point ran in (enforce or
+		// evaluate_only), so a staged rollout can be tested.
+		Mode string `yaml:"mode"`
+		// Warnings, when present, are the reasons of the combined
+		// verdict's warnings, in order ([] asserts there are none).
+		Warnings *[]string `yaml:"warnings"`
 	} `yaml:"expect"`
 }
 
@@ -160,7 +167,13 @@ func runCase(pol *proxy.Policy, c policyCase) (string, string) {
 	if err != nil {
 		return route, fmt.Sprintf("the emission failed: %v", err)
 	}
-	return route, compare(c, out.Verdict)
+	if problem := compare(c, out.Verdict); problem != "" {
+		return route, problem
+	}
+	if c.Expect.Mode != "" && string(out.Mode) != c.Expect.Mode {
+		return route, fmt.Sprintf("ran in mode %s, want %s", out.Mode, c.Expect.Mode)
+	}
+	return route, ""
 }
 
 func compare(c policyCase, v enforcement.Verdict) string {
@@ -176,6 +189,15 @@ func compare(c policyCase, v enforcement.Verdict) string {
 	}
 	if c.Expect.Reason != nil && v.Reason != *c.Expect.Reason {
 		return fmt.Sprintf("got %s, want reason %q", got, *c.Expect.Reason)
+	}
+	if c.Expect.Warnings != nil {
+		reasons := make([]string, 0, len(v.Warnings))
+		for _, w := range v.Warnings {
+			reasons = append(reasons, w.Reason)
+		}
+		if !slices.Equal(reasons, *c.Expect.Warnings) {
+			return fmt.Sprintf("got warnings %q, want %q", reasons, *c.Expect.Warnings)
+		}
 	}
 	if c.Expect.TransformValue.Kind != 0 {
 		if v.Transform == nil {
