@@ -12,12 +12,11 @@ const Redacted = "[redacted]"
 
 // Redactor returns an enforcement.ApprovalRedactor that replaces each §5.2
 // path (rooted at $target) with Redacted in the resolver's copy of the
-// context, and lists the paths it replaced under
-// extensions.<host>.redacted, the shape §9 reserves, so an approver knows
-// what was withheld. Paths that do not resolve at a point are skipped
-// there (and not listed); points without a transformable target are left
-// as they are.
-func Redactor(host string, paths []string) (enforcement.ApprovalRedactor, error) {
+// context (enforcement.RedactPaths), and lists the paths it replaced under
+// extensions.<namespace>.redacted, the shape §9 reserves, so an approver
+// knows what was withheld. Paths that do not resolve at a point are
+// skipped there (and not listed).
+func Redactor(namespace string, paths []string) (enforcement.ApprovalRedactor, error) {
 	for _, p := range paths {
 		if err := enforcement.ValidateTransformPath(p); err != nil {
 			return nil, fmt.Errorf("approvals: redaction path %q: %w", p, err)
@@ -25,15 +24,7 @@ func Redactor(host string, paths []string) (enforcement.ApprovalRedactor, error)
 	}
 	paths = append([]string(nil), paths...)
 	return enforcement.ApprovalRedactorFunc(func(_ context.Context, c enforcement.Context) (enforcement.Context, error) {
-		if !c.Point().Transformable() {
-			return c, nil
-		}
-		var done []any
-		for _, p := range paths {
-			if enforcement.ApplyTransform(c, p, Redacted) == nil {
-				done = append(done, p)
-			}
-		}
+		done := enforcement.RedactPaths(c, paths, Redacted)
 		if len(done) == 0 {
 			return c, nil
 		}
@@ -42,12 +33,16 @@ func Redactor(host string, paths []string) (enforcement.ApprovalRedactor, error)
 			ext = map[string]any{}
 			c["extensions"] = ext
 		}
-		mine, _ := ext[host].(map[string]any)
+		mine, _ := ext[namespace].(map[string]any)
 		if mine == nil {
 			mine = map[string]any{}
-			ext[host] = mine
+			ext[namespace] = mine
 		}
-		mine["redacted"] = done
+		listed := make([]any, len(done))
+		for i, p := range done {
+			listed[i] = p
+		}
+		mine["redacted"] = listed
 		return c, nil
 	}), nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestRedactorListsWhatItRemoved(t *testing.T) {
-	red, err := approvals.Redactor("hooks-gateway", []string{"$target.iban", "$target.missing", "$target[0].content"})
+	red, err := approvals.Redactor("hooks_gateway", []string{"$target.iban", "$target.missing", "$target[0].content"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,9 +28,9 @@ func TestRedactorListsWhatItRemoved(t *testing.T) {
 		t.Errorf("resolver saw args %v, want only iban redacted", args)
 	}
 	ext, _ := seen["extensions"].(map[string]any)
-	mine, _ := ext["hooks-gateway"].(map[string]any)
+	mine, _ := ext["hooks_gateway"].(map[string]any)
 	if got := mine["redacted"]; !reflect.DeepEqual(got, []any{"$target.iban"}) {
-		t.Errorf("extensions.hooks-gateway.redacted = %v, want only the path that resolved", got)
+		t.Errorf("extensions.hooks_gateway.redacted = %v, want only the path that resolved", got)
 	}
 	// The enforcement path is untouched: the action uses the real value.
 	if enforced, _ := out.Context.Target().(map[string]any); enforced["iban"] != "DE00 SECRET" {

@@ -124,13 +124,24 @@ func PathRedactor(paths []string, replacement any) (ApprovalRedactor, error) {
 		}
 	}
 	return ApprovalRedactorFunc(func(_ context.Context, c Context) (Context, error) {
-		for _, p := range paths {
-			if !c.Point().Transformable() {
-				break
-			}
-			// A path that does not resolve here is not sensitive here.
-			_ = ApplyTransform(c, p, replacement)
-		}
+		RedactPaths(c, paths, replacement)
 		return c, nil
 	}), nil
+}
+
+// RedactPaths replaces each §5.2 path (validated by the caller) in c with
+// replacement and returns the paths it replaced. A path that does not
+// resolve here is not sensitive here and is skipped; at a point without a
+// transformable target nothing is replaced.
+func RedactPaths(c Context, paths []string, replacement any) []string {
+	if !c.Point().Transformable() {
+		return nil
+	}
+	var done []string
+	for _, p := range paths {
+		if ApplyTransform(c, p, replacement) == nil {
+			done = append(done, p)
+		}
+	}
+	return done
 }

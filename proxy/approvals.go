@@ -49,7 +49,7 @@ func buildApprovals(cfg *config.Config) (*ApprovalSeam, io.Closer, error) {
 		return seam, nil, nil
 	}
 	if len(ac.RedactPaths) > 0 {
-		red, err := approvals.Redactor(Framework, ac.RedactPaths)
+		red, err := approvals.Redactor(ExtensionNamespace, ac.RedactPaths)
 		if err != nil {
 			return nil, nil, err
 		}
