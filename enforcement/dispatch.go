@@ -722,6 +722,7 @@ func (em *emission) record() *Record {
 		ResolvedBy:             em.resolvedBy,
 		InterceptorsRegistered: len(em.e.regs),
 		Extensions:             em.e.extensions,
+		extensionsJSON:         em.e.extensionsJSON,
 	}
 	if em.dispatched {
 		rec.InputIdentity, rec.EnforcedIdentity = em.inputID, em.enforcedID

@@ -192,6 +192,8 @@ type Emitter struct {
 	observer    Observer
 	// extensions is every record's Extensions (shared, never mutated).
 	extensions map[string]any
+	// extensionsJSON is extensions marshalled once, for every record.
+	extensionsJSON []byte
 
 	mu      sync.Mutex
 	ring    recordRing
@@ -245,11 +247,11 @@ func NewEmitter(opts Options) (*Emitter, error) {
 		observer:    opts.Observer,
 	}
 	if len(opts.RecordExtensions) > 0 {
-		ext, err := cloneExtensions(opts.RecordExtensions)
+		ext, raw, err := cloneExtensions(opts.RecordExtensions)
 		if err != nil {
 			return nil, err
 		}
-		e.extensions = ext
+		e.extensions, e.extensionsJSON = ext, raw
 	}
 	if opts.RecordBuffer > 0 {
 		e.ring.buf = make([]*Record, opts.RecordBuffer)
@@ -480,6 +482,7 @@ func (e *Emitter) RecordHostFailure(ctx context.Context, f HostFailure) *Record 
 		Composition:            e.composition,
 		InterceptorsRegistered: len(e.regs),
 		Extensions:             e.extensions,
+		extensionsJSON:         e.extensionsJSON,
 	}
 	if f.Timestamp != "" {
 		ts := f.Timestamp

@@ -37,6 +37,10 @@ type Record struct {
 	// RecordExtensions), marshalled as "extensions" when not empty. Records
 	// of one emitter share the map: treat it as read-only.
 	Extensions map[string]any
+	// extensionsJSON is Extensions already marshalled, when the emitter
+	// made the record: every record of an emitter carries the same
+	// extensions, so they are marshalled once, not once per record.
+	extensionsJSON []byte
 }
 
 // Trace carries W3C Trace Context identifiers echoed from the context.
@@ -150,9 +154,12 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	buf.WriteString(`,"interceptors_registered":`)
 	buf.WriteString(strconv.Itoa(r.InterceptorsRegistered))
 	if len(r.Extensions) > 0 {
-		eb, err := json.Marshal(r.Extensions)
-		if err != nil {
-			return nil, fmt.Errorf("interception record extensions: %w", err)
+		eb := r.extensionsJSON
+		if eb == nil {
+			var err error
+			if eb, err = json.Marshal(r.Extensions); err != nil {
+				return nil, fmt.Errorf("interception record extensions: %w", err)
+			}
 		}
 		buf.WriteString(`,"extensions":`)
 		buf.Write(eb)
@@ -226,15 +233,15 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 }
 
 // cloneExtensions deep-copies record extensions through their JSON form,
-// which also proves they marshal.
-func cloneExtensions(ext map[string]any) (map[string]any, error) {
+// which it also returns: the form every record of the emitter writes.
+func cloneExtensions(ext map[string]any) (map[string]any, []byte, error) {
 	b, err := json.Marshal(ext)
 	if err != nil {
-		return nil, fmt.Errorf("record extensions: %w", err)
+		return nil, nil, fmt.Errorf("record extensions: %w", err)
 	}
 	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("record extensions: %w", err)
+		return nil, nil, fmt.Errorf("record extensions: %w", err)
 	}
-	return out, nil
+	return out, b, nil
 }
