@@ -2,7 +2,6 @@ package interceptors
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -64,19 +63,32 @@ func celProgramOptions(costLimit uint64) []cel.ProgramOption {
 	}
 }
 
-// urlHost returns the lower-cased host of an absolute URL, without port or
-// brackets, and "" for anything that is not one (a bare domain, a path, a
-// malformed string).
+// urlHost returns the host of the absolute URL s starts with, read as the
+// egress type reads it (lower case, no port, brackets or trailing dot,
+// userinfo skipped, numeric IPv4 forms canonical), and "" for anything
+// that is not one (a bare domain, a path, a malformed host) or whose host
+// parsers would read differently ("https://a.example\@b.example").
 func urlHost(v ref.Val) ref.Val {
 	s, ok := v.Value().(string)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
 	}
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return types.String("")
+	for u := range findURLs(strings.TrimSpace(s)) {
+		if u.start != 0 {
+			break
+		}
+		h := u.hosts[0]
+		for _, other := range u.hosts[1:] {
+			if other != h {
+				return types.String("")
+			}
+		}
+		if !h.valid {
+			return types.String("")
+		}
+		return types.String(h.name)
 	}
-	return types.String(strings.ToLower(u.Hostname()))
+	return types.String("")
 }
 
 // containsCI reports whether s contains sub, ignoring case (Unicode simple
