@@ -13,7 +13,7 @@ import (
 // one, or the bench would measure error paths.
 func TestUpstreamAnswersParse(t *testing.T) {
 	o := upstreamOptions{contentBytes: 1024, chunks: 200}
-	resp, err := chatwire.ParseResponse(upstreamJSON(o))
+	resp, err := chatwire.ParseResponse(upstreamJSON(o), chatwire.ResponseOptions{})
 	if err != nil {
 		t.Fatalf("JSON answer: %v", err)
 	}
@@ -25,7 +25,7 @@ func TestUpstreamAnswersParse(t *testing.T) {
 	for _, ev := range upstreamSSE(o) {
 		sse.Write(ev)
 	}
-	st, err := chatwire.ReadStream(&sse, 8<<20)
+	st, err := chatwire.ReadStream(&sse, 8<<20, chatwire.ResponseOptions{})
 	if err != nil {
 		t.Fatalf("SSE answer: %v", err)
 	}
@@ -34,7 +34,7 @@ func TestUpstreamAnswersParse(t *testing.T) {
 		t.Fatalf("SSE answer assembles to %.40q…", c)
 	}
 
-	tool, err := chatwire.ParseResponse(upstreamJSON(upstreamOptions{toolCall: true}))
+	tool, err := chatwire.ParseResponse(upstreamJSON(upstreamOptions{toolCall: true}), chatwire.ResponseOptions{})
 	if err != nil {
 		t.Fatalf("tool-call answer: %v", err)
 	}

@@ -246,7 +246,7 @@ func equalPoints(t *testing.T, got []enforcement.Point, want ...enforcement.Poin
 	}
 }
 
-const completionJSON = `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-test","system_fingerprint":"fp","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, FRIEND","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8},"unknown_field":{"n":1.50}}`
+const completionJSON = `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-test","system_fingerprint":"fp","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, FRIEND","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`
 
 const toolCallJSON = `{"id":"chatcmpl-2","object":"chat.completion","created":1700000000,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"/etc/passwd\",\"limit\":10}"}},{"id":"call_b","type":"function","function":{"name":"list","arguments":"{ \"dir\" : \"/tmp\" }"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":7,"total_tokens":16}}`
 

@@ -34,6 +34,15 @@ type verdicted struct {
 	transformed bool           // target differs from the upstream's
 }
 
+// release is the target to release: the verdicted one after an enforced
+// transform, else nil (the upstream answer as projected).
+func (v *verdicted) release() any {
+	if v.transformed {
+		return v.target
+	}
+	return nil
+}
+
 // evaluate emits post_model_call (and output) over a parsed response.
 func (pc *postCall) evaluate(ctx context.Context, resp *chatwire.Response) (*verdicted, error) {
 	fields := map[string]any{
@@ -107,7 +116,7 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 	if int64(len(body)) > limit {
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_too_large", "the upstream response exceeds %d bytes", limit)
 	}
-	parsed, err := chatwire.ParseResponse(body)
+	parsed, err := chatwire.ParseResponse(body, pc.responseOptions())
 	if err != nil {
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream response is not a chat completion: %v", err)
 	}
@@ -115,12 +124,10 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 	if err != nil {
 		return err
 	}
-	out := body
-	if v.transformed {
-		if out, err = parsed.WriteBack(v.target); err != nil {
-			// The validator accepted it, so this is a gateway bug: fail closed.
-			return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted response could not be written back")
-		}
+	out, err := parsed.Release(v.release())
+	if err != nil {
+		// The validator accepted it, so this is a gateway bug: fail closed.
+		return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted response could not be written back")
 	}
 	pc.t.end(ctx, enforcement.ShutdownCompleted)
 	pc.headers(w)
@@ -129,6 +136,11 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
 	return nil
+}
+
+// responseOptions configures the response parser's closed world.
+func (pc *postCall) responseOptions() chatwire.ResponseOptions {
+	return chatwire.ResponseOptions{AllowMembers: pc.s.opts.AllowResponseMembers}
 }
 
 func (pc *postCall) headers(w http.ResponseWriter) {
@@ -165,17 +177,15 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 		}
 		return err
 	}
-	var out []byte
-	if v.transformed {
-		if out, err = st.Synthesize(v.target, pc.req.IncludeUsage()); err != nil {
-			err = hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted stream could not be synthesized")
-			if committed {
-				pc.t.end(ctx, enforcement.ShutdownError)
-				fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
-				return nil
-			}
-			return err
+	out, err := st.Release(v.release(), pc.req.IncludeUsage())
+	if err != nil {
+		err = hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted stream could not be synthesized")
+		if committed {
+			pc.t.end(ctx, enforcement.ShutdownError)
+			fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
+			return nil
 		}
+		return err
 	}
 	pc.t.end(ctx, enforcement.ShutdownCompleted)
 	if !committed {
@@ -183,10 +193,8 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 		setStreamHeaders(w)
 		w.WriteHeader(http.StatusOK)
 	}
-	if out != nil {
-		w.Write(out)
-	} else if err := st.Replay(w, pc.req.IncludeUsage()); err != nil {
-		return nil // the client went away mid-replay; nothing more to say
+	if _, err := w.Write(out); err != nil {
+		return nil // the client went away mid-release; nothing more to say
 	}
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
@@ -206,7 +214,7 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 		pc.upstream.doneStatus()
 		return nil, nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_not_streaming", "the upstream did not stream a response to a streaming request")
 	}
-	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit)
+	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit, pc.responseOptions())
 	if err != nil {
 		if errors.Is(err, chatwire.ErrBufferLimit) && ctx.Err() == nil {
 			pc.upstream.doneStatus() // the upstream was fine; the stream outgrew the buffer

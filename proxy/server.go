@@ -76,6 +76,9 @@ type Options struct {
 	MaxResponseBytes int64
 	// StreamBufferLimit bounds a buffered upstream stream; default 8 MiB.
 	StreamBufferLimit int64
+	// AllowResponseMembers names extra message members of upstream answers
+	// that are projected instead of removed (wire.chat.allow_response_members).
+	AllowResponseMembers []string
 	// KeepAlive, when positive, sends SSE comments while a stream is being
 	// buffered, committing the 200 status early (a deny then arrives as one
 	// SSE error event).

@@ -4,89 +4,135 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
-
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // maxToolCallIndex bounds delta.tool_calls[].index so a hostile index
 // cannot make the assembly allocate; real streams count from 0.
 const maxToolCallIndex = 1 << 16
 
-// chunkMeta is what every synthesized chunk repeats from the upstream ones.
-type chunkMeta struct {
-	id, model, systemFingerprint, serviceTier string
-	created                                   int64
-}
+// Known members of each level of a chat.completion.chunk.
+var (
+	chunkTop    = newMemberSet("id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage", "obfuscation", "error")
+	chunkChoice = newMemberSet("index", "delta", "finish_reason", "logprobs")
+	chunkDelta  = newMemberSet("role", "content", "refusal", wireReasoningContent, wireReasoning, wireReasoningDetails,
+		"annotations", "tool_calls", "function_call", "audio")
+)
 
-// assembler folds chat.completion.chunk objects into one response, per
-// choice index (only 0 is accepted) and per tool-call index.
+// assembler folds chat.completion.chunk objects into one answer, per tool
+// call index, the way the official clients accumulate them: text channels
+// and tool-call name and argument fragments are concatenated, a later
+// non-empty id replaces an earlier one (openai-go and openai JS both do).
+//
+// It also decides whether the upstream events may be replayed as they
+// are. They may not (and the stream is re-synthesized from the verdicted
+// projection instead) when any chunk holds a member that is removed
+// (unknown, logprobs, obfuscation, malformed metadata), or when the
+// official clients would assemble the fragments differently from each
+// other (a name or id in several fragments, a fragment without index).
 type assembler struct {
+	pc         partsCollector
 	meta       chunkMeta
-	content    strings.Builder
-	sawContent bool
-	refusal    strings.Builder
-	sawRefusal bool
+	metaSeen   map[string][]byte // first raw value of each metadata member
 	calls      map[int]*callAcc
 	lastCall   int
 	maxCall    int // highest index in calls; keeps index-less fragments O(1)
-	finish     *string
-	usage      any
-	usageRaw   []byte
+	usage      *usage
+	replayable bool
 }
 
 type callAcc struct {
-	id, name string
-	args     strings.Builder
+	id, name, args string
+	names, ids     int // non-empty fragments seen
 }
 
-// add folds one chunk in. It reports whether the chunk is usage-only
-// (no choices, a usage object), which Replay may strip.
-func (a *assembler) add(chunk map[string]any) (bool, error) {
-	a.readMeta(chunk)
+func newAssembler(opts ResponseOptions) *assembler {
+	return &assembler{pc: partsCollector{allow: newMemberSet(opts.AllowMembers...)}, replayable: true}
+}
+
+// add folds one raw chunk (a valid JSON object's text and its decoded
+// value) in. It reports whether the chunk is usage-only (no choices, a
+// usage object), which Replay may strip.
+func (a *assembler) add(raw []byte, chunk map[string]any) (bool, error) {
+	if chunkTop.ambiguousKeys(chunk) {
+		return false, &ResponseError{Msg: "chunk has a member whose name differs from a known member's only in case"}
+	}
 	var choices []any
-	switch c := chunk["choices"].(type) {
-	case nil:
-	case []any:
-		choices = c
-	default:
-		return false, &ResponseError{Field: "choices", Msg: "must be an array, got " + typeName(c)}
+	usageOnly := false
+	for k, v := range chunk {
+		switch {
+		case k == "choices":
+			c, ok := v.([]any)
+			if !ok && v != nil {
+				return false, &ResponseError{Field: "choices", Msg: "must be an array, got " + typeName(v)}
+			}
+			choices = c
+		case k == "usage":
+			if err := a.readUsage(raw, v); err != nil {
+				return false, err
+			}
+		case topMeta.has(k):
+			a.readMeta(k, v)
+		case k == "error" && v == nil:
+		default: // obfuscation, unknown members: removed
+			a.replayable = false
+		}
 	}
 	for i, c := range choices {
-		if err := a.choice(c, "choices["+strconv.Itoa(i)+"]"); err != nil {
+		if err := a.choice(c, fieldIndex("choices", i)); err != nil {
 			return false, err
 		}
 	}
-	switch u := chunk["usage"].(type) {
-	case nil:
-		return false, nil
-	case map[string]any:
-		raw, err := jsonvalue.Marshal(u)
-		if err != nil {
-			return false, &ResponseError{Field: "usage", Msg: "is not encodable JSON"}
-		}
-		a.usage, a.usageRaw = u, raw
-		return len(choices) == 0, nil
-	default:
-		return false, &ResponseError{Field: "usage", Msg: "must be an object, got " + typeName(u)}
+	if u, ok := chunk["usage"].(map[string]any); ok && u != nil && len(choices) == 0 {
+		usageOnly = true
 	}
+	return usageOnly, nil
 }
 
-// readMeta keeps the first value of each metadata member; like
-// ParseResponse it tolerates absent or mistyped metadata.
-func (a *assembler) readMeta(chunk map[string]any) {
-	first := func(dst *string, key string) {
-		if s, ok := chunk[key].(string); ok && *dst == "" {
-			*dst = s
+// readUsage checks a chunk's usage object; the last one wins.
+func (a *assembler) readUsage(raw []byte, v any) error {
+	if v == nil {
+		return nil
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return &ResponseError{Field: "usage", Msg: "must be an object, got " + typeName(v)}
+	}
+	ms, err := scanObject(raw, rootSpan(raw))
+	if err != nil {
+		return &ResponseError{Field: "usage", Msg: "has a duplicate member"}
+	}
+	i := find(ms, "usage")
+	u, err := readUsage(raw, ms[i].val)
+	if err != nil {
+		return err
+	}
+	u.raw = slices.Clone(u.raw) // raw may point into a buffer the reader replaces
+	a.usage = u
+	a.replayable = a.replayable && u.clean
+	return nil
+}
+
+// readMeta keeps the first well-shaped value of each metadata member; a
+// malformed one, or one that changes between chunks, makes the stream
+// re-synthesized with the first well-shaped value.
+func (a *assembler) readMeta(key string, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil || !metaOK(raw, member{key: key, val: span{0, len(raw)}}, "chat.completion.chunk") {
+		a.replayable = false
+		return
+	}
+	if a.metaSeen == nil {
+		a.metaSeen = map[string][]byte{}
+	}
+	if first, ok := a.metaSeen[key]; ok {
+		// openai-go's accumulator drops chunks whose id differs from the
+		// first; the re-synthesized stream carries one value throughout.
+		if string(first) != string(raw) {
+			a.replayable = false
 		}
+		return
 	}
-	first(&a.meta.id, "id")
-	first(&a.meta.model, "model")
-	first(&a.meta.systemFingerprint, "system_fingerprint")
-	first(&a.meta.serviceTier, "service_tier")
-	if n, ok := chunk["created"].(json.Number); ok && a.meta.created == 0 {
-		a.meta.created, _ = strconv.ParseInt(string(n), 10, 64)
-	}
+	a.metaSeen[key] = raw
+	a.meta.set(raw, member{key: key, val: span{0, len(raw)}})
 }
 
 func (a *assembler) choice(v any, field string) error {
@@ -94,70 +140,149 @@ func (a *assembler) choice(v any, field string) error {
 	if !ok {
 		return &ResponseError{Field: field, Msg: "must be an object, got " + typeName(v)}
 	}
-	if idx := c["index"]; idx != nil && !jsonvalue.Equal(idx, json.Number("0")) {
-		return &ResponseError{Field: field + ".index", Msg: "only choice 0 is supported: " + nMessage}
+	if chunkChoice.ambiguousKeys(c) {
+		return &ResponseError{Field: field, Msg: "has a member whose name differs from a known member's only in case"}
 	}
-	switch f := c["finish_reason"].(type) {
-	case nil:
-	case string:
-		a.finish = &f
-	default:
-		return &ResponseError{Field: field + ".finish_reason", Msg: "must be a string, got " + typeName(f)}
-	}
-	switch d := c["delta"].(type) {
-	case nil: // Azure sends delta: null on the finish chunk
-		return nil
-	case map[string]any:
-		return a.delta(d, field+".delta")
-	default:
-		return &ResponseError{Field: field + ".delta", Msg: "must be an object, got " + typeName(d)}
-	}
-}
-
-func (a *assembler) delta(d map[string]any, field string) error {
-	for _, key := range []string{"function_call", "audio"} {
-		if d[key] != nil {
-			return &ResponseError{Field: field + "." + key, Msg: "cannot be mediated"}
-		}
-	}
-	if err := appendText(&a.content, &a.sawContent, d["content"], field+".content"); err != nil {
-		return err
-	}
-	if err := appendText(&a.refusal, &a.sawRefusal, d["refusal"], field+".refusal"); err != nil {
-		return err
-	}
-	switch tc := d["tool_calls"].(type) {
-	case nil:
-	case []any:
-		for i, f := range tc {
-			if err := a.toolCall(f, field+".tool_calls["+strconv.Itoa(i)+"]"); err != nil {
+	for k, x := range c {
+		switch k {
+		case "index":
+			if x != nil && x != json.Number("0") {
+				return &ResponseError{Field: field + ".index", Msg: "only choice 0 is supported: " + nMessage}
+			}
+		case "finish_reason":
+			if err := appendOptReplace(&a.pc.ans.finish, x, field+".finish_reason"); err != nil {
 				return err
 			}
+		case "delta":
+			switch d := x.(type) {
+			case nil: // Azure sends delta: null on the finish chunk
+			case map[string]any:
+				if err := a.delta(d, field+".delta"); err != nil {
+					return err
+				}
+			default:
+				return &ResponseError{Field: field + ".delta", Msg: "must be an object, got " + typeName(d)}
+			}
+		default:
+			if k != "logprobs" || x != nil {
+				a.replayable = false
+			}
 		}
-	default:
-		return &ResponseError{Field: field + ".tool_calls", Msg: "must be an array, got " + typeName(tc)}
 	}
 	return nil
 }
 
-func appendText(b *strings.Builder, saw *bool, v any, field string) error {
+// appendOptReplace sets an optional string to the latest non-null value.
+func appendOptReplace(dst **string, v any, field string) error {
 	switch s := v.(type) {
 	case nil:
 	case string:
-		b.WriteString(s)
-		*saw = true
+		*dst = &s
 	default:
 		return &ResponseError{Field: field, Msg: "must be a string, got " + typeName(v)}
 	}
 	return nil
 }
 
-// toolCall folds one tool-call fragment in: the id and name come from the
-// first fragment that has them, arguments are concatenated.
+func (a *assembler) delta(d map[string]any, field string) error {
+	if a.pc.known(chunkDelta).ambiguousKeys(d) {
+		return &ResponseError{Field: field, Msg: "has a member whose name differs from a known member's only in case"}
+	}
+	for _, k := range sortedKeys(d) { // fixed order: channels are created deterministically
+		v := d[k]
+		switch {
+		case k == "tool_calls":
+			if err := a.toolCalls(v, field+".tool_calls"); err != nil {
+				return err
+			}
+		case chunkDelta.has(k):
+			ok, err := a.pc.member(k, v, field+"."+k, true)
+			if err != nil {
+				return err
+			}
+			a.replayable = a.replayable && ok
+		case a.pc.allow.has(k):
+			if err := a.extra(k, v); err != nil {
+				return err
+			}
+		default:
+			a.replayable = false
+		}
+	}
+	return nil
+}
+
+// deltaOrder lists the delta members in the order a client sees them
+// (role first, text channels before tool calls).
+var deltaOrder = []string{"role", wireReasoningContent, wireReasoning, wireReasoningDetails, "content", "annotations", "refusal", "tool_calls", "function_call", "audio"}
+
+// sortedKeys returns d's keys: the known ones in deltaOrder, then the
+// others sorted.
+func sortedKeys(d map[string]any) []string {
+	keys := make([]string, 0, len(d))
+	for _, k := range deltaOrder {
+		if _, ok := d[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	var rest []string
+	for k := range d {
+		if !slices.Contains(deltaOrder, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(keys, rest...)
+}
+
+// extra folds an allowed extra member of a delta: string fragments are
+// concatenated, as for content; any other value cannot be assembled.
+func (a *assembler) extra(k string, v any) error {
+	if v == nil {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return &ResponseError{Msg: "an allowed extra delta member must be a string in a stream, got " + typeName(v)}
+	}
+	for i := range a.pc.ans.extras {
+		if x := &a.pc.ans.extras[i]; x.name == k {
+			x.value = x.value.(string) + s
+			return nil
+		}
+	}
+	a.pc.ans.extras = append(a.pc.ans.extras, extraMember{name: k, value: s})
+	return nil
+}
+
+func (a *assembler) toolCalls(v any, field string) error {
+	switch tc := v.(type) {
+	case nil:
+	case []any:
+		for i, f := range tc {
+			if err := a.toolCall(f, fieldIndex(field, i)); err != nil {
+				return err
+			}
+		}
+	default:
+		return &ResponseError{Field: field, Msg: "must be an array, got " + typeName(tc)}
+	}
+	return nil
+}
+
+// toolCall folds one tool-call fragment in.
 func (a *assembler) toolCall(v any, field string) error {
 	f, ok := v.(map[string]any)
 	if !ok {
 		return &ResponseError{Field: field, Msg: "must be an object, got " + typeName(v)}
+	}
+	if toolCallMembers.ambiguousKeys(f) {
+		return &ResponseError{Field: field, Msg: "has a member whose name differs from a known member's only in case"}
+	}
+	for k := range f {
+		if !toolCallMembers.has(k) {
+			a.replayable = false
+		}
 	}
 	id, ok := f["id"].(string)
 	if !ok && f["id"] != nil {
@@ -179,11 +304,12 @@ func (a *assembler) toolCall(v any, field string) error {
 		a.calls[idx] = acc
 	}
 	a.lastCall, a.maxCall = idx, max(a.maxCall, idx)
-	switch {
-	case acc.id == "":
+	if id != "" {
+		if acc.ids > 0 && id != acc.id {
+			a.replayable = false // clients keep the last id; the verdicted one is sent once
+		}
 		acc.id = id
-	case id != "" && id != acc.id:
-		return &ResponseError{Field: field + ".id", Msg: "conflicts with the id of an earlier fragment of the same call"}
+		acc.ids++
 	}
 	var fn map[string]any
 	switch x := f["function"].(type) {
@@ -193,22 +319,37 @@ func (a *assembler) toolCall(v any, field string) error {
 	default:
 		return &ResponseError{Field: field + ".function", Msg: "must be an object, got " + typeName(x)}
 	}
-	name, ok := fn["name"].(string)
-	if !ok && fn["name"] != nil {
-		return &ResponseError{Field: field + ".function.name", Msg: "must be a string, got " + typeName(fn["name"])}
+	if functionMembers.ambiguousKeys(fn) {
+		return &ResponseError{Field: field + ".function", Msg: "has a member whose name differs from a known member's only in case"}
 	}
-	if acc.name == "" {
-		acc.name = name
+	for k, x := range fn {
+		s, ok := x.(string)
+		switch {
+		case !functionMembers.has(k):
+			a.replayable = false
+		case !ok && x != nil:
+			return &ResponseError{Field: field + ".function." + k, Msg: "must be a string, got " + typeName(x)}
+		case k == "name" && s != "":
+			acc.name += s
+			acc.names++
+			if acc.names > 1 {
+				a.replayable = false // openai JS keeps the last fragment, openai-go the concatenation
+			}
+		case k == "arguments":
+			acc.args += s
+		}
 	}
-	var saw bool
-	return appendText(&acc.args, &saw, fn["arguments"], field+".function.arguments")
+	return nil
 }
 
 // callIndex resolves a fragment's tool-call index. OpenAI always sends
 // one; for providers that do not, a fragment with a new id starts the next
-// call and one without continues the last. -1 means 0, as in openai-go.
+// call and one without continues the last, and the stream is re-synthesized
+// with explicit indexes (clients disagree on index-less fragments). -1
+// means 0, as in openai-go.
 func (a *assembler) callIndex(v any, id, field string) (int, error) {
 	if v == nil {
+		a.replayable = false
 		if len(a.calls) == 0 {
 			return 0, nil
 		}
@@ -226,45 +367,25 @@ func (a *assembler) callIndex(v any, id, field string) (int, error) {
 	case err != nil || i < -1 || i > maxToolCallIndex:
 		return 0, &ResponseError{Field: field + ".index", Msg: "must be an integer from 0 to " + strconv.Itoa(maxToolCallIndex)}
 	case i == -1:
+		a.replayable = false
 		return 0, nil
 	}
 	return i, nil
 }
 
-func keys(m map[int]*callAcc) []int {
-	ks := make([]int, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	return ks
-}
-
 // response builds the assembled Response; calls are ordered by index.
 func (a *assembler) response() *Response {
-	var content any
-	if a.sawContent {
-		content = a.content.String()
+	idx := make([]int, 0, len(a.calls))
+	for k := range a.calls {
+		idx = append(idx, k)
 	}
-	var refusal *string
-	if a.sawRefusal {
-		s := a.refusal.String()
-		refusal = &s
-	}
-	idx := keys(a.calls)
 	slices.Sort(idx)
-	calls := make([]call, len(idx))
+	a.pc.ans.calls = make([]call, len(idx))
 	for i, k := range idx {
 		c := a.calls[k]
-		calls[i] = call{id: c.id, name: c.name, arguments: c.args.String()}
+		a.pc.ans.calls[i] = call{id: c.id, name: c.name, arguments: c.args}
 	}
-	r := &Response{
-		id:                a.meta.id,
-		model:             a.meta.model,
-		created:           a.meta.created,
-		systemFingerprint: a.meta.systemFingerprint,
-		usageRaw:          a.usageRaw,
-		streamed:          true,
-	}
-	r.build(content, refusal, calls, a.finish, a.usage)
+	r := &Response{meta: a.meta, ans: a.pc.ans, usage: a.usage, streamed: true}
+	r.build()
 	return r
 }

@@ -34,11 +34,11 @@ func BenchmarkReadStream200Chunks(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		st, err := ReadStream(bytes.NewReader(data), 8<<20)
+		st, err := ReadStream(bytes.NewReader(data), 8<<20, ResponseOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(st.Response().calls) != 2 {
+		if len(st.Response().ans.calls) != 2 {
 			b.Fatal("calls not assembled")
 		}
 	}
@@ -77,7 +77,7 @@ func BenchmarkWriteBackUnchanged(b *testing.B) {
 	b.SetBytes(int64(len(toolCallResponse)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out, err := r.WriteBack(target)
+		out, err := r.Release(target)
 		if err != nil || len(out) != len(toolCallResponse) {
 			b.Fatal(err)
 		}

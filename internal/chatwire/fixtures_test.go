@@ -178,7 +178,7 @@ func mustRequest(t testing.TB, body string) *Request {
 
 func mustResponse(t testing.TB, body string) *Response {
 	t.Helper()
-	r, err := ParseResponse([]byte(body))
+	r, err := ParseResponse([]byte(body), ResponseOptions{})
 	if err != nil {
 		t.Fatalf("ParseResponse: %v", err)
 	}

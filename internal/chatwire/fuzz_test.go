@@ -24,7 +24,7 @@ func FuzzReadStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, lim uint32) {
 		limit := int64(lim % (1 << 20))
 		cr := &countingReader{r: bytes.NewReader(data)}
-		st, err := ReadStream(cr, limit)
+		st, err := ReadStream(cr, limit, ResponseOptions{})
 		if cr.n > limit+1 {
 			t.Fatalf("read %d bytes with limit %d", cr.n, limit)
 		}
@@ -34,16 +34,21 @@ func FuzzReadStream(f *testing.F) {
 		if st.BufferedBytes() > limit {
 			t.Fatalf("buffered %d bytes with limit %d", st.BufferedBytes(), limit)
 		}
+		proj := st.Response().Project()
 		for _, usage := range []bool{true, false} {
-			var out bytes.Buffer
-			if err := st.Replay(&out, usage); err != nil {
+			// Whatever is released assembles to exactly what was verdicted.
+			out, err := st.Release(nil, usage)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if usage && !bytes.HasPrefix(data, out.Bytes()) {
-				t.Fatal("Replay is not a prefix of the input")
+			again, err := ReadStream(bytes.NewReader(out), int64(len(out)), ResponseOptions{})
+			if err != nil {
+				t.Fatalf("released stream does not parse: %v", err)
+			}
+			if got := again.Response().Project(); !jsonvalue.Equal(got, proj) {
+				t.Fatalf("released stream assembles to %s, verdicted %s", mustJSON(t, got), mustJSON(t, proj))
 			}
 		}
-		proj := st.Response().Project()
 		if err := st.Response().CheckWriteBack(proj); err != nil {
 			t.Fatalf("projection fails CheckWriteBack: %v", err)
 		}
@@ -51,7 +56,7 @@ func FuzzReadStream(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Synthesize(projection): %v", err)
 		}
-		again, err := ReadStream(bytes.NewReader(sse), int64(len(sse)))
+		again, err := ReadStream(bytes.NewReader(sse), int64(len(sse)), ResponseOptions{})
 		if err != nil {
 			t.Fatalf("synthesized stream does not parse: %v", err)
 		}
@@ -132,28 +137,34 @@ func FuzzParseResponse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r, err := ParseResponse(body)
+		r, err := ParseResponse(body, ResponseOptions{})
 		if err != nil {
 			return
 		}
 		proj := r.Project()
-		out, err := r.WriteBack(proj)
-		if err != nil || !bytes.Equal(out, body) {
-			t.Fatalf("unchanged write-back differs (err %v)", err)
+		out, err := r.Release(proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.wire.clean(r.usage) && !bytes.Equal(out, body) {
+			t.Fatal("an unchanged clean body was not released as it came")
+		}
+		if again, err := ParseResponse(out, ResponseOptions{}); err != nil || !jsonvalue.Equal(again.Project(), proj) {
+			t.Fatalf("the released body does not project to the verdicted one (err %v)", err)
 		}
 		proj["content"] = "redacted"
 		proj["finish_reason"] = "stop"
 		if len(proj["tool_calls"].([]any)) > 0 && r.uniqueIDs() {
 			proj["tool_calls"] = proj["tool_calls"].([]any)[1:]
 		}
-		out, err = r.WriteBack(proj)
+		out, err = r.Release(proj)
 		if err != nil {
 			t.Fatalf("WriteBack: %v", err)
 		}
 		if !json.Valid(out) {
 			t.Fatal("write-back produced invalid JSON")
 		}
-		again, err := ParseResponse(out)
+		again, err := ParseResponse(out, ResponseOptions{})
 		if err != nil {
 			t.Fatalf("written body does not parse: %v", err)
 		}

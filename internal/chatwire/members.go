@@ -48,3 +48,13 @@ func (s memberSet) ambiguous(ms []member) int {
 	}
 	return -1
 }
+
+// ambiguousKeys is ambiguous for a decoded object.
+func (s memberSet) ambiguousKeys(m map[string]any) bool {
+	for k := range m {
+		if s.collides(k) {
+			return true
+		}
+	}
+	return false
+}

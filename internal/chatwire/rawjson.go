@@ -237,6 +237,14 @@ func (p *objPatch) set(key string, raw []byte) {
 	p.add = append(p.add, [2][]byte{quoteKey(key), raw})
 }
 
+// drop removes the member at index i.
+func (p *objPatch) drop(i int) {
+	if p.remove == nil {
+		p.remove = map[int]bool{}
+	}
+	p.remove[i] = true
+}
+
 // del removes the member named key if it exists.
 func (p *objPatch) del(key string) {
 	if i := find(p.members, key); i >= 0 {

@@ -8,24 +8,25 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
+// ResponseOptions configures the response side's closed world.
+type ResponseOptions struct {
+	// AllowMembers names extra message (and stream delta) members an
+	// operator lets through. They are projected as member parts of the
+	// post_model_call content, never passed blind; every other unknown
+	// member is removed.
+	AllowMembers []string
+}
+
 // Response is an upstream chat completion with exactly one choice, either
 // parsed from a JSON body (ParseResponse) or assembled from an SSE stream
 // (Stream.Response). It is immutable and safe for concurrent use.
 type Response struct {
-	id                string
-	model             string
-	created           int64
-	systemFingerprint string
-
+	meta  chunkMeta
+	ans   answer
+	usage *usage
 	// proj is the post_model_call target {content, tool_calls,
 	// finish_reason}; Project hands out copies.
 	proj map[string]any
-	// fromRefusal: content was null and the projection shows
-	// message.refusal instead, so a changed content is written to refusal.
-	fromRefusal bool
-	calls       []call
-	usage       map[string]any
-	usageRaw    []byte // the upstream usage object, for synthesized streams
 
 	streamed bool
 	wire     *wireResponse // nil for a streamed response
@@ -38,35 +39,47 @@ type call struct {
 	arguments string         // the wire arguments string
 	proj      map[string]any // {id, name, args}
 	rawArgs   bool           // args projected as {"raw_arguments": …}
-	wire      *wireCall      // nil for a streamed response
 }
 
-// wireResponse locates the parts of a JSON body that write-back may touch.
+// wireResponse is what release needs of a JSON body: the body, the
+// top-level and choice members, which of them are removed, and whether
+// the message object may be released as it is.
 type wireResponse struct {
-	body           []byte
-	choice         span
-	choiceMembers  []member
-	message        span
-	messageMembers []member
-	calls          span // the tool_calls array, when there is one
+	body          []byte
+	top           []member
+	topDrop       map[int]bool
+	choice        span
+	choiceMembers []member
+	choiceDrop    map[int]bool
+	messageClean  bool
 }
 
-type wireCall struct {
-	obj       span
-	members   []member
-	fn        span
-	fnMembers []member
+// clean reports whether the body holds nothing but projected and
+// well-shaped metadata members, so the original bytes may be released.
+func (w *wireResponse) clean(u *usage) bool {
+	return len(w.topDrop) == 0 && len(w.choiceDrop) == 0 && w.messageClean && (u == nil || u.clean)
 }
+
+// Known members of each level of a chat.completion body.
+var (
+	responseTop     = newMemberSet("id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage")
+	responseChoice  = newMemberSet("index", "message", "finish_reason", "logprobs")
+	responseMessage = newMemberSet("role", "content", "refusal", wireReasoningContent, wireReasoning, wireReasoningDetails,
+		"annotations", "tool_calls", "function_call", "audio")
+	toolCallMembers = newMemberSet("index", "id", "type", "function")
+	functionMembers = newMemberSet("name", "arguments")
+)
 
 // ParseResponse parses a non-streaming chat completion. It accepts exactly
 // one choice (the request side refuses n > 1). Errors are *ResponseError
 // (wrapping ErrResponseInvalid) naming the wire field; they never quote
 // content. The Response retains body, which the caller must not modify.
 //
-// A message that carries output this package cannot put in front of the
-// policy (legacy function_call, audio, tool calls other than function
-// calls) is refused rather than passed through unmediated.
-func ParseResponse(body []byte) (*Response, error) {
+// Ambiguous JSON is refused: duplicate members anywhere, and members whose
+// names equal a known member's but for case. Output channels the gateway
+// cannot mediate (legacy function_call, audio, non-function tool calls)
+// are refused rather than passed through.
+func ParseResponse(body []byte, opts ResponseOptions) (*Response, error) {
 	if !json.Valid(body) {
 		return nil, &ResponseError{Msg: "body is not valid JSON"}
 	}
@@ -77,63 +90,42 @@ func ParseResponse(body []byte) (*Response, error) {
 	if hasDuplicateKeys(body, root) {
 		return nil, &ResponseError{Msg: "body has an object with a duplicate member"}
 	}
-	top, err := objectAt(body, root, "")
+	top, err := objectAt(body, root, "", responseTop)
 	if err != nil {
 		return nil, err
 	}
-	r := &Response{wire: &wireResponse{body: body}}
-	r.readMeta(body, top)
-
-	ci := find(top, "choices")
-	if ci < 0 || top[ci].val.kind(body) != '[' {
+	w := &wireResponse{body: body, top: top, topDrop: map[int]bool{}, choiceDrop: map[int]bool{}}
+	r := &Response{wire: w}
+	pc := &partsCollector{allow: newMemberSet(opts.AllowMembers...)}
+	haveChoices := false
+	for i, m := range top {
+		switch {
+		case m.key == "choices":
+			haveChoices = true
+			if err := r.readChoices(m.val, pc); err != nil {
+				return nil, err
+			}
+		case m.key == "usage":
+			if r.usage, err = readUsage(body, m.val); err != nil {
+				return nil, err
+			}
+		case topMeta.has(m.key) && metaOK(body, m, "chat.completion"):
+			r.meta.set(body, m)
+		default:
+			w.topDrop[i] = true
+		}
+	}
+	if !haveChoices {
 		return nil, &ResponseError{Field: "choices", Msg: "must be an array"}
 	}
-	choices := scanArray(body, top[ci].val)
-	if len(choices) != 1 {
-		return nil, &ResponseError{Field: "choices", Msg: "must hold exactly one choice, got " + strconv.Itoa(len(choices))}
-	}
-	w := r.wire
-	w.choice = choices[0]
-	if w.choiceMembers, err = objectAt(body, w.choice, "choices[0]"); err != nil {
-		return nil, err
-	}
-	finish, err := optionalString(body, w.choiceMembers, "choices[0].finish_reason")
-	if err != nil {
-		return nil, err
-	}
-	mi := find(w.choiceMembers, "message")
-	if mi < 0 {
-		return nil, &ResponseError{Field: "choices[0].message", Msg: "is required"}
-	}
-	w.message = w.choiceMembers[mi].val
-	if w.messageMembers, err = objectAt(body, w.message, "choices[0].message"); err != nil {
-		return nil, err
-	}
-	content, refusal, err := readMessage(body, w.messageMembers)
-	if err != nil {
-		return nil, err
-	}
-	calls, err := readToolCalls(body, w.messageMembers)
-	if i := find(w.messageMembers, "tool_calls"); i >= 0 {
-		w.calls = w.messageMembers[i].val
-	}
-	if err != nil {
-		return nil, err
-	}
-	var usage any
-	if ui := find(top, "usage"); ui >= 0 && !top[ui].val.isNull(body) {
-		s := top[ui].val
-		if usage, err = decodeSpan(body, s); err != nil {
-			return nil, &ResponseError{Field: "usage", Msg: decodeProblem(err)}
-		}
-		r.usageRaw = body[s.start:s.end]
-	}
-	r.build(content, refusal, calls, finish, usage)
+	r.ans = pc.ans
+	r.build()
 	return r, nil
 }
 
-// objectAt scans the object at s, refusing non-objects and duplicate keys.
-func objectAt(b []byte, s span, field string) ([]member, error) {
+// objectAt scans the object at s, refusing non-objects, duplicate keys and
+// members that collide with known ones but for case.
+func objectAt(b []byte, s span, field string, known memberSet) ([]member, error) {
 	if s.kind(b) != '{' {
 		return nil, &ResponseError{Field: field, Msg: "must be an object, got " + kindName(b, s)}
 	}
@@ -141,121 +133,409 @@ func objectAt(b []byte, s span, field string) ([]member, error) {
 	if err != nil {
 		return nil, &ResponseError{Field: field, Msg: "has a duplicate member"}
 	}
+	if i := known.ambiguous(ms); i >= 0 {
+		return nil, &ResponseError{Field: field, Msg: "has a member whose name differs from a known member's only in case"}
+	}
 	return ms, nil
 }
 
-// readMeta takes id, model, created and system_fingerprint when they have
-// the expected type; they are metadata, not content, so a provider that
-// omits or mistypes them is tolerated.
-func (r *Response) readMeta(b []byte, top []member) {
-	for _, m := range top {
+func (r *Response) readChoices(s span, pc *partsCollector) error {
+	b, w := r.wire.body, r.wire
+	if s.kind(b) != '[' {
+		return &ResponseError{Field: "choices", Msg: "must be an array"}
+	}
+	choices := scanArray(b, s)
+	if len(choices) != 1 {
+		return &ResponseError{Field: "choices", Msg: "must hold exactly one choice, got " + strconv.Itoa(len(choices))}
+	}
+	w.choice = choices[0]
+	var err error
+	if w.choiceMembers, err = objectAt(b, w.choice, "choices[0]", responseChoice); err != nil {
+		return err
+	}
+	haveMessage := false
+	for i, m := range w.choiceMembers {
 		switch m.key {
-		case "id", "model", "system_fingerprint":
-			v, _ := decodeSpan(b, m.val)
-			s, _ := v.(string)
-			switch m.key {
-			case "id":
-				r.id = s
-			case "model":
-				r.model = s
-			default:
-				r.systemFingerprint = s
+		case "index":
+			if string(b[m.val.start:m.val.end]) != "0" {
+				return &ResponseError{Field: "choices[0].index", Msg: "only choice 0 is supported: " + nMessage}
 			}
-		case "created":
-			if m.val.kind(b) != '"' {
-				r.created, _ = strconv.ParseInt(string(b[m.val.start:m.val.end]), 10, 64)
+		case "finish_reason":
+			if pc.ans.finish, err = optionalString(b, m.val, "choices[0].finish_reason"); err != nil {
+				return err
+			}
+		case "message":
+			haveMessage = true
+			if err := r.readMessage(m.val, pc); err != nil {
+				return err
+			}
+		default: // logprobs (dropped unless null), provider extras
+			if m.key != "logprobs" || !m.val.isNull(b) {
+				w.choiceDrop[i] = true
 			}
 		}
 	}
+	if !haveMessage {
+		return &ResponseError{Field: "choices[0].message", Msg: "is required"}
+	}
+	return nil
 }
 
-// optionalString decodes the member named by the last segment of field
-// when it is present and not null; it must be a string.
-func optionalString(b []byte, ms []member, field string) (*string, error) {
-	i := find(ms, field[strings.LastIndexByte(field, '.')+1:])
-	if i < 0 || ms[i].val.isNull(b) {
+// readMessage reads choices[0].message into the parts collector.
+func (r *Response) readMessage(s span, pc *partsCollector) error {
+	b := r.wire.body
+	const base = "choices[0].message"
+	ms, err := objectAt(b, s, base, pc.known(responseMessage))
+	if err != nil {
+		return err
+	}
+	clean := true
+	for _, m := range ms {
+		field := base + "." + m.key
+		if !responseMessage.has(m.key) && !pc.allow.has(m.key) {
+			clean = false // unknown: removed
+			continue
+		}
+		if pc.allow.has(m.key) && !responseMessage.has(m.key) {
+			v, err := decodeSpan(b, m.val)
+			if err != nil {
+				return &ResponseError{Field: base, Msg: "an allowed member " + decodeProblem(err)}
+			}
+			pc.ans.extras = append(pc.ans.extras, extraMember{name: m.key, value: v})
+			continue
+		}
+		v, err := decodeSpan(b, m.val)
+		if err != nil {
+			return &ResponseError{Field: field, Msg: decodeProblem(err)}
+		}
+		ok, err := pc.member(m.key, v, field, false)
+		if err != nil {
+			return err
+		}
+		clean = clean && ok
+	}
+	calls, ok, err := readToolCalls(b, ms, base)
+	if err != nil {
+		return err
+	}
+	pc.ans.calls = calls
+	r.wire.messageClean = clean && ok
+	return nil
+}
+
+// partsCollector gathers the text channels of a message (JSON) or of the
+// deltas of a stream into one answer, classifying each member.
+type partsCollector struct {
+	ans   answer
+	allow memberSet
+	// stream assembly state: indexes of the reasoning channels by source
+	reasoningAt map[string]int
+}
+
+// known returns the message-level member set extended by the allowed
+// extras, for the case-collision check.
+func (pc *partsCollector) known(base memberSet) memberSet {
+	if len(pc.allow) == 0 {
+		return base
+	}
+	s := make(memberSet, len(base)+len(pc.allow))
+	for k := range base {
+		s[k] = struct{}{}
+	}
+	for k := range pc.allow {
+		s[k] = struct{}{}
+	}
+	return s
+}
+
+// member folds one known message or delta member (other than tool_calls,
+// which have their own readers) into the answer. delta selects stream
+// semantics: text is appended to what earlier chunks carried. It reports
+// whether the member may be released as it is on the wire.
+func (pc *partsCollector) member(key string, v any, field string, delta bool) (bool, error) {
+	a := &pc.ans
+	switch key {
+	case "role":
+		return v == "assistant" || (delta && v == nil), nil
+	case "content":
+		return pc.content(v, field, delta)
+	case "refusal":
+		return true, appendOpt(&a.refusal, v, field, delta)
+	case wireReasoningContent, wireReasoning:
+		s, ok := v.(string)
+		if !ok && v != nil {
+			return false, &ResponseError{Field: field, Msg: "must be a string, got " + typeName(v)}
+		}
+		if ok {
+			pc.reasoningText(key, "text", s, delta)
+		}
+		return true, nil
+	case wireReasoningDetails:
+		return pc.reasoningDetails(v, field, delta)
+	case "annotations":
+		return pc.annotations(v, field)
+	case "tool_calls":
+		return true, nil // read by readToolCalls / the stream assembler
+	case "function_call", "audio":
+		if v != nil {
+			return false, &ResponseError{Field: field, Msg: "cannot be mediated"}
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// content reads message content: a string, null, or (JSON only) an array
+// of text parts, whose texts are projected as one text. Parts of other
+// types are removed.
+func (pc *partsCollector) content(v any, field string, delta bool) (bool, error) {
+	a := &pc.ans
+	switch c := v.(type) {
+	case nil:
+		return true, nil
+	case string:
+		return true, appendOpt(&a.text, c, field, delta)
+	case []any:
+		if delta {
+			return false, &ResponseError{Field: field, Msg: "must be a string in a stream, got array"}
+		}
+		clean := true
+		var sb strings.Builder
+		for i, e := range c {
+			p, ok := e.(map[string]any)
+			if !ok {
+				return false, &ResponseError{Field: fieldIndex(field, i), Msg: "content part must be an object, got " + typeName(e)}
+			}
+			text, isText := p["text"].(string)
+			if p["type"] != "text" || !isText || len(p) != 2 {
+				clean = false // not a plain text part: removed
+				if p["type"] != "text" || !isText {
+					continue
+				}
+			}
+			sb.WriteString(text)
+		}
+		s := sb.String()
+		a.text = &s
+		return clean, nil
+	}
+	return false, &ResponseError{Field: field, Msg: "must be a string, an array of parts or null, got " + typeName(v)}
+}
+
+// appendOpt sets (JSON) or extends (stream) an optional text channel.
+func appendOpt(dst **string, v any, field string, delta bool) error {
+	switch s := v.(type) {
+	case nil:
+		return nil
+	case string:
+		if delta && *dst != nil {
+			joined := **dst + s
+			*dst = &joined
+			return nil
+		}
+		*dst = &s
+		return nil
+	}
+	return &ResponseError{Field: field, Msg: "must be a string, got " + typeName(v)}
+}
+
+// reasoningText adds text to the reasoning channel (member, key), creating
+// it on first sight; in a stream later deltas extend it.
+func (pc *partsCollector) reasoningText(member, key, text string, delta bool) {
+	a := &pc.ans
+	id := member + "." + key
+	if delta {
+		if pc.reasoningAt == nil {
+			pc.reasoningAt = map[string]int{}
+		}
+		if i, ok := pc.reasoningAt[id]; ok {
+			a.reasoning[i].text += text
+			return
+		}
+		pc.reasoningAt[id] = len(a.reasoning)
+	}
+	a.reasoning = append(a.reasoning, reasoningText{member: member, key: key, text: text})
+}
+
+// reasoningDetails reads OpenRouter's reasoning_details: entries of type
+// reasoning.text (text) or reasoning.summary (summary). Entries of other
+// types (reasoning.encrypted) and members other than type, text, summary,
+// index and format are removed.
+func (pc *partsCollector) reasoningDetails(v any, field string, delta bool) (bool, error) {
+	if v == nil {
+		return true, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return false, &ResponseError{Field: field, Msg: "must be an array, got " + typeName(v)}
+	}
+	clean := true
+	for i, e := range list {
+		d, ok := e.(map[string]any)
+		if !ok {
+			return false, &ResponseError{Field: fieldIndex(field, i), Msg: "must be an object, got " + typeName(e)}
+		}
+		for k := range d {
+			switch k {
+			case "type", "index", "format", "text", "summary":
+			default:
+				clean = false
+			}
+		}
+		for _, k := range []string{"text", "summary"} { // fixed order: the projection is deterministic
+			x, ok := d[k]
+			if !ok {
+				continue
+			}
+			s, ok := x.(string)
+			if !ok {
+				return false, &ResponseError{Field: fieldIndex(field, i), Msg: "text and summary must be strings"}
+			}
+			pc.reasoningText(wireReasoningDetails, k, s, delta)
+		}
+		if t := d["type"]; t != "reasoning.text" && t != "reasoning.summary" {
+			clean = false
+		}
+	}
+	return clean, nil
+}
+
+// annotations reads url_citation annotations; other annotation types and
+// unknown members are removed.
+func (pc *partsCollector) annotations(v any, field string) (bool, error) {
+	if v == nil {
+		return true, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return false, &ResponseError{Field: field, Msg: "must be an array, got " + typeName(v)}
+	}
+	clean := true
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return false, &ResponseError{Field: fieldIndex(field, i), Msg: "must be an object, got " + typeName(e)}
+		}
+		uc, _ := m["url_citation"].(map[string]any)
+		if m["type"] != "url_citation" || uc == nil || len(m) != 2 {
+			clean = false
+			if uc == nil {
+				continue
+			}
+		}
+		url, ok1 := uc["url"].(string)
+		title, ok2 := uc["title"].(string)
+		if !ok1 || !ok2 {
+			return false, &ResponseError{Field: fieldIndex(field, i) + ".url_citation", Msg: "url and title must be strings"}
+		}
+		an := annotation{url: url, title: title}
+		for k, x := range uc {
+			switch k {
+			case "url", "title":
+			case "start_index", "end_index":
+				n, ok := x.(json.Number)
+				if !ok || !isUint(string(n)) {
+					clean = false
+					continue
+				}
+				if k == "start_index" {
+					an.start = string(n)
+				} else {
+					an.end = string(n)
+				}
+			default:
+				clean = false
+			}
+		}
+		pc.ans.annotations = append(pc.ans.annotations, an)
+	}
+	return clean, nil
+}
+
+// optionalString decodes a value that must be a string or null.
+func optionalString(b []byte, s span, field string) (*string, error) {
+	if s.isNull(b) {
 		return nil, nil
 	}
-	v, err := decodeSpan(b, ms[i].val)
+	v, err := decodeSpan(b, s)
 	if err != nil {
 		return nil, &ResponseError{Field: field, Msg: decodeProblem(err)}
 	}
-	s, ok := v.(string)
+	str, ok := v.(string)
 	if !ok {
 		return nil, &ResponseError{Field: field, Msg: "must be a string, got " + typeName(v)}
 	}
-	return &s, nil
+	return &str, nil
 }
 
-// readMessage returns the message's content and refusal, refusing output
-// channels that cannot be mediated.
-func readMessage(b []byte, ms []member) (content any, refusal *string, err error) {
-	for _, key := range []string{"function_call", "audio"} {
-		if i := find(ms, key); i >= 0 && !ms[i].val.isNull(b) {
-			return nil, nil, &ResponseError{Field: "choices[0].message." + key, Msg: "cannot be mediated"}
-		}
-	}
-	if i := find(ms, "content"); i >= 0 {
-		if content, err = decodeSpan(b, ms[i].val); err != nil {
-			return nil, nil, &ResponseError{Field: "choices[0].message.content", Msg: decodeProblem(err)}
-		}
-		if sub, msg := contentProblem(content, ""); msg != "" {
-			return nil, nil, &ResponseError{Field: "choices[0].message.content" + sub, Msg: msg}
-		}
-	}
-	refusal, err = optionalString(b, ms, "choices[0].message.refusal")
-	return content, refusal, err
-}
-
-// readToolCalls reads choices[0].message.tool_calls.
-func readToolCalls(b []byte, ms []member) ([]call, error) {
+// readToolCalls reads message.tool_calls. It reports whether every call
+// holds only known members (else the message is re-rendered).
+func readToolCalls(b []byte, ms []member, base string) ([]call, bool, error) {
 	i := find(ms, "tool_calls")
 	if i < 0 || ms[i].val.isNull(b) {
-		return nil, nil
+		return nil, true, nil
 	}
-	const base = "choices[0].message.tool_calls"
+	base += ".tool_calls"
 	if ms[i].val.kind(b) != '[' {
-		return nil, &ResponseError{Field: base, Msg: "must be an array, got " + kindName(b, ms[i].val)}
+		return nil, false, &ResponseError{Field: base, Msg: "must be an array, got " + kindName(b, ms[i].val)}
 	}
 	elems := scanArray(b, ms[i].val)
 	calls := make([]call, len(elems))
+	clean := true
 	for k, es := range elems {
-		field := base + "[" + strconv.Itoa(k) + "]"
-		wc := &wireCall{obj: es}
-		var err error
-		if wc.members, err = objectAt(b, es, field); err != nil {
-			return nil, err
-		}
-		typ, err := optionalString(b, wc.members, field+".type")
+		field := fieldIndex(base, k)
+		cm, err := objectAt(b, es, field, toolCallMembers)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if typ != nil && *typ != "function" {
-			return nil, &ResponseError{Field: field + ".type", Msg: "only function tool calls can be mediated"}
+		var c call
+		haveFn := false
+		for _, m := range cm {
+			switch m.key {
+			case "type":
+				typ, err := optionalString(b, m.val, field+".type")
+				if err != nil {
+					return nil, false, err
+				}
+				if typ != nil && *typ != "function" {
+					return nil, false, &ResponseError{Field: field + ".type", Msg: "only function tool calls can be mediated"}
+				}
+			case "id":
+				id, err := optionalString(b, m.val, field+".id")
+				if err != nil {
+					return nil, false, err
+				}
+				c.id = deref(id)
+			case "function":
+				haveFn = true
+				fm, err := objectAt(b, m.val, field+".function", functionMembers)
+				if err != nil {
+					return nil, false, err
+				}
+				for _, f := range fm {
+					s, err := optionalString(b, f.val, field+".function."+f.key)
+					switch {
+					case !functionMembers.has(f.key):
+						clean = false
+						continue
+					case err != nil:
+						return nil, false, err
+					case f.key == "name":
+						c.name = deref(s)
+					default:
+						c.arguments = deref(s)
+					}
+				}
+			default: // index is a stream member; anything else is unknown
+				clean = false
+			}
 		}
-		id, err := optionalString(b, wc.members, field+".id")
-		if err != nil {
-			return nil, err
+		if !haveFn {
+			return nil, false, &ResponseError{Field: field + ".function", Msg: "is required"}
 		}
-		fi := find(wc.members, "function")
-		if fi < 0 {
-			return nil, &ResponseError{Field: field + ".function", Msg: "is required"}
-		}
-		wc.fn = wc.members[fi].val
-		if wc.fnMembers, err = objectAt(b, wc.fn, field+".function"); err != nil {
-			return nil, err
-		}
-		name, err := optionalString(b, wc.fnMembers, field+".function.name")
-		if err != nil {
-			return nil, err
-		}
-		args, err := optionalString(b, wc.fnMembers, field+".function.arguments")
-		if err != nil {
-			return nil, err
-		}
-		calls[k] = call{id: deref(id), name: deref(name), arguments: deref(args), wire: wc}
+		calls[k] = c
 	}
-	return calls, nil
+	return calls, clean, nil
 }
 
 func deref(s *string) string {
@@ -266,26 +546,21 @@ func deref(s *string) string {
 }
 
 // build computes the projection shared by JSON and streamed responses.
-// content is the decoded message content (nil for null or absent).
-func (r *Response) build(content any, refusal *string, calls []call, finish *string, usage any) {
-	if refusal != nil && (content == nil || content == "" && *refusal != "") {
-		content, r.fromRefusal = *refusal, true
-	}
-	list := make([]any, len(calls))
-	for i := range calls {
-		c := &calls[i]
+func (r *Response) build() {
+	a := &r.ans
+	list := make([]any, len(a.calls))
+	for i := range a.calls {
+		c := &a.calls[i]
 		var args map[string]any
 		args, c.rawArgs = parseArguments(c.arguments)
 		c.proj = map[string]any{"id": c.id, "name": c.name, "args": args}
 		list[i] = jsonvalue.DeepCopy(c.proj)
 	}
-	r.calls = calls
 	reason := "stop"
-	if finish != nil {
-		reason = *finish
+	if a.finish != nil {
+		reason = *a.finish
 	}
-	r.proj = map[string]any{"content": content, "tool_calls": list, "finish_reason": reason}
-	r.usage = usageOf(usage)
+	r.proj = map[string]any{"content": a.content(), "tool_calls": list, "finish_reason": reason}
 }
 
 // parseArguments projects a tool call's arguments string: a JSON object
@@ -303,44 +578,13 @@ func parseArguments(s string) (map[string]any, bool) {
 	return map[string]any{"raw_arguments": s}, true
 }
 
-// usageOf keeps the well-known token counts that are non-negative integer
-// tokens (spec usage schema); bools and floats are dropped.
-func usageOf(v any) map[string]any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	var out map[string]any
-	for _, k := range []string{"prompt_tokens", "completion_tokens"} {
-		n, ok := m[k].(json.Number)
-		if !ok || !isUint(string(n)) {
-			continue
-		}
-		if out == nil {
-			out = map[string]any{}
-		}
-		out[k] = n
-	}
-	return out
-}
-
-func isUint(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // Project returns the post_model_call target {content, tool_calls,
-// finish_reason}: content is the message content (string, part array or
-// null; the refusal text when content is null and a refusal is present);
-// tool_calls is always an array of {id, name, args}; finish_reason is the
-// upstream value, "stop" when absent. The result is a fresh tree.
+// finish_reason}. content is the answer's text: a string or null for a
+// plain answer (the refusal text when only a refusal is present), else an
+// array of parts holding every channel (reasoning, text with url
+// citations, refusal, allowed extra members); tool_calls is always an
+// array of {id, name, args}; finish_reason is the upstream value, "stop"
+// when absent. The result is a fresh tree.
 func (r *Response) Project() map[string]any {
 	return jsonvalue.DeepCopy(r.proj).(map[string]any)
 }
@@ -348,17 +592,48 @@ func (r *Response) Project() map[string]any {
 // Usage returns {prompt_tokens, completion_tokens} (those present as
 // non-negative integers), or nil when the upstream reported neither.
 func (r *Response) Usage() map[string]any {
-	if r.usage == nil {
+	if r.usage == nil || r.usage.proj == nil {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.usage).(map[string]any)
+	return jsonvalue.DeepCopy(r.usage.proj).(map[string]any)
 }
 
 // ID returns the upstream completion id ("chatcmpl-…"), or "".
-func (r *Response) ID() string { return r.id }
+func (r *Response) ID() string { return r.meta.id }
 
 // Model returns the model the upstream reports, or "".
-func (r *Response) Model() string { return r.model }
+func (r *Response) Model() string { return r.meta.model }
 
 // Created returns the upstream creation time in Unix seconds, or 0.
-func (r *Response) Created() int64 { return r.created }
+func (r *Response) Created() int64 { return r.meta.created }
+
+// chunkMeta is the checked metadata of a body or stream, which rendered
+// bodies and synthesized chunks repeat.
+type chunkMeta struct {
+	id, model, systemFingerprint, serviceTier string
+	created                                   int64
+}
+
+// set records a metadata member that passed metaOK.
+func (m *chunkMeta) set(b []byte, mem member) {
+	raw := b[mem.val.start:mem.val.end]
+	if mem.key == "created" {
+		m.created, _ = strconv.ParseInt(string(raw), 10, 64)
+		return
+	}
+	if mem.val.isNull(b) || mem.key == "object" {
+		return
+	}
+	v, _ := jsonvalue.Decode(raw)
+	s, _ := v.(string)
+	switch mem.key {
+	case "id":
+		m.id = s
+	case "model":
+		m.model = s
+	case "system_fingerprint":
+		m.systemFingerprint = s
+	case "service_tier":
+		m.serviceTier = s
+	}
+}

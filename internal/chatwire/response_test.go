@@ -46,7 +46,7 @@ func TestParseResponseProjection(t *testing.T) {
 		{
 			name: "content parts, no finish_reason, odd usage",
 			body: `{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"https://x"}}]}}],"usage":{"prompt_tokens":true,"completion_tokens":1.5,"total_tokens":3}}`,
-			want: `{"content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"https://x"}}],"tool_calls":[],"finish_reason":"stop"}`,
+			want: `{"content":"a","tool_calls":[],"finish_reason":"stop"}`,
 		},
 		{
 			name: "missing id, arguments and content; null finish_reason",
@@ -54,9 +54,9 @@ func TestParseResponseProjection(t *testing.T) {
 			want: `{"content":null,"tool_calls":[{"id":"","name":"f","args":{"raw_arguments":""}}],"finish_reason":"stop"}`,
 		},
 		{
-			name: "content wins over refusal",
+			name: "refusal next to content is projected too",
 			body: `{"choices":[{"message":{"role":"assistant","content":"ok","refusal":"no"},"finish_reason":"stop"}]}`,
-			want: `{"content":"ok","tool_calls":[],"finish_reason":"stop"}`,
+			want: `{"content":[{"type":"text","text":"ok"},{"type":"refusal","refusal":"no"}],"tool_calls":[],"finish_reason":"stop"}`,
 		},
 		{
 			name: "arguments with a duplicate key are shown raw",
@@ -139,11 +139,12 @@ func TestParseResponseErrors(t *testing.T) {
 		{"no function", msg(`{"role":"assistant","tool_calls":[{"id":"c","type":"function"}]}`), "choices[0].message.tool_calls[0].function", "required"},
 		{"arguments object", msg(`{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":{"a":"` + secret + `"}}}]}`), "choices[0].message.tool_calls[0].function.arguments", "must be a string, got object"},
 		{"id number", msg(`{"role":"assistant","tool_calls":[{"id":1,"function":{"name":"f","arguments":"{}"}}]}`), "choices[0].message.tool_calls[0].id", "must be a string"},
-		{"usage lone surrogate", `{"choices":[{"message":{"role":"assistant","content":"a"}}],"usage":{"x":"\ud800"}}`, "usage", "lone surrogate"},
+		{"case-colliding member", msg(`{"role":"assistant","content":"a","Content":"` + secret + `"}`), "choices[0].message", "only in case"},
+		{"case-colliding top member", `{"Choices":[],"choices":[{"message":{"role":"assistant","content":"a"}}]}`, "", "only in case"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseResponse([]byte(tc.body))
+			_, err := ParseResponse([]byte(tc.body), ResponseOptions{})
 			var re *ResponseError
 			if !errors.As(err, &re) {
 				t.Fatalf("err = %v, want *ResponseError", err)

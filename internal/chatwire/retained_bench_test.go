@@ -22,7 +22,7 @@ func BenchmarkStreamRetained(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for i := range streams {
-			st, err := ReadStream(bytes.NewReader(data), 8<<20)
+			st, err := ReadStream(bytes.NewReader(data), 8<<20, ResponseOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

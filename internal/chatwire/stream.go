@@ -15,11 +15,21 @@ import (
 // (verdict transform), or drops it (deny). A Stream is immutable and safe
 // for concurrent use.
 type Stream struct {
-	raw       []byte // every byte up to and including the [DONE] event
-	usageOnly []span // segments of raw holding a usage-only chunk
-	buffered  int64
-	resp      *Response
-	meta      chunkMeta
+	raw      []byte        // the buffered upstream bytes
+	events   []streamEvent // the chunk events, in order
+	buffered int64
+	resp     *Response
+	// replayable: every chunk holds only projected and well-shaped
+	// metadata members and the fragments assemble alike in every official
+	// client, so an allowed stream replays the upstream chunks.
+	replayable bool
+}
+
+// streamEvent is one chunk event: the span of its data in raw (one data
+// line; multi-line data is not replayable) and whether it is usage-only.
+type streamEvent struct {
+	data      span
+	usageOnly bool
 }
 
 // initialBuffer is the first read buffer; it grows by doubling up to the
@@ -38,17 +48,18 @@ const initialBuffer = 32 << 10
 //
 // Framing follows the SSE specification: lines end in CRLF, LF or CR; a
 // leading BOM is skipped; ":" lines are comments; data lines of one event
-// are joined with "\n"; fields other than data and event are ignored.
-// Every event that carries data is parsed as a chunk whatever its event
-// type, because OpenAI clients parse them all: an event the gateway
-// skipped would reach the client unmediated.
+// are joined with "\n"; fields other than data and event are parsed and
+// dropped. Every event that carries data is parsed as a chunk whatever its
+// event type, because OpenAI clients parse them all: an event the gateway
+// skipped would reach the client unmediated. Only chunk data is ever
+// released: comments, id, event, retry and unknown field lines are not.
 //
 // Errors are *StreamError: ErrBufferLimit; ErrStreamCut (EOF or a read
 // error before [DONE]); ErrUpstreamEvent (an "error" event or an error
 // object in a chunk); ErrResponseInvalid (a chunk that is not JSON or not
 // a chat-completion chunk, or a choice index other than 0).
-func ReadStream(r io.Reader, limit int64) (*Stream, error) {
-	p := &sseParser{}
+func ReadStream(r io.Reader, limit int64, opts ResponseOptions) (*Stream, error) {
+	p := &sseParser{asm: newAssembler(opts)}
 	buf := make([]byte, 0, int(min(max(limit, 0), initialBuffer)))
 	for {
 		if len(buf) == cap(buf) {
@@ -113,13 +124,13 @@ func growTo(b []byte, n int) []byte {
 // calls.
 type sseParser struct {
 	pos       int // first byte not yet consumed
-	segStart  int // first byte of the current event's segment
 	bomDone   bool
 	dataLines []span
 	eventType []byte
 	events    int
-	asm       assembler
-	usageOnly []span
+	asm       *assembler
+	chunks    []streamEvent
+	multiLine bool
 	doneEnd   int
 	scratch   []byte
 }
@@ -228,6 +239,7 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 		return false, nil // comments and keep-alives join the next segment
 	}
 	data := p.data(buf)
+	lines := p.dataLines
 	isError := string(p.eventType) == "error"
 	p.dataLines, p.eventType = p.dataLines[:0], p.eventType[:0]
 	if !isError && isDone(data) {
@@ -249,54 +261,69 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	if e, ok := chunk["error"]; ok && e != nil {
 		return false, &StreamError{Kind: ErrUpstreamEvent, Event: p.events}
 	}
-	usageOnly, err := p.asm.add(chunk)
+	usageOnly, err := p.asm.add(data, chunk)
 	if err != nil {
 		return false, &StreamError{Kind: ErrResponseInvalid, Event: p.events, Err: err}
 	}
-	if usageOnly {
-		p.usageOnly = append(p.usageOnly, span{p.segStart, p.pos})
+	if len(lines) == 1 {
+		p.chunks = append(p.chunks, streamEvent{data: lines[0], usageOnly: usageOnly})
+	} else {
+		p.multiLine = true
 	}
-	p.segStart = p.pos
 	return false, nil
 }
 
 // stream finalizes a stream whose [DONE] event ended at p.doneEnd.
 func (p *sseParser) stream(buf []byte) *Stream {
+	resp := p.asm.response()
 	return &Stream{
-		raw:       buf[:p.doneEnd],
-		usageOnly: p.usageOnly,
-		buffered:  int64(len(buf)),
-		resp:      p.asm.response(),
-		meta:      p.asm.meta,
+		raw:        buf[:p.doneEnd],
+		events:     p.chunks,
+		buffered:   int64(len(buf)),
+		resp:       resp,
+		replayable: p.asm.replayable && !p.multiLine,
 	}
 }
 
 // Response returns the assembled response: the same Project, Usage and
 // CheckWriteBack API as a parsed JSON response. Its WriteBack is not
-// available; a transformed stream is released with Synthesize.
+// available; a stream is released with Release.
 func (s *Stream) Response() *Response { return s.resp }
 
 // BufferedBytes returns how many bytes of the upstream stream were held in
 // memory.
 func (s *Stream) BufferedBytes() int64 { return s.buffered }
 
-// Replay writes the upstream events byte-for-byte, through the [DONE]
-// event. When includeUsage is false (the gateway forced include_usage
-// upstream, the client did not ask for it) the usage-only chunks are left
-// out; the "usage": null members OpenAI then adds to the other chunks stay,
-// as they are part of those chunks' bytes.
-func (s *Stream) Replay(w io.Writer, includeUsage bool) error {
-	if includeUsage || len(s.usageOnly) == 0 {
-		_, err := w.Write(s.raw)
-		return err
+// Replayable reports whether an allowed stream is released as the
+// upstream's own chunks (Release with the unchanged projection), rather
+// than re-synthesized.
+func (s *Stream) Replayable() bool { return s.replayable }
+
+// Release returns the SSE bytes for the client. A target equal to the
+// projection of a replayable stream releases the upstream chunks, each as
+// one "data:" event and nothing else (comments, id, event and retry lines
+// are not released), through "data: [DONE]"; usage-only chunks are left
+// out unless includeUsage. Any other target, or a stream that is not
+// replayable, is re-synthesized from the verdicted target (Synthesize).
+func (s *Stream) Release(target any, includeUsage bool) ([]byte, error) {
+	if target == nil {
+		target = s.resp.proj
 	}
-	at := 0
-	for _, u := range s.usageOnly {
-		if _, err := w.Write(s.raw[at:u.start]); err != nil {
-			return err
+	if !s.replayable || !jsonvalue.Equal(target, s.resp.proj) {
+		return s.Synthesize(target, includeUsage)
+	}
+	n := len("data: [DONE]\n\n")
+	for _, e := range s.events {
+		n += len("data: \n\n") + e.data.end - e.data.start
+	}
+	out := make([]byte, 0, n)
+	for _, e := range s.events {
+		if e.usageOnly && !includeUsage {
+			continue
 		}
-		at = u.end
+		out = append(out, "data: "...)
+		out = append(out, s.raw[e.data.start:e.data.end]...)
+		out = append(out, "\n\n"...)
 	}
-	_, err := w.Write(s.raw[at:])
-	return err
+	return append(out, "data: [DONE]\n\n"...), nil
 }

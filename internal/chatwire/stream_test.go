@@ -1,7 +1,6 @@
 package chatwire
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -41,7 +40,7 @@ func (e *endless) Read(p []byte) (int, error) {
 
 func mustStream(t testing.TB, s string) *Stream {
 	t.Helper()
-	st, err := ReadStream(strings.NewReader(s), 1<<20)
+	st, err := ReadStream(strings.NewReader(s), 1<<20, ResponseOptions{})
 	if err != nil {
 		t.Fatalf("ReadStream: %v", err)
 	}
@@ -92,7 +91,7 @@ func TestReadStreamAssembles(t *testing.T) {
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"b\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]}}]}\n\n" +
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"b\",\"function\":{\"name\":\"g\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n" +
 				"data: [DONE]",
-			want: `{"content":null,"tool_calls":[{"id":"a","name":"f","args":{"raw_arguments":"xy"}},{"id":"b","name":"g","args":{}}],"finish_reason":"tool_calls"}`,
+			want: `{"content":null,"tool_calls":[{"id":"a","name":"f","args":{"raw_arguments":"xy"}},{"id":"b","name":"gg","args":{}}],"finish_reason":"tool_calls"}`,
 		},
 		{
 			name: "index -1 and an unknown event type are still parsed",
@@ -104,7 +103,7 @@ func TestReadStreamAssembles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// One byte at a time exercises every split point.
-			st, err := ReadStream(iotest.OneByteReader(strings.NewReader(tc.stream)), 1<<20)
+			st, err := ReadStream(iotest.OneByteReader(strings.NewReader(tc.stream)), 1<<20, ResponseOptions{})
 			if err != nil {
 				t.Fatalf("ReadStream: %v", err)
 			}
@@ -122,7 +121,7 @@ func TestReadStreamAssembles(t *testing.T) {
 			if err := r.CheckWriteBack(r.Project()); err != nil {
 				t.Errorf("projection fails CheckWriteBack: %v", err)
 			}
-			if _, err := r.WriteBack(r.Project()); err == nil {
+			if _, err := r.Release(r.Project()); err == nil {
 				t.Error("WriteBack on a streamed response must fail")
 			}
 		})
@@ -144,7 +143,19 @@ func TestReadStreamMeta(t *testing.T) {
 	}
 }
 
-func TestReplay(t *testing.T) {
+// dataEvents keeps only the data events of an LF- or CRLF-framed stream,
+// each as one "data:" line and a blank line: what Release replays.
+func dataEvents(in string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.ReplaceAll(in, "\r\n", "\n"), "\n") {
+		if strings.HasPrefix(l, "data: ") {
+			b.WriteString(l + "\n\n")
+		}
+	}
+	return b.String()
+}
+
+func TestReleaseReplaysDataEventsOnly(t *testing.T) {
 	for _, framing := range []struct {
 		name string
 		f    func(string) string
@@ -152,38 +163,41 @@ func TestReplay(t *testing.T) {
 		t.Run(framing.name, func(t *testing.T) {
 			in := framing.f(sseToolStream)
 			st := mustStream(t, in)
-			var all bytes.Buffer
-			if err := st.Replay(&all, true); err != nil {
+			if !st.Replayable() {
+				t.Fatal("a clean stream is not replayable")
+			}
+			all, err := st.Release(nil, true)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if all.String() != in {
-				t.Errorf("Replay(includeUsage) is not byte-identical:\n%s", all.String())
+			if want := dataEvents(in); string(all) != want {
+				t.Errorf("Release(includeUsage) =\n%s\nwant\n%s", all, want)
 			}
-			var stripped bytes.Buffer
-			if err := st.Replay(&stripped, false); err != nil {
+			stripped, err := st.Release(nil, false)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if want := strings.Replace(in, framing.f(sseUsageEvent), "", 1); stripped.String() != want {
-				t.Errorf("Replay(!includeUsage) =\n%s\nwant\n%s", stripped.String(), want)
+			if want := strings.Replace(dataEvents(in), sseUsageEvent, "", 1); string(stripped) != want {
+				t.Errorf("Release(!includeUsage) =\n%s\nwant\n%s", stripped, want)
 			}
 		})
 	}
 }
 
-func TestReplayStopsAtDone(t *testing.T) {
-	// Bytes after [DONE] are neither awaited nor replayed.
+func TestReleaseStopsAtDone(t *testing.T) {
+	// Bytes after [DONE] are neither awaited nor released.
 	trailing := errors.New("must not be read")
 	r := io.MultiReader(strings.NewReader(sseText("hi")), iotest.ErrReader(trailing))
-	st, err := ReadStream(r, 1<<20)
+	st, err := ReadStream(r, 1<<20, ResponseOptions{})
 	if err != nil {
 		t.Fatalf("ReadStream: %v", err)
 	}
-	var out bytes.Buffer
-	if err := st.Replay(&out, false); err != nil {
+	out, err := st.Release(nil, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != sseText("hi") {
-		t.Errorf("Replay = %q", out.String())
+	if string(out) != sseText("hi") {
+		t.Errorf("Release = %q", out)
 	}
 	st = mustStream(t, sseText("hi")+"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"late\"}}]}\n\n")
 	if st.Response().Project()["content"] != "hi" {
@@ -191,24 +205,11 @@ func TestReplayStopsAtDone(t *testing.T) {
 	}
 }
 
-func TestReplayWriteError(t *testing.T) {
-	st := mustStream(t, sseToolStream)
-	for _, usage := range []bool{true, false} {
-		if err := st.Replay(failingWriter{}, usage); err == nil {
-			t.Errorf("Replay(%v) ignored a write error", usage)
-		}
-	}
-}
-
-type failingWriter struct{}
-
-func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("client gone") }
-
 func TestReadStreamLimit(t *testing.T) {
 	event := []byte(`data: {"choices":[{"index":0,"delta":{"content":"` + secret + `"}}]}` + "\n\n")
 	for _, limit := range []int64{0, 1, 100, 4096, 100_000, 1 << 20} {
 		cr := &countingReader{r: &endless{event: event}}
-		_, err := ReadStream(cr, limit)
+		_, err := ReadStream(cr, limit, ResponseOptions{})
 		if !errors.Is(err, ErrBufferLimit) {
 			t.Fatalf("limit %d: err = %v, want ErrBufferLimit", limit, err)
 		}
@@ -220,7 +221,7 @@ func TestReadStreamLimit(t *testing.T) {
 	// A stream that fits exactly is accepted, with or without the final
 	// blank line.
 	for _, s := range []string{sseText("ok"), strings.TrimSuffix(sseText("ok"), "\n\n")} {
-		st, err := ReadStream(strings.NewReader(s), int64(len(s)))
+		st, err := ReadStream(strings.NewReader(s), int64(len(s)), ResponseOptions{})
 		if err != nil {
 			t.Fatalf("exact fit: %v", err)
 		}
@@ -230,7 +231,7 @@ func TestReadStreamLimit(t *testing.T) {
 	}
 	// One byte short: over the limit.
 	s := sseText("ok")
-	if _, err := ReadStream(strings.NewReader(s), int64(len(s)-1)); !errors.Is(err, ErrBufferLimit) {
+	if _, err := ReadStream(strings.NewReader(s), int64(len(s)-1), ResponseOptions{}); !errors.Is(err, ErrBufferLimit) {
 		t.Errorf("one byte over: err = %v", err)
 	}
 }
@@ -260,7 +261,8 @@ func TestReadStreamErrors(t *testing.T) {
 		{"audio delta", chunk(`{"choices":[{"index":0,"delta":{"audio":{"transcript":"` + secret + `"}}}]}`), ErrResponseInvalid, 1},
 		{"custom tool call", chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"custom"}]}}]}`), ErrResponseInvalid, 1},
 		{"tool call index huge", chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":99999999}]}}]}`), ErrResponseInvalid, 1},
-		{"tool call id conflict", chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a"}]}}]}`) + chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"b"}]}}]}`), ErrResponseInvalid, 2},
+		{"case-colliding delta member", chunk(`{"choices":[{"index":0,"delta":{"content":"a","Content":"` + secret + `"}}]}`), ErrResponseInvalid, 1},
+		{"case-colliding chunk member", chunk(`{"Choices":[{"index":0,"delta":{"content":"` + secret + `"}}],"choices":[]}`), ErrResponseInvalid, 1},
 		{"arguments object", chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":{}}}]}}]}`), ErrResponseInvalid, 1},
 		{"finish_reason number", chunk(`{"choices":[{"index":0,"delta":{},"finish_reason":1}]}`), ErrResponseInvalid, 1},
 		{"duplicate key", chunk(`{"choices":[{"index":0,"delta":{"content":"a","content":"` + secret + `"}}]}`), ErrResponseInvalid, 1},
@@ -268,7 +270,7 @@ func TestReadStreamErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadStream(strings.NewReader(tc.stream), 1<<20)
+			_, err := ReadStream(strings.NewReader(tc.stream), 1<<20, ResponseOptions{})
 			var se *StreamError
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v, want *StreamError", err)
@@ -287,7 +289,7 @@ func TestReadStreamErrors(t *testing.T) {
 func TestReadStreamReadError(t *testing.T) {
 	cause := errors.New("connection reset by peer")
 	r := io.MultiReader(strings.NewReader("data: {\"choices\":[]}\n\n"), iotest.ErrReader(cause))
-	_, err := ReadStream(r, 1<<20)
+	_, err := ReadStream(r, 1<<20, ResponseOptions{})
 	if !errors.Is(err, ErrStreamCut) || !errors.Is(err, cause) {
 		t.Errorf("err = %v, want ErrStreamCut wrapping the read error", err)
 	}

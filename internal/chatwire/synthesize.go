@@ -9,18 +9,21 @@ import (
 // Synthesize builds a fresh SSE chunk sequence from a verdicted
 // post_model_call target (GW-SSE-3: after a transform the released events
 // are re-derived from the verdicted response, never mixed with upstream
-// chunks). Every chunk carries the upstream id, model, created,
+// chunks). Every chunk carries the upstream's checked id, model, created,
 // system_fingerprint and service_tier. The sequence is:
 //
-//  1. a role chunk (with "content": "" when content is a string);
-//  2. one content chunk (or refusal chunk) holding the whole text, when
-//     it is not empty;
-//  3. one tool_calls chunk carrying every call with its full arguments,
+//  1. a role chunk ("content": "" when there is text, else null);
+//  2. one chunk per reasoning channel, under the member it came from;
+//  3. one content chunk holding the whole text, when it is not empty, and
+//     one annotations chunk when the text carries url citations;
+//  4. one refusal chunk, when there is a refusal;
+//  5. one chunk per allowed extra member;
+//  6. one tool_calls chunk carrying every call with its full arguments,
 //     indexes 0..n-1, when there are calls;
-//  4. a final chunk with the finish_reason and an empty delta;
-//  5. the upstream usage object in a usage-only chunk, when includeUsage
-//     and the upstream reported usage;
-//  6. data: [DONE].
+//  7. a final chunk with the finish_reason and an empty delta;
+//  8. the upstream usage (known counts only) in a usage-only chunk, when
+//     includeUsage and the upstream reported usage;
+//  9. data: [DONE].
 //
 // Upstream logprobs and other per-chunk extras are not carried over. The
 // target is checked with CheckWriteBack first.
@@ -30,52 +33,84 @@ func (s *Stream) Synthesize(target any, includeUsage bool) ([]byte, error) {
 		return nil, err
 	}
 	t := target.(map[string]any)
-	head := s.chunkHead()
+	a, err := r.ans.withContent(t["content"])
+	if err != nil {
+		return nil, err
+	}
+	head := r.chunkHead()
 	out := make([]byte, 0, 512+len(s.raw)/4)
 
-	textKey := "content"
-	if r.fromRefusal {
-		textKey = "refusal"
+	role := `{"role":"assistant","content":null}`
+	if a.text != nil {
+		role = `{"role":"assistant","content":""}`
 	}
-	text, isText := t["content"].(string)
-	role := []byte(`{"role":"assistant","content":null}`)
-	if isText {
-		role = []byte(`{"role":"assistant","` + textKey + `":""}`)
+	out = appendChunk(out, head, []byte(role), "")
+	for _, rt := range a.reasoning {
+		out = appendChunk(out, head, reasoningDelta(rt), "")
 	}
-	out = appendChunk(out, head, role, "")
-	if isText && text != "" {
-		delta, err := jsonvalue.Marshal(map[string]any{textKey: text})
-		if err != nil {
-			return nil, &WriteBackError{Field: "$target.content", Msg: "is not encodable JSON"}
-		}
-		out = appendChunk(out, head, delta, "")
+	if a.text != nil && *a.text != "" {
+		out = appendChunk(out, head, stringDelta("content", *a.text), "")
 	}
-
-	if calls := t["tool_calls"].([]any); len(calls) > 0 {
-		delta, err := r.callsDelta(calls)
+	if len(a.annotations) > 0 {
+		out = appendChunk(out, head, append(appendAnnotations([]byte(`{"annotations":`), a.annotations), '}'), "")
+	}
+	if a.refusal != nil && *a.refusal != "" {
+		out = appendChunk(out, head, stringDelta("refusal", *a.refusal), "")
+	}
+	for _, x := range a.extras {
+		delta, err := (&answer{extras: []extraMember{x}}).appendExtras([]byte{'{'})
 		if err != nil {
 			return nil, err
 		}
-		out = appendChunk(out, head, delta, "")
+		delta[1] = ' ' // appendExtras starts each member with a comma
+		out = appendChunk(out, head, append(delta, '}'), "")
+	}
+	if calls := t["tool_calls"].([]any); len(calls) > 0 {
+		delta, err := appendCalls([]byte(`{"tool_calls":`), calls, r.origCalls(calls), true)
+		if err != nil {
+			return nil, err
+		}
+		out = appendChunk(out, head, append(delta, '}'), "")
 	}
 
 	finish, _ := jsonvalue.Marshal(t["finish_reason"]) // a string: checked
 	out = appendChunk(out, head, []byte(`{}`), string(finish))
 
-	if includeUsage && r.usageRaw != nil {
+	if includeUsage && r.usage != nil {
 		out = append(out, "data: "...)
 		out = append(out, head...)
 		out = append(out, `,"choices":[],"usage":`...)
-		out = append(out, r.usageRaw...)
+		out = append(out, r.usage.raw...)
 		out = append(out, "}\n\n"...)
 	}
 	return append(out, "data: [DONE]\n\n"...), nil
 }
 
+func stringDelta(key, text string) []byte {
+	b := append([]byte{'{'}, `"`+key+`":`...)
+	b = appendString(b, text)
+	return append(b, '}')
+}
+
+// reasoningDelta renders one reasoning channel as a delta under the member
+// it came from.
+func reasoningDelta(rt reasoningText) []byte {
+	if rt.member != wireReasoningDetails {
+		return stringDelta(rt.member, rt.text)
+	}
+	b := []byte(`{"reasoning_details":[{"type":`)
+	b = appendString(b, "reasoning."+rt.key)
+	b = append(b, `,"index":0,`...)
+	b = appendString(b, rt.key)
+	b = append(b, ':')
+	b = appendString(b, rt.text)
+	return append(b, "}]}"...)
+}
+
 // chunkHead is the common opening of every synthesized chunk, up to (not
 // including) the choices member.
-func (s *Stream) chunkHead() []byte {
-	m := s.meta
+func (r *Response) chunkHead() []byte {
+	m := r.meta
 	b := []byte(`{"id":`)
 	b = appendString(b, m.id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
@@ -93,8 +128,8 @@ func (s *Stream) chunkHead() []byte {
 	return b
 }
 
-// appendString appends s as a JSON string. The metadata strings came out
-// of a JSON decode, so they are valid UTF-8 and cannot fail to encode.
+// appendString appends s as a JSON string. The strings come out of a JSON
+// decode, so they are valid UTF-8 and cannot fail to encode.
 func appendString(b []byte, s string) []byte {
 	out, _ := jsonvalue.AppendCompact(b, s)
 	return out
@@ -113,34 +148,4 @@ func appendChunk(out, head, delta []byte, finish string) []byte {
 	out = append(out, `,"logprobs":null,"finish_reason":`...)
 	out = append(out, finish...)
 	return append(out, "}]}\n\n"...)
-}
-
-// callsDelta renders the delta carrying every verdicted call in full.
-func (r *Response) callsDelta(calls []any) ([]byte, error) {
-	b := []byte(`{"tool_calls":[`)
-	origs := r.origCalls(calls)
-	for i, e := range calls {
-		c, orig := e.(map[string]any), origs[i]
-		args, err := argumentsText(orig, c["args"].(map[string]any))
-		if err != nil {
-			return nil, &WriteBackError{Field: "$target.tool_calls[" + strconv.Itoa(i) + "].args", Msg: "is not encodable JSON"}
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"index":`...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `,"id":`...)
-		b = appendString(b, orig.id)
-		b = append(b, `,"type":"function","function":{"name":`...)
-		if b, err = jsonvalue.AppendCompact(b, c["name"]); err != nil {
-			return nil, &WriteBackError{Field: "$target.tool_calls[" + strconv.Itoa(i) + "].name", Msg: "is not encodable JSON"}
-		}
-		b = append(b, `,"arguments":`...)
-		if b, err = jsonvalue.AppendCompact(b, args); err != nil {
-			return nil, &WriteBackError{Field: "$target.tool_calls[" + strconv.Itoa(i) + "].args", Msg: "is not encodable JSON"}
-		}
-		b = append(b, "}}"...)
-	}
-	return append(b, "]}"...), nil
 }

@@ -141,7 +141,7 @@ func TestSynthesizeBytes(t *testing.T) {
 	want := head + `[{"index":0,"delta":{"role":"assistant","content":null},"logprobs":null,"finish_reason":null}]}` + "\n\n" +
 		head + `[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_w","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\", \"days\": 1.0}"}}]},"logprobs":null,"finish_reason":null}]}` + "\n\n" +
 		head + `[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}` + "\n\n" +
-		head + `[],"usage":{"completion_tokens":31,"prompt_tokens":82,"prompt_tokens_details":{"cached_tokens":0},"total_tokens":113}}` + "\n\n" +
+		head + `[],"usage":{"prompt_tokens":82,"completion_tokens":31,"total_tokens":113,"prompt_tokens_details":{"cached_tokens":0}}}` + "\n\n" +
 		"data: [DONE]\n\n"
 	if string(got) != want {
 		t.Errorf("Synthesize =\n%s\nwant\n%s", got, want)
@@ -163,7 +163,7 @@ func TestSynthesizeRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := ReadStream(bytes.NewReader(sse), int64(len(sse)))
+			again, err := ReadStream(bytes.NewReader(sse), int64(len(sse)), ResponseOptions{})
 			if err != nil {
 				t.Fatalf("stream %d: synthesized bytes do not parse: %v", i, err)
 			}
@@ -177,11 +177,11 @@ func TestSynthesizeRoundTrip(t *testing.T) {
 func TestSynthesizeRefusesWhatCannotBeStreamed(t *testing.T) {
 	st := mustStream(t, sseToolStream)
 	target := st.Response().Project()
-	target["content"] = []any{map[string]any{"type": "text", "text": "parts"}}
+	target["content"] = []any{map[string]any{"type": "reasoning", "text": "a reasoning channel the model never had"}}
 	_, err := st.Synthesize(target, false)
 	var we *WriteBackError
-	if !errors.As(err, &we) || we.Field != "$target.content" {
-		t.Errorf("err = %v, want WriteBackError on $target.content", err)
+	if !errors.As(err, &we) || we.Field != "$target.content[0]" {
+		t.Errorf("err = %v, want WriteBackError on $target.content[0]", err)
 	}
 	target = st.Response().Project()
 	target["tool_calls"] = append(target["tool_calls"].([]any), map[string]any{"id": "new", "name": "x", "args": map[string]any{}})
@@ -192,11 +192,11 @@ func TestSynthesizeRefusesWhatCannotBeStreamed(t *testing.T) {
 
 func TestReplayAcceptedByOpenAIGo(t *testing.T) {
 	st := mustStream(t, sseToolStream)
-	var out bytes.Buffer
-	if err := st.Replay(&out, false); err != nil {
+	out, err := st.Release(nil, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	acc := accumulate(t, out.Bytes())
+	acc := accumulate(t, out)
 	c := acc.Choices[0]
 	if c.Message.Content != "Checking now." || len(c.Message.ToolCalls) != 2 || c.Message.ToolCalls[1].Function.Arguments != `{"to":"`+secret+`","amount_cents":9007199254740993}` {
 		t.Errorf("replayed choice = %+v", c)

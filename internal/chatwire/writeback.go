@@ -1,8 +1,6 @@
 package chatwire
 
 import (
-	"strconv"
-
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
@@ -12,12 +10,11 @@ import (
 // host_error:transform_invalid. The projection itself always passes.
 //
 // Rules: the target is an object with exactly content, tool_calls and
-// finish_reason; content is a string, null or an array of part objects
-// (string or null when it stands for a refusal or the response was
-// streamed, as neither can carry parts); tool_calls is an array; a call
-// that differs from its original has a string id naming a call of the
-// upstream response, a non-empty string name and an object args; ids are
-// unique; finish_reason is a string.
+// finish_reason; content is a string, null or a part array as
+// answer.withContent reads it; tool_calls is an array; a call that differs
+// from its original has a string id naming a call of the upstream
+// response, a non-empty string name and an object args; ids are unique;
+// finish_reason is a string.
 //
 // Decision: calls may be dropped or reordered but not added. A call the
 // model never made has no provenance, and a policy that wants to make the
@@ -43,11 +40,8 @@ func (r *Response) CheckWriteBack(target any) error {
 		return err
 	}
 	if c := t["content"]; !jsonvalue.Equal(c, r.proj["content"]) {
-		if _, isList := c.([]any); isList && (r.fromRefusal || r.streamed) {
-			return &WriteBackError{Field: "$target.content", Msg: "must be a string or null here: a refusal or a streamed message cannot carry content parts"}
-		}
-		if sub, msg := contentProblem(c, ""); msg != "" {
-			return &WriteBackError{Field: "$target.content" + sub, Msg: msg}
+		if _, err := r.ans.withContent(c); err != nil {
+			return err
 		}
 	}
 	if _, ok := t["finish_reason"].(string); !ok {
@@ -69,7 +63,7 @@ func (r *Response) checkCalls(tc any) error {
 	}
 	seen := make(map[string]bool, len(list))
 	for i, e := range list {
-		field := "$target.tool_calls[" + strconv.Itoa(i) + "]"
+		field := fieldIndex("$target.tool_calls", i)
 		c, ok := e.(map[string]any)
 		if !ok {
 			return &WriteBackError{Field: field, Msg: "must be an object, got " + typeName(e)}
@@ -105,8 +99,8 @@ func (r *Response) checkCalls(tc any) error {
 }
 
 func (r *Response) uniqueIDs() bool {
-	seen := make(map[string]bool, len(r.calls))
-	for _, c := range r.calls {
+	seen := make(map[string]bool, len(r.ans.calls))
+	for _, c := range r.ans.calls {
 		if seen[c.id] {
 			return false
 		}
@@ -123,7 +117,7 @@ func (r *Response) origCalls(list []any) []*call {
 	positional := jsonvalue.Equal(list, r.proj["tool_calls"])
 	for i, e := range list {
 		if positional {
-			out[i] = &r.calls[i]
+			out[i] = &r.ans.calls[i]
 		} else {
 			out[i] = r.callByID(e.(map[string]any)["id"].(string))
 		}
@@ -132,9 +126,9 @@ func (r *Response) origCalls(list []any) []*call {
 }
 
 func (r *Response) callByID(id string) *call {
-	for i := range r.calls {
-		if r.calls[i].id == id {
-			return &r.calls[i]
+	for i := range r.ans.calls {
+		if r.ans.calls[i].id == id {
+			return &r.ans.calls[i]
 		}
 	}
 	return nil
@@ -155,106 +149,70 @@ func argumentsText(orig *call, args map[string]any) (string, error) {
 	return string(b), err
 }
 
-// WriteBack returns the JSON body for the client. A target equal to the
-// projection returns the original body slice unchanged. Otherwise only
-// what changed is rewritten: choices[0].message.content (or refusal, when
-// the projection showed the refusal), tool_calls matched by id (an
-// unchanged call keeps its raw object bytes; a changed one gets a new name
-// and arguments; dropped calls are removed, and the tool_calls member with
-// them when none remain), and choices[0].finish_reason. Every other byte
-// (ids, usage, system_fingerprint, logprobs, unknown members) is kept.
+// Release returns the JSON body for the client.
 //
-// WriteBack runs CheckWriteBack first. It is not available on a streamed
-// response; use Stream.Synthesize.
-func (r *Response) WriteBack(target any) ([]byte, error) {
-	if r.wire == nil {
-		return nil, &WriteBackError{Msg: "a streamed response is written back with Stream.Synthesize"}
+// A target equal to the projection of a body that holds only projected
+// members and well-shaped metadata returns the original body slice: the
+// projection provably covers every byte. Otherwise the body is
+// re-rendered: removed members (unknown, logprobs, malformed metadata,
+// provider filter reports) are cut out, usage keeps its known counts, and
+// when the verdict changed the answer or the message held anything
+// removed, choices[0].message is rendered from the verdicted target.
+// Number tokens and metadata keep their upstream text.
+//
+// A nil target stands for the projection, unchanged. Release runs
+// CheckWriteBack first. It is not available on a streamed
+// response; use Stream.Release.
+func (r *Response) Release(target any) ([]byte, error) {
+	w := r.wire
+	if w == nil {
+		return nil, &WriteBackError{Msg: "a streamed response is released with Stream.Release"}
+	}
+	if target == nil {
+		target = r.proj
 	}
 	if err := r.CheckWriteBack(target); err != nil {
 		return nil, err
 	}
 	t := target.(map[string]any)
-	w := r.wire
-	if jsonvalue.Equal(t, r.proj) {
+	unchanged := jsonvalue.Equal(t, r.proj)
+	if unchanged && w.clean(r.usage) {
 		return w.body, nil
 	}
-	msg := newObjPatch(w.body, w.message, w.messageMembers)
-	if c := t["content"]; !jsonvalue.Equal(c, r.proj["content"]) {
-		raw, err := jsonvalue.Marshal(c)
-		if err != nil {
-			return nil, &WriteBackError{Field: "$target.content", Msg: "is not encodable JSON"}
-		}
-		key := "content"
-		if r.fromRefusal {
-			key = "refusal"
-		}
-		msg.set(key, raw)
-	}
-	if tc := t["tool_calls"].([]any); !jsonvalue.Equal(tc, r.proj["tool_calls"]) {
-		if len(tc) == 0 {
-			msg.del("tool_calls")
-		} else {
-			raw, err := r.renderCalls(tc)
-			if err != nil {
-				return nil, err
-			}
-			msg.set("tool_calls", raw)
-		}
-	}
 	choice := newObjPatch(w.body, w.choice, w.choiceMembers)
-	if msg.changed() {
-		choice.set("message", msg.render())
+	for i := range w.choiceDrop {
+		choice.drop(i)
+	}
+	answerChanged := !jsonvalue.Equal(t["content"], r.proj["content"]) || !jsonvalue.Equal(t["tool_calls"], r.proj["tool_calls"])
+	if answerChanged || !w.messageClean {
+		a, err := r.ans.withContent(t["content"])
+		if err != nil {
+			return nil, err
+		}
+		calls := t["tool_calls"].([]any)
+		msg, err := a.appendMessage(nil, calls, r.origCalls(calls))
+		if err != nil {
+			return nil, err
+		}
+		choice.set("message", msg)
 	}
 	if fr := t["finish_reason"].(string); fr != r.proj["finish_reason"] {
 		raw, _ := jsonvalue.Marshal(fr) // a string from CheckWriteBack
 		choice.set("finish_reason", raw)
 	}
-	if !choice.changed() {
+	root := rootSpan(w.body)
+	top := newObjPatch(w.body, root, w.top)
+	for i := range w.topDrop {
+		top.drop(i)
+	}
+	if r.usage != nil && !r.usage.clean {
+		top.set("usage", r.usage.raw)
+	}
+	if choice.changed() {
+		top.set("choices", append(append([]byte{'['}, choice.render()...), ']'))
+	}
+	if !top.changed() {
 		return w.body, nil
 	}
-	return splice(w.body, w.choice, choice.render()), nil
-}
-
-// renderCalls builds the tool_calls array for the verdicted calls, which
-// CheckWriteBack has validated.
-func (r *Response) renderCalls(list []any) ([]byte, error) {
-	body := r.wire.body
-	elems := make([][]byte, len(list))
-	origs := r.origCalls(list)
-	for i, e := range list {
-		c, orig := e.(map[string]any), origs[i]
-		wc := orig.wire
-		if jsonvalue.Equal(c, orig.proj) {
-			elems[i] = body[wc.obj.start:wc.obj.end]
-			continue
-		}
-		fn := newObjPatch(body, wc.fn, wc.fnMembers)
-		if name := c["name"].(string); name != orig.name {
-			raw, err := jsonvalue.Marshal(name)
-			if err != nil {
-				return nil, &WriteBackError{Field: "$target.tool_calls[" + strconv.Itoa(i) + "].name", Msg: "is not encodable JSON"}
-			}
-			fn.set("name", raw)
-		}
-		args := c["args"].(map[string]any)
-		if !jsonvalue.Equal(args, orig.proj["args"]) {
-			text, err := argumentsText(orig, args)
-			var raw []byte
-			if err == nil {
-				raw, err = jsonvalue.Marshal(text)
-			}
-			if err != nil {
-				return nil, &WriteBackError{Field: "$target.tool_calls[" + strconv.Itoa(i) + "].args", Msg: "is not encodable JSON"}
-			}
-			fn.set("arguments", raw)
-		}
-		callPatch := newObjPatch(body, wc.obj, wc.members)
-		callPatch.set("function", fn.render())
-		elems[i] = callPatch.render()
-	}
-	orig := make([]span, len(r.calls))
-	for i := range r.calls {
-		orig[i] = r.calls[i].wire.obj
-	}
-	return renderArray(body, r.wire.calls, orig, elems), nil
+	return top.render(), nil
 }

@@ -1,0 +1,287 @@
+package chatwire
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// The closed world of the response side. Every member of an upstream
+// answer (a chat.completion body or a chat.completion.chunk) is exactly
+// one of:
+//
+//   - projected: model output, in the post_model_call target, so policies
+//     judge it and a transform rewrites it;
+//   - metadata: a known member whose value is type- and shape-checked and
+//     is never model text (ids, object, created, model, fingerprints,
+//     usage counts); a value that fails its check is removed;
+//   - removed before release (unknown members, logprobs, provider filter
+//     reports), or refused with 502 when it is an output channel the
+//     gateway cannot mediate (legacy function_call, audio).
+//
+// The tables below are the single source of that classification; the
+// parsers consult them and ResponseMembers/ChunkMembers publish them for
+// the documentation, which a test checks against them.
+
+// Member treatments, as documented.
+const (
+	TreatProjected = "projected"
+	TreatMetadata  = "metadata"
+	TreatRemoved   = "removed"
+	TreatRefused   = "refused"
+)
+
+// MemberDoc is one row of the wire documentation: a member path and what
+// the gateway does with it.
+type MemberDoc struct {
+	Path      string
+	Treatment string
+}
+
+// metaPatterns bound the metadata strings: token-shaped, short, so they
+// cannot carry model text. A value outside its shape is removed.
+var metaPatterns = map[string]*regexp.Regexp{
+	"id":                 regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`),
+	"model":              regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`),
+	"system_fingerprint": regexp.MustCompile(`^[A-Za-z0-9._:-]{0,64}$`),
+	"service_tier":       regexp.MustCompile(`^[a-z0-9_-]{1,32}$`),
+}
+
+// metaOK reports whether the raw value of a top-level metadata member is
+// well shaped. object must be the expected constant; created a
+// non-negative integer token; the strings match metaPatterns; fingerprint
+// and tier may also be null.
+func metaOK(b []byte, m member, object string) bool {
+	v := b[m.val.start:m.val.end]
+	switch m.key {
+	case "object":
+		return string(v) == `"`+object+`"`
+	case "created":
+		return isUint(string(v)) && len(v) <= 12
+	case "system_fingerprint", "service_tier":
+		if m.val.isNull(b) {
+			return true
+		}
+	}
+	if m.val.kind(b) != '"' {
+		return false
+	}
+	s, err := jsonvalue.Decode(v)
+	str, _ := s.(string)
+	return err == nil && metaPatterns[m.key].MatchString(str)
+}
+
+// topMeta lists the top-level metadata members of both body kinds.
+var topMeta = newMemberSet("id", "object", "created", "model", "system_fingerprint", "service_tier")
+
+// Usage: the counts the gateway keeps, as non-negative integer tokens. The
+// usage object is re-rendered from these whenever it holds anything else.
+var (
+	usageCounts  = []string{"prompt_tokens", "completion_tokens", "total_tokens"}
+	usageDetails = map[string][]string{
+		"prompt_tokens_details":     {"cached_tokens", "audio_tokens"},
+		"completion_tokens_details": {"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens"},
+	}
+)
+
+// usage is a checked usage object: the raw text when it held only known
+// counts, else a rendering of the known counts.
+type usage struct {
+	raw   []byte
+	clean bool
+	proj  map[string]any // {prompt_tokens, completion_tokens} present as counts
+}
+
+// readUsage checks the usage object at s (null gives nil).
+func readUsage(b []byte, s span) (*usage, error) {
+	if s.isNull(b) {
+		return nil, nil
+	}
+	if s.kind(b) != '{' {
+		return nil, &ResponseError{Field: "usage", Msg: "must be an object, got " + kindName(b, s)}
+	}
+	ms, err := scanObject(b, s)
+	if err != nil {
+		return nil, &ResponseError{Field: "usage", Msg: "has a duplicate member"}
+	}
+	u := &usage{clean: true}
+	out := []byte{'{'}
+	add := func(key string, raw []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendString(out, key)
+		out = append(out, ':')
+		out = append(out, raw...)
+	}
+	for _, m := range ms {
+		raw := b[m.val.start:m.val.end]
+		switch {
+		case containsString(usageCounts, m.key) && isUint(string(raw)):
+			add(m.key, raw)
+			if m.key != "total_tokens" {
+				if u.proj == nil {
+					u.proj = map[string]any{}
+				}
+				u.proj[m.key] = jsonNumber(raw)
+			}
+		case usageDetails[m.key] != nil && m.val.kind(b) == '{':
+			d, clean, err := readUsageDetails(b, m.val, usageDetails[m.key])
+			if err != nil {
+				return nil, &ResponseError{Field: "usage", Msg: "has a duplicate member"}
+			}
+			u.clean = u.clean && clean
+			add(m.key, d)
+		default:
+			u.clean = false
+		}
+	}
+	u.raw = append(out, '}')
+	if u.clean {
+		u.raw = b[s.start:s.end]
+	}
+	return u, nil
+}
+
+func readUsageDetails(b []byte, s span, known []string) ([]byte, bool, error) {
+	ms, err := scanObject(b, s)
+	if err != nil {
+		return nil, false, err
+	}
+	clean := true
+	out := []byte{'{'}
+	for _, m := range ms {
+		raw := b[m.val.start:m.val.end]
+		if !containsString(known, m.key) || !isUint(string(raw)) {
+			clean = false
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendString(out, m.key)
+		out = append(out, ':')
+		out = append(out, raw...)
+	}
+	return append(out, '}'), clean, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isUint(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ResponseMembers lists how the gateway treats each member of a
+// non-streaming chat.completion (paths relative to the body; [] marks
+// array elements). Members not listed are removed, unless an operator
+// allows them at the message level (wire.chat.allow_response_members),
+// where they are projected.
+func ResponseMembers() []MemberDoc {
+	return slices.Concat(
+		topMetaDocs(),
+		[]MemberDoc{
+			{"choices", TreatProjected},
+			{"choices[].index", TreatMetadata},
+			{"choices[].finish_reason", TreatProjected},
+			{"choices[].logprobs", TreatRemoved},
+			{"choices[].message.role", TreatMetadata},
+			{"choices[].message.content", TreatProjected},
+			{"choices[].message.refusal", TreatProjected},
+			{"choices[].message." + wireReasoningContent, TreatProjected},
+			{"choices[].message." + wireReasoning, TreatProjected},
+			{"choices[].message." + wireReasoningDetails + "[].text", TreatProjected},
+			{"choices[].message." + wireReasoningDetails + "[].summary", TreatProjected},
+			{"choices[].message.annotations[].url_citation.url", TreatProjected},
+			{"choices[].message.annotations[].url_citation.title", TreatProjected},
+			{"choices[].message.annotations[].url_citation.start_index", TreatMetadata},
+			{"choices[].message.annotations[].url_citation.end_index", TreatMetadata},
+			{"choices[].message.tool_calls[].id", TreatProjected},
+			{"choices[].message.tool_calls[].type", TreatMetadata},
+			{"choices[].message.tool_calls[].function.name", TreatProjected},
+			{"choices[].message.tool_calls[].function.arguments", TreatProjected},
+			{"choices[].message.function_call", TreatRefused},
+			{"choices[].message.audio", TreatRefused},
+		},
+		usageDocs(),
+	)
+}
+
+// ChunkMembers lists how the gateway treats each member of a streamed
+// chat.completion.chunk, like ResponseMembers.
+func ChunkMembers() []MemberDoc {
+	return slices.Concat(
+		topMetaDocs(),
+		[]MemberDoc{
+			{"obfuscation", TreatRemoved},
+			{"choices", TreatProjected},
+			{"choices[].index", TreatMetadata},
+			{"choices[].finish_reason", TreatProjected},
+			{"choices[].logprobs", TreatRemoved},
+			{"choices[].delta.role", TreatMetadata},
+			{"choices[].delta.content", TreatProjected},
+			{"choices[].delta.refusal", TreatProjected},
+			{"choices[].delta." + wireReasoningContent, TreatProjected},
+			{"choices[].delta." + wireReasoning, TreatProjected},
+			{"choices[].delta." + wireReasoningDetails + "[].text", TreatProjected},
+			{"choices[].delta." + wireReasoningDetails + "[].summary", TreatProjected},
+			{"choices[].delta.annotations[].url_citation.url", TreatProjected},
+			{"choices[].delta.annotations[].url_citation.title", TreatProjected},
+			{"choices[].delta.tool_calls[].index", TreatMetadata},
+			{"choices[].delta.tool_calls[].id", TreatProjected},
+			{"choices[].delta.tool_calls[].type", TreatMetadata},
+			{"choices[].delta.tool_calls[].function.name", TreatProjected},
+			{"choices[].delta.tool_calls[].function.arguments", TreatProjected},
+			{"choices[].delta.function_call", TreatRefused},
+			{"choices[].delta.audio", TreatRefused},
+			{"error", TreatRefused},
+		},
+		usageDocs(),
+	)
+}
+
+func topMetaDocs() []MemberDoc {
+	return []MemberDoc{
+		{"id", TreatMetadata}, {"object", TreatMetadata}, {"created", TreatMetadata},
+		{"model", TreatMetadata}, {"system_fingerprint", TreatMetadata}, {"service_tier", TreatMetadata},
+	}
+}
+
+func usageDocs() []MemberDoc {
+	docs := []MemberDoc{}
+	for _, k := range usageCounts {
+		docs = append(docs, MemberDoc{"usage." + k, TreatMetadata})
+	}
+	for _, d := range []string{"prompt_tokens_details", "completion_tokens_details"} {
+		for _, k := range usageDetails[d] {
+			docs = append(docs, MemberDoc{"usage." + d + "." + k, TreatMetadata})
+		}
+	}
+	return docs
+}
+
+// jsonNumber returns a validated integer token as a projection number.
+func jsonNumber(raw []byte) any {
+	v, _ := jsonvalue.Decode(raw)
+	return v
+}
+
+// fieldIndex formats "base[i]".
+func fieldIndex(base string, i int) string { return base + "[" + strconv.Itoa(i) + "]" }
