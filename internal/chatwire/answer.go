@@ -6,8 +6,8 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
-// Part types of a projected content array. A plain answer (text, or only a
-// refusal) projects as a string; an answer with more than one channel of
+// Part types of a projected content array. A plain text answer projects
+// as a string; an answer with more than one channel of
 // model text projects as an array of these parts, so that every channel a
 // client can surface is in the post_model_call target, whose schema admits
 // only content, tool_calls and finish_reason.
@@ -61,28 +61,16 @@ type answer struct {
 }
 
 // simple reports whether the answer projects as a plain string or null:
-// no reasoning, citations or extras, and at most one of text and refusal.
+// text only, no refusal, reasoning, citations or extras.
 func (a *answer) simple() bool {
-	if len(a.reasoning) > 0 || len(a.annotations) > 0 || len(a.extras) > 0 {
-		return false
-	}
-	return a.refusal == nil || a.text == nil || *a.text == ""
-}
-
-// fromRefusal reports whether a simple projection shows the refusal text
-// in place of the content (content null or empty, refusal present).
-func (a *answer) fromRefusal() bool {
-	return a.simple() && a.refusal != nil
+	return a.refusal == nil && len(a.reasoning) == 0 && len(a.annotations) == 0 && len(a.extras) == 0
 }
 
 // content returns the projection of every text channel (see the part
 // constants): a string or null for a simple answer, else a part array.
 func (a *answer) content() any {
 	if a.simple() {
-		switch {
-		case a.refusal != nil:
-			return *a.refusal
-		case a.text != nil:
+		if a.text != nil {
 			return *a.text
 		}
 		return nil
@@ -115,8 +103,7 @@ func (a *answer) content() any {
 // keeping a's tool calls and finish reason. The rules, which CheckWriteBack
 // enforces and the docs state:
 //
-//   - a string replaces the visible text (the refusal, when the projection
-//     showed the refusal) and removes every other channel;
+//   - a string replaces the text and removes every other channel;
 //   - null removes every channel;
 //   - a part array sets each channel from its parts: reasoning parts map in
 //     order onto the answer's reasoning channels (fewer parts remove the
@@ -130,12 +117,7 @@ func (a *answer) withContent(c any) (*answer, error) {
 	case nil:
 		return out, nil
 	case string:
-		if a.fromRefusal() {
-			out.text = a.text
-			out.refusal = &v
-		} else {
-			out.text = &v
-		}
+		out.text = &v
 		return out, nil
 	case []any:
 		return out, out.fromParts(a, v)

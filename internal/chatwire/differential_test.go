@@ -243,18 +243,18 @@ func readCorpus(t *testing.T) ([]string, [][]byte) {
 }
 
 // assembleWithGateway runs ReadStream and normalizes the projection; it also
-// returns the bytes Replay releases on allow (nil when ReadStream fails).
+// returns the bytes Release releases on allow (nil when ReadStream fails).
 func assembleWithGateway(t *testing.T, raw []byte) (assembled, []byte) {
 	t.Helper()
-	s, err := ReadStream(bytes.NewReader(raw), corpusLimit)
+	s, err := ReadStream(bytes.NewReader(raw), corpusLimit, ResponseOptions{})
 	if err != nil {
 		return assembled{Error: err.Error()}, nil
 	}
-	var out bytes.Buffer
-	if err := s.Replay(&out, true); err != nil {
-		t.Fatalf("Replay: %v", err)
+	out, err := s.Release(nil, true)
+	if err != nil {
+		t.Fatalf("Release: %v", err)
 	}
-	return normalizeProjection(t, s.Response()), out.Bytes()
+	return normalizeProjection(t, s.Response()), out
 }
 
 // normalizeProjection reads Project() in either content form: a string

@@ -580,8 +580,8 @@ func parseArguments(s string) (map[string]any, bool) {
 
 // Project returns the post_model_call target {content, tool_calls,
 // finish_reason}. content is the answer's text: a string or null for a
-// plain answer (the refusal text when only a refusal is present), else an
-// array of parts holding every channel (reasoning, text with url
+// plain text answer, else (a refusal, reasoning, citations or allowed
+// extras are present) an array of parts holding every channel (reasoning, text with url
 // citations, refusal, allowed extra members); tool_calls is always an
 // array of {id, name, args}; finish_reason is the upstream value, "stop"
 // when absent. The result is a fresh tree.

@@ -30,9 +30,9 @@ func TestParseResponseProjection(t *testing.T) {
 			usage: `{"prompt_tokens":12,"completion_tokens":9}`,
 		},
 		{
-			name:  "refusal shown as content",
+			name:  "refusal projected as a refusal part",
 			body:  refusalResponse,
-			want:  `{"content":"I can't help with ` + secret + `.","tool_calls":[],"finish_reason":"stop"}`,
+			want:  `{"content":[{"type":"refusal","refusal":"I can't help with ` + secret + `."}],"tool_calls":[],"finish_reason":"stop"}`,
 			usage: `{"prompt_tokens":30,"completion_tokens":8}`,
 		},
 		{

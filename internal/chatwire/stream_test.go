@@ -82,7 +82,7 @@ func TestReadStreamAssembles(t *testing.T) {
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I can't \"}}]}\n\n" +
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"help.\"},\"finish_reason\":\"stop\"}]}\n\n" +
 				"data: [DONE]\n\n",
-			want: `{"content":"I can't help.","tool_calls":[],"finish_reason":"stop"}`,
+			want: `{"content":[{"type":"refusal","refusal":"I can't help."}],"tool_calls":[],"finish_reason":"stop"}`,
 		},
 		{
 			name: "tool calls without index (fragment ids decide), raw arguments",

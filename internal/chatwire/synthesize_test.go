@@ -104,7 +104,7 @@ func TestSynthesizeRefusalAndText(t *testing.T) {
 		"data: {\"id\":\"r\",\"created\":5,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"" + secret + "\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
 	st := mustStream(t, refusal)
 	target := st.Response().Project()
-	target["content"] = "no."
+	target["content"] = []any{map[string]any{"type": "refusal", "refusal": "no."}}
 	sse, err := st.Synthesize(target, true)
 	if err != nil {
 		t.Fatal(err)
