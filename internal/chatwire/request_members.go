@@ -101,14 +101,14 @@ var requestMemberTable = []requestMember{
 	{name: "prompt_cache_options", origin: originOpenAI, shape: shapeObject},
 	{name: "prompt_cache_retention", origin: originOpenAI, shape: shapeString},
 	{name: "reasoning_effort", origin: originOpenAI, shape: shapeString},
-	{name: "response_format", origin: originOpenAI, shape: shapeObject, note: "members differing from type, json_schema (and json_schema's name, description, schema, strict) only in letter case are refused"},
+	{name: "response_format", origin: originOpenAI, shape: shapeObject, note: "a member differing from a known one only in letter case is refused, here and in json_schema"},
 	{name: "safety_identifier", origin: originOpenAI, shape: shapeString},
 	{name: "seed", origin: originOpenAI, shape: shapeNumber},
 	{name: "service_tier", origin: originOpenAI, shape: shapeString},
 	{name: "stop", origin: originOpenAI, shape: shapeStringOrList},
 	{name: "store", origin: originOpenAI, shape: shapeBoolean},
 	{name: "temperature", origin: originOpenAI, shape: shapeNumber},
-	{name: "tool_choice", origin: originOpenAI, shape: shapeStringOrObject, note: "members differing from type, function, custom, allowed_tools (and their own) only in letter case are refused"},
+	{name: "tool_choice", origin: originOpenAI, shape: shapeStringOrObject, note: "a member differing from a known one only in letter case is refused, here and in its function, custom and allowed_tools"},
 	{name: "top_logprobs", origin: originOpenAI, shape: shapeNumber},
 	{name: "top_p", origin: originOpenAI, shape: shapeNumber},
 	{name: "user", origin: originOpenAI, shape: shapeString},
@@ -196,13 +196,13 @@ func (m *requestMember) treatment() string {
 	case projectTarget:
 		return "projected as the pre_model_call target; a transform is written back"
 	case projectTools:
-		return "projected as `tools` (`{name, description?, schema?}`); only function tools, whose members must be type, function and function's name, description, parameters, strict"
+		return "projected as `tools` (`{name, description?, schema?}`); function tools only, with members type and function, and function's name, description, parameters and strict (a boolean)"
 	case transportStream:
 		return "transport, not projected; must be a boolean; the stream is buffered and assembled before release"
 	case transportStreamOptions:
 		return "transport, not projected; members include_usage, include_obfuscation, continuous_usage_stats, each a boolean; include_usage is forced on upstream"
 	case refuseN:
-		return "transport, not projected; refused unless 1"
+		return "not projected; refused unless 1 (absent or null): one post_model_call pairs with each pre_model_call"
 	case refuseLegacy:
 		return "refused: legacy function calling (use tools)"
 	case refuseAudio:
