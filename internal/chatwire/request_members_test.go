@@ -44,10 +44,18 @@ type memberCase struct {
 }
 
 var (
-	num     = func(n string) []badValue { return []badValue{{`"0.5"`, n, "must be a number, got string"}, {`true`, n, "must be a number, got boolean"}} }
-	boolean = func(n string) []badValue { return []badValue{{`1`, n, "must be a boolean, got number"}, {`"true"`, n, "must be a boolean, got string"}} }
-	str     = func(n string) []badValue { return []badValue{{`1`, n, "must be a string, got number"}, {`{}`, n, "must be a string, got object"}} }
-	object  = func(n string) []badValue { return []badValue{{`[]`, n, "must be an object, got array"}, {`"x"`, n, "must be an object, got string"}} }
+	num = func(n string) []badValue {
+		return []badValue{{`"0.5"`, n, "must be a number, got string"}, {`true`, n, "must be a number, got boolean"}}
+	}
+	boolean = func(n string) []badValue {
+		return []badValue{{`1`, n, "must be a boolean, got number"}, {`"true"`, n, "must be a boolean, got string"}}
+	}
+	str = func(n string) []badValue {
+		return []badValue{{`1`, n, "must be a string, got number"}, {`{}`, n, "must be a string, got object"}}
+	}
+	object = func(n string) []badValue {
+		return []badValue{{`[]`, n, "must be an object, got array"}, {`"x"`, n, "must be an object, got string"}}
+	}
 )
 
 // memberCases covers every known top-level member (a test below checks
