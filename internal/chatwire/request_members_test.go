@@ -43,20 +43,22 @@ type memberCase struct {
 	projected bool
 }
 
-var (
-	num = func(n string) []badValue {
-		return []badValue{{`"0.5"`, n, "must be a number, got string"}, {`true`, n, "must be a number, got boolean"}}
-	}
-	boolean = func(n string) []badValue {
-		return []badValue{{`1`, n, "must be a boolean, got number"}, {`"true"`, n, "must be a boolean, got string"}}
-	}
-	str = func(n string) []badValue {
-		return []badValue{{`1`, n, "must be a string, got number"}, {`{}`, n, "must be a string, got object"}}
-	}
-	object = func(n string) []badValue {
-		return []badValue{{`[]`, n, "must be an object, got array"}, {`"x"`, n, "must be an object, got string"}}
-	}
-)
+// The refusals every member of one shape gives, for member n.
+func badNumber(n string) []badValue {
+	return []badValue{{`"0.5"`, n, "must be a number, got string"}, {`true`, n, "must be a number, got boolean"}}
+}
+
+func badBoolean(n string) []badValue {
+	return []badValue{{`1`, n, "must be a boolean, got number"}, {`"true"`, n, "must be a boolean, got string"}}
+}
+
+func badString(n string) []badValue {
+	return []badValue{{`1`, n, "must be a string, got number"}, {`{}`, n, "must be a string, got object"}}
+}
+
+func badObject(n string) []badValue {
+	return []badValue{{`[]`, n, "must be an object, got array"}, {`"x"`, n, "must be an object, got string"}}
+}
 
 // memberCases covers every known top-level member (a test below checks
 // that none is missing).
@@ -81,40 +83,40 @@ var memberCases = []memberCase{
 	{name: "function_call", bad: []badValue{{`"auto"`, "function_call", "legacy function calling"}}},
 	{name: "audio", ok: []string{`null`}, bad: []badValue{{`{"voice":"alloy","format":"wav"}`, "audio", "audio output"}, {`"x"`, "audio", "audio output"}}},
 	{name: "modalities", projected: true, ok: []string{`["text"]`}, bad: []badValue{{`["text","audio"]`, "modalities", "audio output"}, {`"text"`, "modalities", "must be an array of strings, got string"}, {`["text",1]`, "modalities[1]", "must be a string, got number"}}},
-	{name: "frequency_penalty", projected: true, ok: []string{`0.5`, `-2`}, bad: num("frequency_penalty")},
+	{name: "frequency_penalty", projected: true, ok: []string{`0.5`, `-2`}, bad: badNumber("frequency_penalty")},
 	{name: "logit_bias", projected: true, ok: []string{`{"50256":-100}`, `{}`}, bad: []badValue{{`[]`, "logit_bias", "must be an object of numbers, got array"}, {`{"1":"x"}`, "logit_bias", "must be an object of numbers, got a value of type string"}}},
-	{name: "logprobs", projected: true, ok: []string{`true`}, bad: boolean("logprobs")},
-	{name: "max_completion_tokens", projected: true, ok: []string{`256`}, bad: num("max_completion_tokens")},
-	{name: "max_tokens", projected: true, ok: []string{`1e2`}, bad: num("max_tokens")},
+	{name: "logprobs", projected: true, ok: []string{`true`}, bad: badBoolean("logprobs")},
+	{name: "max_completion_tokens", projected: true, ok: []string{`256`}, bad: badNumber("max_completion_tokens")},
+	{name: "max_tokens", projected: true, ok: []string{`1e2`}, bad: badNumber("max_tokens")},
 	{name: "metadata", projected: true, ok: []string{`{"team":"travel"}`}, bad: []badValue{{`"x"`, "metadata", "must be an object of strings, got string"}, {`{"k":1}`, "metadata", "must be an object of strings, got a value of type number"}}},
-	{name: "moderation", projected: true, ok: []string{`{"model":"omni-moderation-latest"}`}, bad: object("moderation")},
-	{name: "parallel_tool_calls", projected: true, ok: []string{`false`}, bad: boolean("parallel_tool_calls")},
-	{name: "prediction", projected: true, ok: []string{`{"type":"content","content":"x"}`}, bad: object("prediction")},
-	{name: "presence_penalty", projected: true, ok: []string{`0`}, bad: num("presence_penalty")},
-	{name: "prompt_cache_key", projected: true, ok: []string{`"k"`}, bad: str("prompt_cache_key")},
-	{name: "prompt_cache_options", projected: true, ok: []string{`{"mode":"explicit"}`}, bad: object("prompt_cache_options")},
-	{name: "prompt_cache_retention", projected: true, ok: []string{`"24h"`}, bad: str("prompt_cache_retention")},
-	{name: "reasoning_effort", projected: true, ok: []string{`"low"`}, bad: str("reasoning_effort")},
-	{name: "response_format", projected: true, ok: []string{`{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object"},"strict":true}}`}, bad: object("response_format")},
-	{name: "safety_identifier", projected: true, ok: []string{`"s"`}, bad: str("safety_identifier")},
-	{name: "seed", projected: true, ok: []string{`9007199254740993`}, bad: num("seed")},
-	{name: "service_tier", projected: true, ok: []string{`"flex"`}, bad: str("service_tier")},
+	{name: "moderation", projected: true, ok: []string{`{"model":"omni-moderation-latest"}`}, bad: badObject("moderation")},
+	{name: "parallel_tool_calls", projected: true, ok: []string{`false`}, bad: badBoolean("parallel_tool_calls")},
+	{name: "prediction", projected: true, ok: []string{`{"type":"content","content":"x"}`}, bad: badObject("prediction")},
+	{name: "presence_penalty", projected: true, ok: []string{`0`}, bad: badNumber("presence_penalty")},
+	{name: "prompt_cache_key", projected: true, ok: []string{`"k"`}, bad: badString("prompt_cache_key")},
+	{name: "prompt_cache_options", projected: true, ok: []string{`{"mode":"explicit"}`}, bad: badObject("prompt_cache_options")},
+	{name: "prompt_cache_retention", projected: true, ok: []string{`"24h"`}, bad: badString("prompt_cache_retention")},
+	{name: "reasoning_effort", projected: true, ok: []string{`"low"`}, bad: badString("reasoning_effort")},
+	{name: "response_format", projected: true, ok: []string{`{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object"},"strict":true}}`}, bad: badObject("response_format")},
+	{name: "safety_identifier", projected: true, ok: []string{`"s"`}, bad: badString("safety_identifier")},
+	{name: "seed", projected: true, ok: []string{`9007199254740993`}, bad: badNumber("seed")},
+	{name: "service_tier", projected: true, ok: []string{`"flex"`}, bad: badString("service_tier")},
 	{name: "stop", projected: true, ok: []string{`"\n"`, `["a","b"]`}, bad: []badValue{{`7`, "stop", "must be a string or an array of strings, got number"}, {`["a",{}]`, "stop[1]", "must be a string, got object"}}},
-	{name: "store", projected: true, ok: []string{`true`}, bad: boolean("store")},
-	{name: "temperature", projected: true, ok: []string{`1.0`}, bad: num("temperature")},
+	{name: "store", projected: true, ok: []string{`true`}, bad: badBoolean("store")},
+	{name: "temperature", projected: true, ok: []string{`1.0`}, bad: badNumber("temperature")},
 	{name: "tool_choice", projected: true, ok: []string{`"auto"`, `{"type":"function","function":{"name":"f"}}`}, bad: []badValue{{`1`, "tool_choice", "must be a string or an object, got number"}, {`["auto"]`, "tool_choice", "got array"}}},
-	{name: "top_logprobs", projected: true, ok: []string{`5`}, bad: num("top_logprobs")},
-	{name: "top_p", projected: true, ok: []string{`0.9`}, bad: num("top_p")},
-	{name: "user", projected: true, ok: []string{`"u-1"`}, bad: str("user")},
-	{name: "verbosity", projected: true, ok: []string{`"low"`}, bad: str("verbosity")},
-	{name: "web_search_options", projected: true, ok: []string{`{"search_context_size":"low"}`}, bad: object("web_search_options")},
-	{name: "top_k", projected: true, ok: []string{`40`}, bad: num("top_k")},
-	{name: "min_p", projected: true, ok: []string{`0.05`}, bad: num("min_p")},
-	{name: "repetition_penalty", projected: true, ok: []string{`1.1`}, bad: num("repetition_penalty")},
-	{name: "chat_template_kwargs", projected: true, ok: []string{`{"enable_thinking":false}`}, bad: object("chat_template_kwargs")},
-	{name: "reasoning", projected: true, ok: []string{`{"effort":"high","exclude":false}`}, bad: object("reasoning")},
-	{name: "include_reasoning", projected: true, ok: []string{`true`}, bad: boolean("include_reasoning")},
-	{name: "thinking", projected: true, ok: []string{`{"type":"enabled"}`}, bad: object("thinking")},
+	{name: "top_logprobs", projected: true, ok: []string{`5`}, bad: badNumber("top_logprobs")},
+	{name: "top_p", projected: true, ok: []string{`0.9`}, bad: badNumber("top_p")},
+	{name: "user", projected: true, ok: []string{`"u-1"`}, bad: badString("user")},
+	{name: "verbosity", projected: true, ok: []string{`"low"`}, bad: badString("verbosity")},
+	{name: "web_search_options", projected: true, ok: []string{`{"search_context_size":"low"}`}, bad: badObject("web_search_options")},
+	{name: "top_k", projected: true, ok: []string{`40`}, bad: badNumber("top_k")},
+	{name: "min_p", projected: true, ok: []string{`0.05`}, bad: badNumber("min_p")},
+	{name: "repetition_penalty", projected: true, ok: []string{`1.1`}, bad: badNumber("repetition_penalty")},
+	{name: "chat_template_kwargs", projected: true, ok: []string{`{"enable_thinking":false}`}, bad: badObject("chat_template_kwargs")},
+	{name: "reasoning", projected: true, ok: []string{`{"effort":"high","exclude":false}`}, bad: badObject("reasoning")},
+	{name: "include_reasoning", projected: true, ok: []string{`true`}, bad: badBoolean("include_reasoning")},
+	{name: "thinking", projected: true, ok: []string{`{"type":"enabled"}`}, bad: badObject("thinking")},
 }
 
 func TestRequestMemberTypeChecks(t *testing.T) {
