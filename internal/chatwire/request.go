@@ -103,42 +103,14 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 	for _, m := range ms {
 		spec := requestMembersByName[m.key]
 		if spec == nil {
-			if err := p.admitExtra(m.key); err != nil {
-				return nil, err
-			}
-		}
-		if m.key != "messages" && hasDuplicateKeys(body, m.val) {
-			return nil, &RequestError{Field: safeField(m.key), Msg: "has an object with a duplicate member"}
-		}
-		if spec == nil {
-			if err := r.parseExtra(m); err != nil {
+			if err := r.parseExtra(p.allow, m); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		switch spec.treat {
-		case projectModel:
-			haveModel = true
-			err = r.parseModel(m.val)
-		case projectTarget:
-			haveMessages = true
-			err = r.parseMessages(m.val)
-		case transportStream:
-			err = r.parseStream(m.val)
-		case transportStreamOptions:
-			err = r.parseStreamOptions(m.val)
-		case refuseN:
-			err = parseN(body, m.val)
-		case projectTools:
-			err = r.parseTools(m.val)
-		case refuseLegacy:
-			err = &RequestError{Field: m.key, Msg: "legacy function calling is not supported; use tools"}
-		case refuseAudio:
-			err = r.parseAudio(m.val)
-		default:
-			err = r.parseParam(spec, m.val)
-		}
-		if err != nil {
+		haveModel = haveModel || spec.treat == projectModel
+		haveMessages = haveMessages || spec.treat == projectTarget
+		if err := r.parseKnown(spec, m); err != nil {
 			return nil, err
 		}
 	}
@@ -151,25 +123,53 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// admitExtra judges a top-level member the gateway does not know: one
-// that differs from a known member only in letter case is ambiguous, one
-// the deployment does not allow is refused.
-func (p *RequestParser) admitExtra(key string) error {
-	if known := requestKnown.foldsOnto(key); known != "" {
-		return &RequestError{Msg: "body " + collisionMessage(known)}
+// parseKnown handles one known top-level member by its treatment.
+func (r *Request) parseKnown(spec *requestMember, m member) error {
+	// messages are decoded strictly, element by element.
+	if spec.treat != projectTarget && hasDuplicateKeys(r.body, m.val) {
+		return &RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
 	}
-	if !p.allow.has(key) {
-		return unknownMemberError(key)
+	switch spec.treat {
+	case projectModel:
+		return r.parseModel(m.val)
+	case projectTarget:
+		return r.parseMessages(m.val)
+	case transportStream:
+		return r.parseStream(m.val)
+	case transportStreamOptions:
+		return r.parseStreamOptions(m.val)
+	case refuseN:
+		return parseN(r.body, m.val)
+	case projectTools:
+		return r.parseTools(m.val)
+	case refuseLegacy:
+		return &RequestError{Field: spec.name, Msg: "legacy function calling is not supported; use tools"}
+	case refuseAudio:
+		return r.parseAudio(m.val)
+	default:
+		return r.parseParam(spec, m.val)
 	}
-	return nil
 }
 
-// parseExtra projects an allowed extra member verbatim, null included:
-// the gateway does not know what null means to the upstream.
-func (r *Request) parseExtra(m member) error {
+// parseExtra handles a top-level member the gateway does not know. One
+// whose name differs from a known member only in letter case is
+// ambiguous, one the deployment does not allow is refused, and an allowed
+// one is projected verbatim, null included: the gateway does not know
+// what null means to the upstream.
+func (r *Request) parseExtra(allow memberSet, m member) error {
+	if known := requestKnown.foldsOnto(m.key); known != "" {
+		return &RequestError{Msg: "body " + collisionMessage(known)}
+	}
+	if !allow.has(m.key) {
+		return unknownMemberError(m.key)
+	}
+	field := safeField(m.key)
+	if hasDuplicateKeys(r.body, m.val) {
+		return &RequestError{Field: field, Msg: "has an object with a duplicate member"}
+	}
 	v, err := decodeSpan(r.body, m.val)
 	if err != nil {
-		return &RequestError{Field: safeField(m.key), Msg: decodeProblem(err)}
+		return &RequestError{Field: field, Msg: decodeProblem(err)}
 	}
 	r.setParam(m.key, v)
 	return nil
