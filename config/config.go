@@ -131,6 +131,9 @@ type Config struct {
 	Tracing Tracing
 	// Approvals configures the approval seam (no resolver by default).
 	Approvals Approvals
+	// Wire widens the closed world of the API surfaces (nothing extra by
+	// default).
+	Wire Wire
 
 	// lines maps a field path to the line it was read from; Validate uses
 	// it to place problems, falling back to the nearest enclosing field.

@@ -143,6 +143,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"auth":      func(f string, v *yaml.Node) { d.auth(v, f, &c.Auth) },
 		"approvals": func(f string, v *yaml.Node) { d.approvals(v, f, &c.Approvals) },
+		"wire":      func(f string, v *yaml.Node) { d.wire(v, f, &c.Wire) },
 		"limits": func(f string, v *yaml.Node) {
 			l := &c.Limits
 			d.mapping(v, f, map[string]handler{

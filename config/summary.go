@@ -64,6 +64,7 @@ func (c *Config) Summary() string {
 		fmt.Fprintf(&b, "; tracing otlp %s (%s, ratio %g)", hostOf(c.Tracing.OTLPEndpoint), c.Tracing.ServiceName, c.Tracing.SampleRatio)
 	}
 	b.WriteString(c.Approvals.summary())
+	b.WriteString(c.Wire.summary())
 	return b.String()
 }
 

@@ -55,6 +55,7 @@ func (c *Config) Validate() error {
 	v.limits()
 	v.tracing()
 	v.approvals()
+	v.wire()
 	return v.ps.err()
 }
 

@@ -25,7 +25,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, err := chatwire.ParseRequest(body)
+	req, err := s.requests.Parse(body)
 	if err != nil {
 		writeError(w, requestError(err))
 		return

@@ -137,6 +137,8 @@ type gatewayConfig struct {
 	// log receives the gateway's logs and the HTTP server's error log
 	// (recovered handler panics); nil discards both.
 	log io.Writer
+	// allowRequestMembers is Options.AllowRequestMembers.
+	allowRequestMembers []string
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -184,6 +186,8 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,
 		Tracer:            gc.tracer,
+
+		AllowRequestMembers: gc.allowRequestMembers,
 	})
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.ErrorLog = log.New(gc.log, "", 0)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/approvals"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
@@ -105,6 +106,14 @@ type Options struct {
 	// chat and emit request, a child span per emission and per upstream
 	// call, and injects W3C trace context upstream; nil is no tracing.
 	Tracer trace.Tracer
+	// AllowRequestMembers are top-level chat-completions request members
+	// accepted beyond those the gateway knows (wire.chat.
+	// allow_request_members): projected into model.params and forwarded.
+	// Every other unknown member is refused with 400.
+	AllowRequestMembers []string
+	// AllowResponseMembers are chat-completion response members accepted
+	// beyond those the gateway knows (wire.chat.allow_response_members).
+	AllowResponseMembers []string
 }
 
 // Server is the gateway's HTTP handler and its background session sweeper.
@@ -120,6 +129,8 @@ type Server struct {
 	reloader atomic.Pointer[Reloader]
 	// tracer is nil when tracing is off.
 	tracer trace.Tracer
+	// requests parses chat requests under the wire allowances.
+	requests *chatwire.RequestParser
 }
 
 // New builds a server.
@@ -146,7 +157,8 @@ func New(opts Options) *Server {
 		opts.Metrics = metrics.New(metrics.Options{})
 	}
 	opts.Store = opts.Metrics.InstrumentStore(opts.Store)
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer)}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer),
+		requests: chatwire.NewRequestParser(opts.AllowRequestMembers)}
 	s.policy.Store(opts.Policy)
 	if opts.Policy != nil {
 		s.metrics.PolicyLoaded(opts.Policy.Version, false)

@@ -20,8 +20,11 @@
 // paths, event numbers and JSON type names.
 //
 // What the gateway cannot mediate it refuses instead of passing through:
-// n > 1, legacy function calling, audio output, non-function tools, and
-// objects with duplicate keys where the package interprets them (parsers
-// disagree on which duplicate wins, so the policy could judge one value
-// while the client acts on another).
+// n > 1, legacy function calling, audio output, non-function tools,
+// top-level request members it does not know (RequestMembers lists those
+// it does; a RequestParser can allow more), and, where the package
+// interprets an object, duplicate keys and names that differ from a known
+// member only in letter case (parsers disagree on which duplicate wins,
+// and case-insensitive ones read "Content" as content, so the policy
+// could judge one value while the receiver acts on another).
 package chatwire

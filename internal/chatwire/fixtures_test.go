@@ -12,8 +12,9 @@ const secret = "sk-SECRET-4242"
 
 // requestBody is a realistic agent turn: system prompt, a user message
 // with content parts, an assistant tool-call turn (no content member), its
-// tool result, and a follow-up. It carries odd number tokens and unknown
-// members that must survive untouched, and client formatting.
+// tool result, and a follow-up. It carries odd number tokens, members
+// unknown inside messages and a free-form parameter that must survive
+// untouched, and client formatting.
 const requestBody = `{
   "model": "gpt-4o-2024-08-06",
   "messages": [
@@ -31,7 +32,7 @@ const requestBody = `{
   "parallel_tool_calls": true,
   "user": "u-123",
   "metadata": {"team": "travel"},
-  "x_vendor_flag": {"keep": [1.0, 1e2, -0]},
+  "chat_template_kwargs": {"keep": [1.0, 1e2, -0]},
   "tools": [
     {"type": "function", "function": {"name": "get_weather", "description": "Current weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
     {"type": "function", "function": {"name": "book_hotel"}}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
@@ -38,16 +39,51 @@ type Request struct {
 	params    map[string]any
 }
 
-// ParseRequest validates a chat-completions body and projects it. Errors
-// are *RequestError naming the offending field; they never quote content.
+// RequestParser parses chat-completions requests under one deployment's
+// wire allowances. The zero value knows the standard members only (see
+// RequestMembers). A RequestParser is immutable and safe for concurrent
+// use.
+type RequestParser struct {
+	allow memberSet
+}
+
+// NewRequestParser returns a parser that also accepts the top-level
+// members named in allow, projecting them verbatim (null included) into
+// model.params and forwarding them. A known name in allow changes nothing
+// (its treatment is fixed), and a name differing from a known member only
+// in letter case never takes effect: such members are refused as
+// ambiguous before allow is consulted. Configuration checks each name with
+// CheckAllowedRequestMember.
+func NewRequestParser(allow []string) *RequestParser {
+	if len(allow) == 0 {
+		return &RequestParser{}
+	}
+	return &RequestParser{allow: newMemberSet(allow...)}
+}
+
+// ParseRequest parses body with the zero RequestParser: standard members
+// only.
+func ParseRequest(body []byte) (*Request, error) {
+	var p RequestParser
+	return p.Parse(body)
+}
+
+// Parse validates a chat-completions body and projects it. Errors are
+// *RequestError naming the offending field; they never quote content.
 //
-// Explicit nulls for optional members (stream, stream_options, n, tools)
-// mean "not set", as on the OpenAI API. Requests the gateway cannot mediate
+// The request is a closed world (see RequestMembers): every top-level
+// member is projected into the pre_model_call context, or is the gateway's
+// own transport, or is refused; a member that is neither known nor allowed
+// is refused, and so is one whose name differs from a known member only in
+// letter case, at every level the gateway interprets.
+//
+// Explicit nulls for optional standard members mean "not set", as on the
+// OpenAI API, and are not projected. Requests the gateway cannot mediate
 // are refused: n > 1, legacy functions/function_call (their responses
 // carry message.function_call, which has no place in the post_model_call
 // target), audio output (its transcript would bypass policy), and tools
 // other than function tools.
-func ParseRequest(body []byte) (*Request, error) {
+func (p *RequestParser) Parse(body []byte) (*Request, error) {
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
 			return nil, &RequestError{Msg: "body is empty: a JSON object is required"}
@@ -65,33 +101,16 @@ func ParseRequest(body []byte) (*Request, error) {
 	r.members = ms
 	var haveModel, haveMessages bool
 	for _, m := range ms {
-		if m.key != "messages" && hasDuplicateKeys(body, m.val) {
-			return nil, &RequestError{Field: safeField(m.key), Msg: "has an object with a duplicate member"}
+		spec := requestMembersByName[m.key]
+		if spec == nil {
+			if err := r.parseExtra(p.allow, m); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		var err error
-		switch m.key {
-		case "model":
-			haveModel = true
-			err = r.parseModel(m.val)
-		case "messages":
-			haveMessages = true
-			err = r.parseMessages(m.val)
-		case "stream":
-			err = r.parseStream(m.val)
-		case "stream_options":
-			err = r.parseStreamOptions(m.val)
-		case "n":
-			err = parseN(body, m.val)
-		case "tools":
-			err = r.parseTools(m.val)
-		case "functions", "function_call":
-			err = &RequestError{Field: m.key, Msg: "legacy function calling is not supported; use tools"}
-		case "user", "metadata":
-			// Neither a sampling parameter nor content the policy judges.
-		default:
-			err = r.parseParam(m)
-		}
-		if err != nil {
+		haveModel = haveModel || spec.treat == projectModel
+		haveMessages = haveMessages || spec.treat == projectTarget
+		if err := r.parseKnown(spec, m); err != nil {
 			return nil, err
 		}
 	}
@@ -102,6 +121,58 @@ func ParseRequest(body []byte) (*Request, error) {
 		return nil, &RequestError{Field: "messages", Msg: "is required"}
 	}
 	return r, nil
+}
+
+// parseKnown handles one known top-level member by its treatment.
+func (r *Request) parseKnown(spec *requestMember, m member) error {
+	// messages are decoded strictly, element by element.
+	if spec.treat != projectTarget && hasDuplicateKeys(r.body, m.val) {
+		return &RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
+	}
+	switch spec.treat {
+	case projectModel:
+		return r.parseModel(m.val)
+	case projectTarget:
+		return r.parseMessages(m.val)
+	case transportStream:
+		return r.parseStream(m.val)
+	case transportStreamOptions:
+		return r.parseStreamOptions(m.val)
+	case refuseN:
+		return parseN(r.body, m.val)
+	case projectTools:
+		return r.parseTools(m.val)
+	case refuseLegacy:
+		return &RequestError{Field: spec.name, Msg: "legacy function calling is not supported; use tools"}
+	case refuseAudio:
+		return r.parseAudio(m.val)
+	default:
+		return r.parseParam(spec, m.val)
+	}
+}
+
+// parseExtra handles a top-level member the gateway does not know. One
+// whose name differs from a known member only in letter case is
+// ambiguous, one the deployment does not allow is refused, and an allowed
+// one is projected verbatim, null included: the gateway does not know
+// what null means to the upstream.
+func (r *Request) parseExtra(allow memberSet, m member) error {
+	if known := requestKnown.foldsOnto(m.key); known != "" {
+		return &RequestError{Msg: "body " + collisionMessage(known)}
+	}
+	if !allow.has(m.key) {
+		return unknownMemberError(m.key)
+	}
+	field := safeField(m.key)
+	if hasDuplicateKeys(r.body, m.val) {
+		return &RequestError{Field: field, Msg: "has an object with a duplicate member"}
+	}
+	v, err := decodeSpan(r.body, m.val)
+	if err != nil {
+		return &RequestError{Field: field, Msg: decodeProblem(err)}
+	}
+	r.setParam(m.key, v)
+	return nil
 }
 
 func (r *Request) parseModel(s span) error {
@@ -149,10 +220,15 @@ func (r *Request) parseMessages(s span) error {
 	return nil
 }
 
-// messageProblem checks one projected message: a string role and content
-// that is a string, null or an array of content-part objects. It returns
-// the sub-path (".role", ".content[3]") and a message, or "" when valid.
+// messageProblem checks one projected message: no member name that
+// differs from a known one only in letter case (here, in its content parts
+// and in its tool calls), a string role, and content that is a string,
+// null or an array of content-part objects. It returns the sub-path
+// (".role", ".content[3]") and a message, or "" when valid.
 func messageProblem(m map[string]any) (sub, msg string) {
+	if known := messageMembers.collisionIn(m); known != "" {
+		return "", collisionMessage(known)
+	}
 	if _, ok := m["role"].(string); !ok {
 		return ".role", "must be a string, got " + typeName(m["role"])
 	}
@@ -167,14 +243,26 @@ func messageProblem(m map[string]any) (sub, msg string) {
 }
 
 // toolCallsProblem checks an assistant message's tool_calls: absent, null
-// or an array of objects, so policies reading them see the wire's shape.
+// or an array of objects, so policies reading them see the wire's shape,
+// with no member (nor function member) differing from a known one only in
+// letter case.
 func toolCallsProblem(tc any) (sub, msg string) {
 	switch x := tc.(type) {
 	case nil:
 	case []any:
 		for i, c := range x {
-			if _, ok := c.(map[string]any); !ok {
-				return ".tool_calls[" + strconv.Itoa(i) + "]", "must be an object, got " + typeName(c)
+			path := ".tool_calls[" + strconv.Itoa(i) + "]"
+			call, ok := c.(map[string]any)
+			if !ok {
+				return path, "must be an object, got " + typeName(c)
+			}
+			if known := toolCallMembers.collisionIn(call); known != "" {
+				return path, collisionMessage(known)
+			}
+			if fn, ok := call["function"].(map[string]any); ok {
+				if known := callFunctionMembers.collisionIn(fn); known != "" {
+					return path + ".function", collisionMessage(known)
+				}
 			}
 		}
 	default:
@@ -184,15 +272,20 @@ func toolCallsProblem(tc any) (sub, msg string) {
 }
 
 // contentProblem checks a content value: string, null, or an array whose
-// elements are all objects (content parts are never flattened).
+// elements are all objects (content parts are never flattened) with no
+// member differing from a known one only in letter case.
 func contentProblem(c any, path string) (sub, msg string) {
 	switch x := c.(type) {
 	case nil, string:
 		return "", ""
 	case []any:
 		for i, p := range x {
-			if _, ok := p.(map[string]any); !ok {
+			part, ok := p.(map[string]any)
+			if !ok {
 				return path + "[" + strconv.Itoa(i) + "]", "content part must be an object, got " + typeName(p)
+			}
+			if known := partMembers.collisionIn(part); known != "" {
+				return path + "[" + strconv.Itoa(i) + "]", collisionMessage(known)
 			}
 		}
 		return "", ""
@@ -212,6 +305,8 @@ func (r *Request) parseStream(s span) error {
 	return nil
 }
 
+// parseStreamOptions checks the gateway's own transport options: an
+// object (or null) whose members are known booleans.
 func (r *Request) parseStreamOptions(s span) error {
 	if s.isNull(r.body) {
 		return nil
@@ -223,13 +318,21 @@ func (r *Request) parseStreamOptions(s span) error {
 	if err != nil {
 		return &RequestError{Field: "stream_options", Msg: "has a duplicate member"}
 	}
-	if i := find(ms, "include_usage"); i >= 0 {
-		switch v := ms[i].val; r.body[v.start] {
+	if i := streamOptionsMembers.ambiguous(ms); i >= 0 {
+		return &RequestError{Field: "stream_options", Msg: collisionMessage(streamOptionsMembers.foldsOnto(ms[i].key))}
+	}
+	for _, m := range ms {
+		if !streamOptionsMembers.has(m.key) {
+			return &RequestError{Field: "stream_options", Msg: "has a member the gateway does not know (it knows " + strings.Join(streamOptionsMembers.sortedNames(), ", ") + ")"}
+		}
+		switch r.body[m.val.start] {
 		case 't':
-			r.includeUsage = true
+			if m.key == "include_usage" {
+				r.includeUsage = true
+			}
 		case 'f', 'n':
 		default:
-			return &RequestError{Field: "stream_options.include_usage", Msg: "must be a boolean, got " + kindName(r.body, v)}
+			return &RequestError{Field: "stream_options." + m.key, Msg: "must be a boolean, got " + kindName(r.body, m.val)}
 		}
 	}
 	return nil
@@ -285,12 +388,29 @@ func (r *Request) parseTools(s span) error {
 		if !ok {
 			return &RequestError{Field: field, Msg: "must be an object, got " + typeName(t)}
 		}
+		if known := toolMembers.collisionIn(tool); known != "" {
+			return &RequestError{Field: field, Msg: collisionMessage(known)}
+		}
 		if typ, _ := tool["type"].(string); typ != "function" {
 			return &RequestError{Field: field + ".type", Msg: `must be "function": only function tools can be mediated`}
+		}
+		if toolMembers.unknownIn(tool) {
+			return &RequestError{Field: field, Msg: "has a member the gateway does not know (a function tool has type and function only)"}
 		}
 		fn, ok := tool["function"].(map[string]any)
 		if !ok {
 			return &RequestError{Field: field + ".function", Msg: "must be an object, got " + typeName(tool["function"])}
+		}
+		if known := toolFunctionMembers.collisionIn(fn); known != "" {
+			return &RequestError{Field: field + ".function", Msg: collisionMessage(known)}
+		}
+		if toolFunctionMembers.unknownIn(fn) {
+			return &RequestError{Field: field + ".function", Msg: "has a member the gateway does not know (it knows " + strings.Join(toolFunctionMembers.sortedNames(), ", ") + ")"}
+		}
+		switch st := fn["strict"].(type) {
+		case nil, bool:
+		default:
+			return &RequestError{Field: field + ".function.strict", Msg: "must be a boolean, got " + typeName(st)}
 		}
 		name, ok := fn["name"].(string)
 		if !ok || name == "" {
@@ -317,32 +437,90 @@ func (r *Request) parseTools(s span) error {
 	return nil
 }
 
-// parseParam records a sampling parameter for model.params, refusing the
-// ones that would open an unmediated output channel.
-func (r *Request) parseParam(m member) error {
-	field := safeField(m.key)
-	v, err := decodeSpan(r.body, m.val)
-	if err != nil {
-		return &RequestError{Field: field, Msg: decodeProblem(err)}
+// parseAudio refuses audio output; null means "not set".
+func (r *Request) parseAudio(s span) error {
+	if s.isNull(r.body) {
+		return nil
 	}
-	switch m.key {
-	case "audio":
-		if v != nil {
-			return &RequestError{Field: "audio", Msg: "audio output is not supported: its transcript cannot be mediated"}
-		}
-	case "modalities":
-		if list, ok := v.([]any); ok && slices.Contains(list, any("audio")) {
-			return &RequestError{Field: "modalities", Msg: "audio output is not supported: its transcript cannot be mediated"}
-		}
+	return &RequestError{Field: "audio", Msg: "audio output is not supported: its transcript cannot be mediated"}
+}
+
+// parseParam checks a known parameter's shape and records it for
+// model.params, refusing what would open an unmediated output channel or
+// hide a member behind letter case. null means "not set".
+func (r *Request) parseParam(spec *requestMember, s span) error {
+	v, err := decodeSpan(r.body, s)
+	if err != nil {
+		return &RequestError{Field: spec.name, Msg: decodeProblem(err)}
 	}
 	if v == nil {
 		return nil
 	}
+	if sub, msg := spec.shape.problem(v); msg != "" {
+		return &RequestError{Field: spec.name + sub, Msg: msg}
+	}
+	var sub, msg string
+	switch spec.name {
+	case "modalities":
+		if slices.Contains(v.([]any), any("audio")) {
+			msg = "audio output is not supported: its transcript cannot be mediated"
+		}
+	case "response_format":
+		sub, msg = responseFormatProblem(v.(map[string]any))
+	case "tool_choice":
+		if obj, ok := v.(map[string]any); ok {
+			sub, msg = toolChoiceProblem(obj)
+		}
+	}
+	if msg != "" {
+		return &RequestError{Field: spec.name + sub, Msg: msg}
+	}
+	r.setParam(spec.name, v)
+	return nil
+}
+
+// responseFormatProblem refuses members of response_format (and of its
+// json_schema) that differ from known ones only in letter case.
+func responseFormatProblem(rf map[string]any) (sub, msg string) {
+	if known := responseFormatMembers.collisionIn(rf); known != "" {
+		return "", collisionMessage(known)
+	}
+	if js, ok := rf["json_schema"].(map[string]any); ok {
+		if known := jsonSchemaMembers.collisionIn(js); known != "" {
+			return ".json_schema", collisionMessage(known)
+		}
+	}
+	return "", ""
+}
+
+// toolChoiceProblem refuses members of an object tool_choice (and of its
+// function, custom and allowed_tools) that differ from known ones only in
+// letter case.
+func toolChoiceProblem(tc map[string]any) (sub, msg string) {
+	if known := toolChoiceMembers.collisionIn(tc); known != "" {
+		return "", collisionMessage(known)
+	}
+	for _, name := range []string{"function", "custom"} {
+		if obj, ok := tc[name].(map[string]any); ok {
+			if known := namedToolMembers.collisionIn(obj); known != "" {
+				return "." + name, collisionMessage(known)
+			}
+		}
+	}
+	if obj, ok := tc["allowed_tools"].(map[string]any); ok {
+		if known := allowedToolsMembers.collisionIn(obj); known != "" {
+			return ".allowed_tools", collisionMessage(known)
+		}
+	}
+	return "", ""
+}
+
+// setParam records one model.params member.
+func (r *Request) setParam(name string, v any) {
 	if r.params == nil {
 		r.params = map[string]any{}
 	}
-	r.params[m.key] = v
-	return nil
+	r.params[name] = v
 }
 
 // safeField returns key for use as an error's Field, or "" when it is not
@@ -406,10 +584,12 @@ func (r *Request) Tools() []any {
 	return jsonvalue.DeepCopy(r.tools).([]any)
 }
 
-// Params returns model.params: every top-level member that is not model,
-// messages, tools, stream, stream_options, n, user or metadata and is not
-// null (temperature, top_p, max_tokens, stop, response_format,
-// tool_choice, seed, ...). It is nil when there are none.
+// Params returns model.params: every top-level member other than model,
+// messages, tools, stream, stream_options and n, verbatim (temperature,
+// top_p, max_tokens, stop, response_format, tool_choice, seed, user,
+// metadata, ..., and the members the deployment allows). Standard members
+// set to null are left out (null means "not set"); allowed extras keep
+// theirs. It is nil when there are none.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil

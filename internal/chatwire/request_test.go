@@ -34,7 +34,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"escaped duplicate key", `{"model":"a","\u006dodel":"b",` + okMsgs + `}`, "", "duplicate"},
 		{"duplicate inside a message", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a","text":"` + secret + `"}]}]}`, "messages[0]", "duplicate member"},
 		{"duplicate inside tools", `{"model":"m",` + okMsgs + `,"tools":[{"type":"function","function":{"name":"a","name":"b"}}]}`, "tools", "duplicate member"},
-		{"duplicate in a wide object", `{"model":"m",` + okMsgs + `,"x":{` + wideObject + `,"k3":0}}`, "x", "duplicate member"},
+		{"duplicate in a wide object", `{"model":"m",` + okMsgs + `,"metadata":{` + wideObject + `,"k3":0}}`, "metadata", "duplicate member"},
 		{"model missing", `{` + okMsgs + `}`, "model", "required"},
 		{"model empty", `{"model":"",` + okMsgs + `}`, "model", "non-empty string"},
 		{"model number", `{"model":4,` + okMsgs + `}`, "model", "non-empty string"},
@@ -65,7 +65,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"legacy function_call", `{"model":"m",` + okMsgs + `,"function_call":"auto"}`, "function_call", "legacy function calling"},
 		{"audio output", `{"model":"m",` + okMsgs + `,"audio":{"voice":"alloy","format":"wav"}}`, "audio", "audio output"},
 		{"audio modality", `{"model":"m",` + okMsgs + `,"modalities":["text","audio"]}`, "modalities", "audio output"},
-		{"odd key not echoed", `{"model":"m",` + okMsgs + `,"x ` + secret + `":"\udc00"}`, "", "lone surrogate"},
+		{"odd key not echoed", `{"model":"m",` + okMsgs + `,"x ` + secret + `":"\udc00"}`, "", "not a plain identifier"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,7 +90,7 @@ func TestParseRequestAccepts(t *testing.T) {
 		`{"model":"m","messages":[{"role":"user","content":"a"}],"n":1,"stream":false,"stream_options":null,"tools":null}`,
 		`{"model":"m","messages":[{"role":"user","content":"a"}],"n":null,"stream":null,"audio":null,"modalities":["text"]}`,
 		` {"messages":[{"role":"developer","content":null}],"model":"m"} `,
-		`{"model":"m","messages":[{"role":"user","content":"a"}],"x":{` + wideObject + `}}`,
+		`{"model":"m","messages":[{"role":"user","content":"a"}],"chat_template_kwargs":{` + wideObject + `}}`,
 	} {
 		if _, err := ParseRequest([]byte(body)); err != nil {
 			t.Errorf("ParseRequest(%s): %v", body, err)
@@ -113,7 +113,7 @@ func TestRequestAccessors(t *testing.T) {
 	if got := r.Tools(); !jsonvalue.Equal(got, wantTools) {
 		t.Errorf("Tools = %s", mustJSON(t, got))
 	}
-	wantParams := tree(t, `{"temperature":1.0,"max_tokens":1e2,"seed":9007199254740993,"stop":["\n\n"],"tool_choice":"auto","parallel_tool_calls":true,"x_vendor_flag":{"keep":[1.0,1e2,-0]}}`)
+	wantParams := tree(t, `{"temperature":1.0,"max_tokens":1e2,"seed":9007199254740993,"stop":["\n\n"],"tool_choice":"auto","parallel_tool_calls":true,"user":"u-123","metadata":{"team":"travel"},"chat_template_kwargs":{"keep":[1.0,1e2,-0]}}`)
 	params := r.Params()
 	if !jsonvalue.Equal(params, wantParams) {
 		t.Errorf("Params = %s", mustJSON(t, params))
@@ -141,15 +141,24 @@ func TestRequestAccessors(t *testing.T) {
 	if again[0].(map[string]any)["content"] != "You are a travel agent." {
 		t.Error("Messages shares state between calls")
 	}
-	if r.Params()["x_vendor_flag"] == nil || r.Tools() == nil {
+	if r.Params()["chat_template_kwargs"] == nil || r.Tools() == nil {
 		t.Error("params or tools lost")
 	}
 }
 
 func TestRequestEmptyOptionalProjections(t *testing.T) {
-	r := mustRequest(t, `{"model":"m","messages":[{"role":"user","content":"a"}],"user":"u","metadata":{"k":"v"},"temperature":null}`)
+	r := mustRequest(t, `{"model":"m","messages":[{"role":"user","content":"a"}],"temperature":null,"tools":null,"audio":null,"stream":true,"n":1}`)
 	if r.Tools() != nil || r.Params() != nil || r.ToolNames() != nil {
 		t.Errorf("Tools, Params, ToolNames = %v, %v, %v; want nil", r.Tools(), r.Params(), r.ToolNames())
+	}
+}
+
+// user and metadata reach the upstream, so the policy sees them.
+func TestRequestParamsHoldUserAndMetadata(t *testing.T) {
+	r := mustRequest(t, `{"model":"m","messages":[{"role":"user","content":"a"}],"user":"u","metadata":{"k":"v"},"safety_identifier":"s"}`)
+	want := tree(t, `{"user":"u","metadata":{"k":"v"},"safety_identifier":"s"}`)
+	if got := r.Params(); !jsonvalue.Equal(any(got), want) {
+		t.Errorf("Params = %s, want %s", mustJSON(t, got), mustJSON(t, want))
 	}
 }
 
@@ -253,7 +262,7 @@ func TestUpstreamBodyForceUsage(t *testing.T) {
 		{"null", `{"model":"m",` + msgs + `,"stream":true,"stream_options":null}`, `{"model":"m",` + msgs + `,"stream":true,"stream_options":{"include_usage":true}}`},
 		{"empty object", `{"model":"m","stream_options": { },` + msgs + `}`, `{"model":"m","stream_options": {"include_usage":true },` + msgs + `}`},
 		{"other member kept", `{"stream_options":{"include_obfuscation":false},"model":"m",` + msgs + `}`, `{"stream_options":{"include_obfuscation":false,"include_usage":true},"model":"m",` + msgs + `}`},
-		{"false replaced", `{"model":"m",` + msgs + `,"stream_options":{"include_usage":false,"x":1.0}}`, `{"model":"m",` + msgs + `,"stream_options":{"include_usage":true,"x":1.0}}`},
+		{"false replaced", `{"model":"m",` + msgs + `,"stream_options":{"include_usage":false,"continuous_usage_stats":true}}`, `{"model":"m",` + msgs + `,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
 		{"already true", `{"model":"m",` + msgs + `,"stream_options":{"include_usage":true}}`, `{"model":"m",` + msgs + `,"stream_options":{"include_usage":true}}`},
 	}
 	for _, tc := range tests {
