@@ -77,9 +77,6 @@ type Options struct {
 	MaxResponseBytes int64
 	// StreamBufferLimit bounds a buffered upstream stream; default 8 MiB.
 	StreamBufferLimit int64
-	// AllowResponseMembers names extra message members of upstream answers
-	// that are projected instead of removed (wire.chat.allow_response_members).
-	AllowResponseMembers []string
 	// KeepAlive, when positive, sends SSE comments while a stream is being
 	// buffered, committing the 200 status early (a deny then arrives as one
 	// SSE error event).
@@ -111,8 +108,9 @@ type Options struct {
 	// allow_request_members): projected into model.params and forwarded.
 	// Every other unknown member is refused with 400.
 	AllowRequestMembers []string
-	// AllowResponseMembers are chat-completion response members accepted
-	// beyond those the gateway knows (wire.chat.allow_response_members).
+	// AllowResponseMembers name extra message (and delta) members of
+	// upstream answers that are projected as member parts instead of
+	// removed (wire.chat.allow_response_members).
 	AllowResponseMembers []string
 }
 

@@ -276,11 +276,11 @@ func (a *assembler) toolCall(v any, field string) error {
 	if !ok {
 		return &ResponseError{Field: field, Msg: "must be an object, got " + typeName(v)}
 	}
-	if toolCallMembers.ambiguousKeys(f) {
+	if responseToolCall.ambiguousKeys(f) {
 		return &ResponseError{Field: field, Msg: "has a member whose name differs from a known member's only in case"}
 	}
 	for k := range f {
-		if !toolCallMembers.has(k) {
+		if !responseToolCall.has(k) {
 			a.replayable = false
 		}
 	}
@@ -319,13 +319,13 @@ func (a *assembler) toolCall(v any, field string) error {
 	default:
 		return &ResponseError{Field: field + ".function", Msg: "must be an object, got " + typeName(x)}
 	}
-	if functionMembers.ambiguousKeys(fn) {
+	if responseFunction.ambiguousKeys(fn) {
 		return &ResponseError{Field: field + ".function", Msg: "has a member whose name differs from a known member's only in case"}
 	}
 	for k, x := range fn {
 		s, ok := x.(string)
 		switch {
-		case !functionMembers.has(k):
+		case !responseFunction.has(k):
 			a.replayable = false
 		case !ok && x != nil:
 			return &ResponseError{Field: field + ".function." + k, Msg: "must be a string, got " + typeName(x)}

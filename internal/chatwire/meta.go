@@ -33,13 +33,6 @@ const (
 	TreatRefused   = "refused"
 )
 
-// MemberDoc is one row of the wire documentation: a member path and what
-// the gateway does with it.
-type MemberDoc struct {
-	Path      string
-	Treatment string
-}
-
 // metaPatterns bound the metadata strings: token-shaped, short, so they
 // cannot carry model text. A value outside its shape is removed.
 var metaPatterns = map[string]*regexp.Regexp{
@@ -198,27 +191,27 @@ func ResponseMembers() []MemberDoc {
 	return slices.Concat(
 		topMetaDocs(),
 		[]MemberDoc{
-			{"choices", TreatProjected},
-			{"choices[].index", TreatMetadata},
-			{"choices[].finish_reason", TreatProjected},
-			{"choices[].logprobs", TreatRemoved},
-			{"choices[].message.role", TreatMetadata},
-			{"choices[].message.content", TreatProjected},
-			{"choices[].message.refusal", TreatProjected},
-			{"choices[].message." + wireReasoningContent, TreatProjected},
-			{"choices[].message." + wireReasoning, TreatProjected},
-			{"choices[].message." + wireReasoningDetails + "[].text", TreatProjected},
-			{"choices[].message." + wireReasoningDetails + "[].summary", TreatProjected},
-			{"choices[].message.annotations[].url_citation.url", TreatProjected},
-			{"choices[].message.annotations[].url_citation.title", TreatProjected},
-			{"choices[].message.annotations[].url_citation.start_index", TreatMetadata},
-			{"choices[].message.annotations[].url_citation.end_index", TreatMetadata},
-			{"choices[].message.tool_calls[].id", TreatProjected},
-			{"choices[].message.tool_calls[].type", TreatMetadata},
-			{"choices[].message.tool_calls[].function.name", TreatProjected},
-			{"choices[].message.tool_calls[].function.arguments", TreatProjected},
-			{"choices[].message.function_call", TreatRefused},
-			{"choices[].message.audio", TreatRefused},
+			{Name: "choices", Treatment: TreatProjected},
+			{Name: "choices[].index", Treatment: TreatMetadata},
+			{Name: "choices[].finish_reason", Treatment: TreatProjected},
+			{Name: "choices[].logprobs", Treatment: TreatRemoved},
+			{Name: "choices[].message.role", Treatment: TreatMetadata},
+			{Name: "choices[].message.content", Treatment: TreatProjected},
+			{Name: "choices[].message.refusal", Treatment: TreatProjected},
+			{Name: "choices[].message." + wireReasoningContent, Treatment: TreatProjected},
+			{Name: "choices[].message." + wireReasoning, Treatment: TreatProjected},
+			{Name: "choices[].message." + wireReasoningDetails + "[].text", Treatment: TreatProjected},
+			{Name: "choices[].message." + wireReasoningDetails + "[].summary", Treatment: TreatProjected},
+			{Name: "choices[].message.annotations[].url_citation.url", Treatment: TreatProjected},
+			{Name: "choices[].message.annotations[].url_citation.title", Treatment: TreatProjected},
+			{Name: "choices[].message.annotations[].url_citation.start_index", Treatment: TreatMetadata},
+			{Name: "choices[].message.annotations[].url_citation.end_index", Treatment: TreatMetadata},
+			{Name: "choices[].message.tool_calls[].id", Treatment: TreatProjected},
+			{Name: "choices[].message.tool_calls[].type", Treatment: TreatMetadata},
+			{Name: "choices[].message.tool_calls[].function.name", Treatment: TreatProjected},
+			{Name: "choices[].message.tool_calls[].function.arguments", Treatment: TreatProjected},
+			{Name: "choices[].message.function_call", Treatment: TreatRefused},
+			{Name: "choices[].message.audio", Treatment: TreatRefused},
 		},
 		usageDocs(),
 	)
@@ -230,28 +223,28 @@ func ChunkMembers() []MemberDoc {
 	return slices.Concat(
 		topMetaDocs(),
 		[]MemberDoc{
-			{"obfuscation", TreatRemoved},
-			{"choices", TreatProjected},
-			{"choices[].index", TreatMetadata},
-			{"choices[].finish_reason", TreatProjected},
-			{"choices[].logprobs", TreatRemoved},
-			{"choices[].delta.role", TreatMetadata},
-			{"choices[].delta.content", TreatProjected},
-			{"choices[].delta.refusal", TreatProjected},
-			{"choices[].delta." + wireReasoningContent, TreatProjected},
-			{"choices[].delta." + wireReasoning, TreatProjected},
-			{"choices[].delta." + wireReasoningDetails + "[].text", TreatProjected},
-			{"choices[].delta." + wireReasoningDetails + "[].summary", TreatProjected},
-			{"choices[].delta.annotations[].url_citation.url", TreatProjected},
-			{"choices[].delta.annotations[].url_citation.title", TreatProjected},
-			{"choices[].delta.tool_calls[].index", TreatMetadata},
-			{"choices[].delta.tool_calls[].id", TreatProjected},
-			{"choices[].delta.tool_calls[].type", TreatMetadata},
-			{"choices[].delta.tool_calls[].function.name", TreatProjected},
-			{"choices[].delta.tool_calls[].function.arguments", TreatProjected},
-			{"choices[].delta.function_call", TreatRefused},
-			{"choices[].delta.audio", TreatRefused},
-			{"error", TreatRefused},
+			{Name: "obfuscation", Treatment: TreatRemoved},
+			{Name: "choices", Treatment: TreatProjected},
+			{Name: "choices[].index", Treatment: TreatMetadata},
+			{Name: "choices[].finish_reason", Treatment: TreatProjected},
+			{Name: "choices[].logprobs", Treatment: TreatRemoved},
+			{Name: "choices[].delta.role", Treatment: TreatMetadata},
+			{Name: "choices[].delta.content", Treatment: TreatProjected},
+			{Name: "choices[].delta.refusal", Treatment: TreatProjected},
+			{Name: "choices[].delta." + wireReasoningContent, Treatment: TreatProjected},
+			{Name: "choices[].delta." + wireReasoning, Treatment: TreatProjected},
+			{Name: "choices[].delta." + wireReasoningDetails + "[].text", Treatment: TreatProjected},
+			{Name: "choices[].delta." + wireReasoningDetails + "[].summary", Treatment: TreatProjected},
+			{Name: "choices[].delta.annotations[].url_citation.url", Treatment: TreatProjected},
+			{Name: "choices[].delta.annotations[].url_citation.title", Treatment: TreatProjected},
+			{Name: "choices[].delta.tool_calls[].index", Treatment: TreatMetadata},
+			{Name: "choices[].delta.tool_calls[].id", Treatment: TreatProjected},
+			{Name: "choices[].delta.tool_calls[].type", Treatment: TreatMetadata},
+			{Name: "choices[].delta.tool_calls[].function.name", Treatment: TreatProjected},
+			{Name: "choices[].delta.tool_calls[].function.arguments", Treatment: TreatProjected},
+			{Name: "choices[].delta.function_call", Treatment: TreatRefused},
+			{Name: "choices[].delta.audio", Treatment: TreatRefused},
+			{Name: "error", Treatment: TreatRefused},
 		},
 		usageDocs(),
 	)
@@ -259,19 +252,19 @@ func ChunkMembers() []MemberDoc {
 
 func topMetaDocs() []MemberDoc {
 	return []MemberDoc{
-		{"id", TreatMetadata}, {"object", TreatMetadata}, {"created", TreatMetadata},
-		{"model", TreatMetadata}, {"system_fingerprint", TreatMetadata}, {"service_tier", TreatMetadata},
+		{Name: "id", Treatment: TreatMetadata}, {Name: "object", Treatment: TreatMetadata}, {Name: "created", Treatment: TreatMetadata},
+		{Name: "model", Treatment: TreatMetadata}, {Name: "system_fingerprint", Treatment: TreatMetadata}, {Name: "service_tier", Treatment: TreatMetadata},
 	}
 }
 
 func usageDocs() []MemberDoc {
 	docs := []MemberDoc{}
 	for _, k := range usageCounts {
-		docs = append(docs, MemberDoc{"usage." + k, TreatMetadata})
+		docs = append(docs, MemberDoc{Name: "usage." + k, Treatment: TreatMetadata})
 	}
 	for _, d := range []string{"prompt_tokens_details", "completion_tokens_details"} {
 		for _, k := range usageDetails[d] {
-			docs = append(docs, MemberDoc{"usage." + d + "." + k, TreatMetadata})
+			docs = append(docs, MemberDoc{Name: "usage." + d + "." + k, Treatment: TreatMetadata})
 		}
 	}
 	return docs

@@ -66,8 +66,8 @@ var (
 	responseChoice  = newMemberSet("index", "message", "finish_reason", "logprobs")
 	responseMessage = newMemberSet("role", "content", "refusal", wireReasoningContent, wireReasoning, wireReasoningDetails,
 		"annotations", "tool_calls", "function_call", "audio")
-	toolCallMembers = newMemberSet("index", "id", "type", "function")
-	functionMembers = newMemberSet("name", "arguments")
+	responseToolCall = newMemberSet("index", "id", "type", "function")
+	responseFunction = newMemberSet("name", "arguments")
 )
 
 // ParseResponse parses a non-streaming chat completion. It accepts exactly
@@ -484,7 +484,7 @@ func readToolCalls(b []byte, ms []member, base string) ([]call, bool, error) {
 	clean := true
 	for k, es := range elems {
 		field := fieldIndex(base, k)
-		cm, err := objectAt(b, es, field, toolCallMembers)
+		cm, err := objectAt(b, es, field, responseToolCall)
 		if err != nil {
 			return nil, false, err
 		}
@@ -508,14 +508,14 @@ func readToolCalls(b []byte, ms []member, base string) ([]call, bool, error) {
 				c.id = deref(id)
 			case "function":
 				haveFn = true
-				fm, err := objectAt(b, m.val, field+".function", functionMembers)
+				fm, err := objectAt(b, m.val, field+".function", responseFunction)
 				if err != nil {
 					return nil, false, err
 				}
 				for _, f := range fm {
 					s, err := optionalString(b, f.val, field+".function."+f.key)
 					switch {
-					case !functionMembers.has(f.key):
+					case !responseFunction.has(f.key):
 						clean = false
 						continue
 					case err != nil:
