@@ -84,3 +84,25 @@ func TestRequestMembersDocumented(t *testing.T) {
 		t.Errorf("%s is documented but is not a known request member", name)
 	}
 }
+
+// The Response members and Chunk members tables list exactly
+// ResponseMembers and ChunkMembers, with their treatments.
+func TestResponseMembersDocumented(t *testing.T) {
+	for _, tc := range []struct {
+		heading string
+		want    []MemberDoc
+	}{{"Response members", ResponseMembers()}, {"Chunk members", ChunkMembers()}} {
+		t.Run(tc.heading, func(t *testing.T) {
+			rows := docTable(t, wireDoc, tc.heading)
+			if len(rows) != len(tc.want) {
+				t.Errorf("the table has %d rows, the code lists %d members", len(rows), len(tc.want))
+			}
+			for i := range min(len(rows), len(tc.want)) {
+				row, w := rows[i], tc.want[i]
+				if len(row) != 2 || row[0] != "`"+w.Name+"`" || row[1] != w.Treatment {
+					t.Errorf("row %d = %q, want `%s` | %s", i, row, w.Name, w.Treatment)
+				}
+			}
+		})
+	}
+}
