@@ -101,10 +101,7 @@ const (
 	DefaultSweepInterval    = 30 * time.Second
 	DefaultBufferLimit      = 8 << 20
 	DefaultMaxRequestBytes  = 10 << 20
-	// DefaultMaxResponseBytes is DefaultBufferLimit: a JSON answer and a
-	// streamed one are both held whole until judged, so both wire forms
-	// get the same bound.
-	DefaultMaxResponseBytes = DefaultBufferLimit
+	DefaultMaxResponseBytes = DefaultBufferLimit // both wire forms are held whole until judged
 )
 
 // DefaultSource is Config.Source for the embedded default.
