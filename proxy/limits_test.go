@@ -33,6 +33,17 @@ func sizedJSON(size int, tail string) []byte {
 	return []byte(head + strings.Repeat("a", fill) + tail + end)
 }
 
+// escapeHeavyJSON is a chat completion of exactly size bytes whose content
+// is raw U+2028 characters: 3 bytes each on the wire, 6 once re-encoded in
+// a context, the costliest representation a body can have.
+func escapeHeavyJSON(size int) []byte {
+	b := sizedJSON(size, "")
+	at := bytes.Index(b, []byte(`"content":"`)) + len(`"content":"`)
+	n := bytes.IndexByte(b[at:], '"') / 3 * 3
+	copy(b[at:at+n], strings.Repeat("\u2028", n/3))
+	return b
+}
+
 // sizedSSE is a chat completion stream of exactly size bytes on the wire
 // (framing and [DONE] included), its content in 64 KiB deltas ending with
 // tail.
@@ -128,6 +139,7 @@ func TestResponseSizeIsTheConfiguredLimit(t *testing.T) {
 		{"json 7.5MiB", false, 7*mib + mib/2, "", 200, ""},
 		{"json 7.5MiB judged whole", false, 7*mib + mib/2, limitWord, 403, "policy:tail"},
 		{"json at the limit", false, limit, "", 200, ""},
+		{"json at the limit, all U+2028", false, -limit, "", 200, ""},
 		{"json over the limit", false, limit + 1, "", 502, "upstream_response_too_large"},
 		{"sse 7.5MiB", true, 7*mib + mib/2, "", 200, ""},
 		{"sse 7.5MiB judged whole", true, 7*mib + mib/2, limitWord, 403, "policy:tail"},
@@ -136,9 +148,15 @@ func TestResponseSizeIsTheConfiguredLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			body := sizedJSON(tc.size, tc.tail)
-			if tc.sse {
+			var body []byte
+			switch {
+			case tc.size < 0: // the escape-heavy answer
+				tc.size = -tc.size
+				body = escapeHeavyJSON(tc.size)
+			case tc.sse:
 				body = sizedSSE(tc.size, tc.tail)
+			default:
+				body = sizedJSON(tc.size, tc.tail)
 			}
 			if len(body) != tc.size {
 				t.Fatalf("test answer is %d bytes, want %d", len(body), tc.size)
