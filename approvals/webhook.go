@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -36,9 +35,13 @@ type WebhookOptions struct {
 // Webhook is an enforcement.ApprovalResolver that POSTs the §9
 // ApprovalRequest to a URL and reads an ApprovalResolution back. Any
 // failure (transport, timeout, non-2xx status, an answer that is not a
-// resolution object) is an error, which the engine enforces as deny
-// host_error:approval_resolver_failed. The echo rule and the verdict
-// checks are the engine's, so that each is reported under its §9 reason.
+// resolution object, or has a member approval.schema.json does not define)
+// is an error, which the engine enforces as deny
+// host_error:approval_resolver_failed; an answer naming a member twice has
+// no single reading and is denied host_error:verdict_invalid. The echo rule
+// and the verdict checks are the engine's, so that each is reported under
+// its §9 reason; the carried verdict is read against the closed verdict
+// schema (enforcement.ParseApprovalResolutionStrict).
 type Webhook struct {
 	url     string
 	token   string
@@ -104,14 +107,12 @@ func (w *Webhook) Resolve(ctx context.Context, req enforcement.ApprovalRequest) 
 	if err != nil {
 		return enforcement.ApprovalResolution{}, fmt.Errorf("approval webhook: %w", err)
 	}
-	return enforcement.ParseApprovalResolution(tree)
+	return enforcement.ParseApprovalResolutionStrict(tree)
 }
 
-// resolutionMembers are the members a §9 resolution may have.
-var resolutionMembers = []string{"outcome", "context_identity", "verdict"}
-
-// readResolution decodes one JSON object with the resolution's members
-// only, context_identity and outcome required (approval.schema.json).
+// readResolution reads a webhook's answer: at most maxResolutionBytes,
+// decoded strictly by the decoder every remote verdict shares
+// (enforcement.DecodeAnswer: a member named twice is an invalid answer).
 func readResolution(r io.Reader) (any, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -120,28 +121,5 @@ func readResolution(r io.Reader) (any, error) {
 	if len(data) > maxResolutionBytes {
 		return nil, fmt.Errorf("answer exceeds %d bytes", maxResolutionBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, errors.New("answer is not JSON")
-	}
-	if dec.More() {
-		return nil, errors.New("answer has data after the JSON value")
-	}
-	obj, ok := tree.(map[string]any)
-	if !ok {
-		return nil, errors.New("answer is not a JSON object")
-	}
-	for k := range obj {
-		if !slices.Contains(resolutionMembers, k) {
-			return nil, fmt.Errorf("answer has unknown member %q", k)
-		}
-	}
-	for _, k := range resolutionMembers[:2] {
-		if _, ok := obj[k]; !ok {
-			return nil, fmt.Errorf("answer lacks member %q", k)
-		}
-	}
-	return tree, nil
+	return enforcement.DecodeAnswer(data)
 }

@@ -3,6 +3,7 @@ package approvals_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -126,6 +127,54 @@ func TestWebhookFailuresFailClosed(t *testing.T) {
 			out := emitToolCall(t, context.Background(), newWebhook(t, srv.URL, 5*time.Second), nil)
 			if out.Proceed || out.Verdict.Reason != tc.reason {
 				t.Fatalf("verdict = %s %s, want deny %s", out.Verdict.Decision, out.Verdict.Reason, tc.reason)
+			}
+		})
+	}
+}
+
+// TestWebhookStrictAnswers: a webhook's answer is read strictly. A member
+// named twice anywhere has no single reading (verdict_invalid, before the
+// echo rule); a member the closed schemas do not define is refused at the
+// resolution's level (the resolver failed) and inside its verdict
+// (verdict_invalid); evidence keeps unknown members (§5.3 passes it
+// through unchanged). No deny message quotes the answer.
+func TestWebhookStrictAnswers(t *testing.T) {
+	const leak = "LEAKED_NAME"
+	cases := []struct {
+		name   string
+		answer string // %s is the echoed context_identity
+		reason string // "" = the approval lifts the deny
+	}{
+		{"duplicate outcome", `{"outcome":"reject","outcome":"approve","context_identity":%s,"verdict":{"decision":"allow"}}`, enforcement.ReasonVerdictInvalid},
+		{"duplicate identity", `{"outcome":"approve","context_identity":"sha256:other","context_identity":%s,"verdict":{"decision":"allow"}}`, enforcement.ReasonVerdictInvalid},
+		{"duplicate decision", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"deny","decision":"allow"}}`, enforcement.ReasonVerdictInvalid},
+		{"duplicate inside transform value", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"transform","transform":{"path":"$target.iban","value":{"` + leak + `":1,"` + leak + `":2}}}}`, enforcement.ReasonVerdictInvalid},
+		{"unknown verdict member", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"allow","` + leak + `":true}}`, enforcement.ReasonVerdictInvalid},
+		{"unknown warning member", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"allow","warnings":[{"reason":"w","` + leak + `":1}]}}`, enforcement.ReasonVerdictInvalid},
+		{"unknown transform member", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"transform","transform":{"path":"$target.iban","value":"x","` + leak + `":1}}}`, enforcement.ReasonVerdictInvalid},
+		{"unknown resolution member", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"allow"},"` + leak + `":1}`, enforcement.ReasonApprovalResolverFailed},
+		{"unknown decision", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"` + leak + `"}}`, enforcement.ReasonVerdictInvalid},
+		{"evidence keeps unknown members", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"allow","evidence":{"artefact":"sha256:00","` + leak + `":{"k":1}}}}`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := webhookServer(t, func(w http.ResponseWriter, req map[string]any) {
+				id, _ := json.Marshal(req["context_identity"])
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, tc.answer, id)
+			})
+			out := emitToolCall(t, context.Background(), newWebhook(t, srv.URL, 5*time.Second), nil)
+			if tc.reason == "" {
+				if !out.Proceed {
+					t.Fatalf("verdict = %s %s %q, want the approval to lift the deny", out.Verdict.Decision, out.Verdict.Reason, out.Verdict.Message)
+				}
+				return
+			}
+			if out.Proceed || out.Verdict.Reason != tc.reason {
+				t.Fatalf("verdict = %s %s %q, want deny %s", out.Verdict.Decision, out.Verdict.Reason, out.Verdict.Message, tc.reason)
+			}
+			if strings.Contains(out.Verdict.Message, leak) {
+				t.Errorf("deny message quotes the answer: %q", out.Verdict.Message)
 			}
 		})
 	}

@@ -101,7 +101,7 @@ const (
 	DefaultSweepInterval    = 30 * time.Second
 	DefaultBufferLimit      = 8 << 20
 	DefaultMaxRequestBytes  = 10 << 20
-	DefaultMaxResponseBytes = 32 << 20
+	DefaultMaxResponseBytes = DefaultBufferLimit // both wire forms are held whole until judged
 )
 
 // DefaultSource is Config.Source for the embedded default.

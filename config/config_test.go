@@ -90,7 +90,7 @@ enforcement:
   identity_provider: hmac-sha256-k1
   identity_key_env: ID_KEY_T
   interceptor_timeout: 750ms
-  max_context_bytes: 1MiB
+  max_context_bytes: 160MiB
   max_depth: 64
 interceptors:
   - name: block-all
@@ -135,7 +135,7 @@ limits:
 			Mode: "evaluate_only", PointModes: map[string]string{"output": "enforce"},
 			Composition:      Composition{Profile: "parallel/strictest", OnTransformConflict: "approval"},
 			IdentityProvider: "hmac-sha256-k1", IdentityKeyEnv: "ID_KEY_T", IdentityKey: []byte("0123456789abcdef0123456789abcdef"),
-			InterceptorTimeout: 750 * time.Millisecond, MaxContextBytes: 1 << 20, MaxDepth: 64,
+			InterceptorTimeout: 750 * time.Millisecond, MaxContextBytes: 160 << 20, MaxDepth: 64,
 		},
 		Sessions:  Sessions{Store: StoreRedis, RedisURL: "redis://redis:6379/2", KeyPrefix: "gw:", IdleTimeout: time.Hour, SweepInterval: 10 * time.Second},
 		Records:   Records{Sinks: []Sink{{Type: SinkStdout}, {Type: SinkJSONL, Path: "/var/log/records.jsonl"}}, PolicyVersion: true},
@@ -180,7 +180,7 @@ func TestParseDefaults(t *testing.T) {
 		t.Errorf("openai base_url defaults to %q", got)
 	}
 	wantEnf := Enforcement{Mode: "enforce", Composition: Composition{Profile: "sequential/first_deny"}, IdentityProvider: "jcs-sha256",
-		InterceptorTimeout: 5 * time.Second, MaxContextBytes: 5 << 20, MaxDepth: 128}
+		InterceptorTimeout: 5 * time.Second, MaxContextBytes: 21 << 20, MaxDepth: 128}
 	if !reflect.DeepEqual(c.Enforcement, wantEnf) {
 		t.Errorf("enforcement = %+v, want %+v", c.Enforcement, wantEnf)
 	}
@@ -190,7 +190,7 @@ func TestParseDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Records.Sinks, []Sink{{Type: "stdout"}}) {
 		t.Errorf("records = %+v", c.Records)
 	}
-	if c.Streaming != (Streaming{BufferLimit: 8 << 20}) || c.Limits != (Limits{MaxRequestBytes: 10 << 20, MaxResponseBytes: 32 << 20}) {
+	if c.Streaming != (Streaming{BufferLimit: 8 << 20}) || c.Limits != (Limits{MaxRequestBytes: 10 << 20, MaxResponseBytes: 8 << 20}) {
 		t.Errorf("streaming = %+v, limits = %+v", c.Streaming, c.Limits)
 	}
 }

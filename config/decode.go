@@ -37,7 +37,7 @@ func newConfig(source string) *Config {
 			Composition:        Composition{Profile: string(enforcement.SequentialFirstDeny)},
 			IdentityProvider:   enforcement.IdentityJCSSHA256,
 			InterceptorTimeout: enforcement.DefaultTimeout,
-			MaxContextBytes:    enforcement.DefaultMaxContextBytes,
+			MaxContextBytes:    DefaultMaxContextBytes,
 			MaxDepth:           enforcement.DefaultMaxDepth,
 		},
 		Sessions: Sessions{
@@ -84,6 +84,7 @@ func decode(name string, data []byte) (*Config, *problems) {
 	if _, set := c.lines["policy.watch"]; !set && c.Policy.Path != "" {
 		c.Policy.Watch = true
 	}
+	c.deriveContextBound()
 	return c, ps
 }
 

@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 	v.streaming()
 	v.auth()
 	v.limits()
+	v.contextBound()
 	v.tracing()
 	v.approvals()
 	v.wire()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +52,7 @@ func (em *emission) admit() bool {
 		em.combined = hostDeny(ReasonContextInvalid, "invalid context envelope: "+err.Error())
 		return false
 	}
-	if err := jsonvalue.Check(map[string]any(em.orig), em.e.limits); err != nil {
+	if err := checkBounds(em.orig, em.e.limits); err != nil {
 		em.combined = hostDeny(ReasonContextInvalid, "context rejected: "+err.Error())
 		return false
 	}
@@ -467,13 +466,7 @@ func owned(v Verdict) Verdict {
 		v.Transform = &t
 	}
 	if v.Evidence != nil {
-		ev := *v.Evidence
-		if ev.Artefact != nil {
-			a := *ev.Artefact
-			ev.Artefact = &a
-		}
-		ev.VerificationPointers = maps.Clone(ev.VerificationPointers)
-		v.Evidence = &ev
+		v.Evidence = v.Evidence.clone()
 	}
 	return v
 }
@@ -636,7 +629,7 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 		if em.ctx.Err() != nil {
 			em.interrupted.Store(true)
 		}
-		return hostDeny(ReasonApprovalResolverFailed, "approval resolver failed: "+failureKind(err)), false, true
+		return resolverFailure(err), false, true
 	}
 	if !sameIdentity(res.ContextIdentity, id) {
 		return hostDeny(ReasonApprovalIdentityMismatch, "resolution context_identity does not echo the request's"), false, true
@@ -673,6 +666,19 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 	}
 	em.resolvedBy = ResolvedByApproval
 	return rv, true, false
+}
+
+// resolverFailure maps a resolver's error. An answer that failed the §5
+// gate as a whole (a webhook's answer naming a member twice has no single
+// reading, so not even its context_identity can be echo-checked) is
+// host_error:verdict_invalid with the gate's payload-free message; anything
+// else is the resolver failing.
+func resolverFailure(err error) Verdict {
+	var g *gateError
+	if errors.As(err, &g) && !errors.Is(err, errTimeout) {
+		return hostDeny(g.reason, "approval resolver returned an invalid answer: "+g.msg)
+	}
+	return hostDeny(ReasonApprovalResolverFailed, "approval resolver failed: "+failureKind(err))
 }
 
 func failureKind(err error) string {

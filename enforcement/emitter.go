@@ -129,7 +129,9 @@ type Options struct {
 	// longer than an interceptor. 0 means Timeout, negative disables.
 	ResolverTimeout time.Duration
 	// MaxContextBytes and MaxDepth bound contexts (§12.3): 0 means the
-	// defaults (5 MiB, 128 levels), negative disables.
+	// defaults (5 MiB, 128 levels), negative disables. The size is the
+	// compact JSON encoding with a target that aliases its member (as
+	// Builder makes it) counted once.
 	MaxContextBytes int
 	MaxDepth        int
 	Sink            RecordSink

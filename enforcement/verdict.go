@@ -57,6 +57,11 @@ type Transform struct {
 type Evidence struct {
 	Artefact             *string           `json:"artefact,omitempty"`
 	VerificationPointers map[string]string `json:"verification_pointers,omitempty"`
+	// Extra holds the members other than artefact and verification_pointers
+	// of a decoded evidence object (JSON value trees): §5.3 has the host
+	// propagate evidence unchanged, so they travel to the record as
+	// received and count toward the size cap.
+	Extra map[string]any `json:"-"`
 }
 
 // Allow returns a plain allow verdict.
@@ -195,18 +200,7 @@ func GateReason(err error) string {
 }
 
 func evidenceSize(e *Evidence) (int, error) {
-	m := make(map[string]any, 2)
-	if e.Artefact != nil {
-		m["artefact"] = *e.Artefact
-	}
-	if e.VerificationPointers != nil {
-		vp := make(map[string]any, len(e.VerificationPointers))
-		for k, u := range e.VerificationPointers {
-			vp[k] = u
-		}
-		m["verification_pointers"] = vp
-	}
-	b, err := jcs.Canonicalize(m)
+	b, err := jcs.Canonicalize(e.tree())
 	return len(b), err
 }
 
@@ -284,7 +278,7 @@ func ParseVerdict(tree any) (Verdict, error) {
 		if !ok {
 			return Verdict{}, invalidf("evidence is not an object")
 		}
-		ev := &Evidence{}
+		ev := &Evidence{Extra: evidenceExtra(eo)}
 		switch a := eo["artefact"].(type) {
 		case nil:
 		case string:

@@ -76,7 +76,10 @@ func TestVerdictGate(t *testing.T) {
 		{"evidence-canonical-escapes", `{"decision":"deny","evidence":{"artefact":"` + strings.Repeat(`\"`, 5113) + `"}}`, Input, ReasonVerdictInvalid},
 		// 2-byte runes count as 2 bytes: 5113 × "é" is 10226 bytes.
 		{"evidence-utf8-bytes", `{"decision":"deny","evidence":{"artefact":"` + strings.Repeat("é", 5113) + `"}}`, Input, ReasonVerdictInvalid},
-		{"evidence-unknown-members-ignored", `{"decision":"deny","evidence":{"artefact":"a","blob":"` + strings.Repeat("x", 11000) + `"}}`, Input, ""},
+		// §5.3: evidence travels unchanged, unknown members included, so
+		// they count toward the cap that keeps records bounded.
+		{"evidence-unknown-members-kept", `{"decision":"deny","evidence":{"artefact":"a","blob":"` + strings.Repeat("x", 10000) + `"}}`, Input, ""},
+		{"evidence-unknown-members-counted", `{"decision":"deny","evidence":{"artefact":"a","blob":"` + strings.Repeat("x", 11000) + `"}}`, Input, ReasonVerdictInvalid},
 		{"labels-not-strings", `{"decision":"allow","result_labels":["a",1]}`, Input, ReasonVerdictInvalid},
 		{"labels-not-array", `{"decision":"allow","result_labels":"a"}`, Input, ReasonVerdictInvalid},
 	}

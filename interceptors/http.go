@@ -2,7 +2,6 @@ package interceptors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
@@ -41,28 +40,13 @@ func (h *httpInterceptor) Intercept(ctx context.Context, c enforcement.Context) 
 	if err != nil {
 		return enforcement.Verdict{}, fmt.Errorf("http interceptor: %w", err)
 	}
-	tree, err := decodeAnswer(data)
+	tree, err := enforcement.DecodeAnswer(data)
 	if err != nil {
 		return enforcement.Verdict{}, fmt.Errorf("http interceptor: %w", err)
 	}
-	v, err := enforcement.ParseVerdict(tree)
+	v, err := enforcement.ParseVerdictStrict(tree)
 	if err != nil {
 		return enforcement.Verdict{}, fmt.Errorf("http interceptor: %w", err)
 	}
 	return v, nil
-}
-
-// errNotJSON is an answer that does not parse. It is a service failure
-// (host_error:interceptor_failed, "returned a non-JSON value" in spec §11),
-// unlike JSON that is not a valid verdict (host_error:verdict_invalid).
-var errNotJSON = errors.New("remote verdict service answered a body that is not JSON")
-
-// decodeAnswer parses a service's answer. The parser's error is dropped: it
-// may quote the body.
-func decodeAnswer(data []byte) (any, error) {
-	tree, err := jsonvalue.Decode(data)
-	if err != nil {
-		return nil, errNotJSON
-	}
-	return tree, nil
 }

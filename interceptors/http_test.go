@@ -114,7 +114,10 @@ func TestHTTPBadAnswers(t *testing.T) {
 		{"garbage", 200, "application/json", secret + "{", false, "not JSON"},
 		{"html", 200, "text/html", `<p>` + secret, false, "content type"},
 		{"oversized", 200, "application/json", `{"decision":"allow","x":"` + strings.Repeat("a", maxRemoteBody) + `"}`, false, "more than 1048576 bytes"},
-		{"not a verdict", 200, "application/json", `{"verdict":"` + secret + `"}`, true, "decision is missing"},
+		{"not a verdict", 200, "application/json", `{"reason":"` + secret + `"}`, true, "decision is missing"},
+		{"unknown member", 200, "application/json", `{"decision":"allow","` + secret + `":1}`, true, "does not define"},
+		{"duplicate member", 200, "application/json", `{"decision":"allow","x":{"` + secret + `":1,"` + secret + `":2}}`, true, "more than once"},
+		{"unknown decision", 200, "application/json", `{"decision":"` + secret + `"}`, true, "not allow, deny or transform"},
 		{"array", 200, "application/json", `["` + secret + `"]`, true, "not a JSON object"},
 	}
 	for _, tc := range cases {

@@ -76,7 +76,10 @@ func newOPA(spec config.Interceptor, env Env) (enforcement.Interceptor, error) {
 // Intercept implements enforcement.Interceptor. OPA's result maps as:
 // true → allow; false → deny; an object → a verdict; missing (the rule
 // is undefined for this input) or anything else → an error, since an
-// undefined decision is not an allow.
+// undefined decision is not an allow. The answer is read strictly
+// (enforcement.DecodeAnswer): a member named twice anywhere is an invalid
+// verdict. OPA's own envelope members (decision_id, metrics, …) are
+// accepted; a verdict object in result is closed (ParseVerdictStrict).
 func (o *opaInterceptor) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	body, err := jsonvalue.Marshal(map[string]any{"input": map[string]any(c)})
 	if err != nil {
@@ -86,7 +89,7 @@ func (o *opaInterceptor) Intercept(ctx context.Context, c enforcement.Context) (
 	if err != nil {
 		return enforcement.Verdict{}, fmt.Errorf("opa: %w", err)
 	}
-	tree, err := decodeAnswer(data)
+	tree, err := enforcement.DecodeAnswer(data)
 	if err != nil {
 		return enforcement.Verdict{}, fmt.Errorf("opa: %w", err)
 	}
@@ -102,7 +105,7 @@ func (o *opaInterceptor) Intercept(ctx context.Context, c enforcement.Context) (
 		}
 		return enforcement.Deny(o.reason, o.message), nil
 	case map[string]any:
-		v, err := enforcement.ParseVerdict(r)
+		v, err := enforcement.ParseVerdictStrict(r)
 		if err != nil {
 			return enforcement.Verdict{}, fmt.Errorf("opa: result: %w", err)
 		}

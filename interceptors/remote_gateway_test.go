@@ -137,6 +137,14 @@ func TestGatewayHTTPFailures(t *testing.T) {
 	cases := []struct{ name, url, reason string }{
 		{"garbage", answer(200, "<<garbage>>"), "host_error:interceptor_failed"},
 		{"not a verdict", answer(200, `{"decision":"maybe"}`), "host_error:verdict_invalid"},
+		// Strict reading: a member named twice, or one the closed verdict
+		// schema does not define, is an invalid verdict, never last-wins
+		// or dropped.
+		{"duplicate decision", answer(200, `{"decision":"deny","decision":"allow"}`), "host_error:verdict_invalid"},
+		{"duplicate deep in a transform", answer(200, `{"decision":"transform","transform":{"path":"$target[0].content","value":{"garbage":1,"garbage":2}}}`), "host_error:verdict_invalid"},
+		{"unknown member", answer(200, `{"decision":"allow","garbage":true}`), "host_error:verdict_invalid"},
+		{"unknown warning member", answer(200, `{"decision":"allow","warnings":[{"reason":"w","garbage":1}]}`), "host_error:verdict_invalid"},
+		{"unknown transform member", answer(200, `{"decision":"transform","transform":{"path":"$target","value":[],"garbage":1}}`), "host_error:verdict_invalid"},
 		{"server error", answer(500, `{"decision":"allow"}`), "host_error:interceptor_failed"},
 		{"refused", refusedURL, "host_error:interceptor_failed"},
 	}
@@ -153,6 +161,47 @@ func TestGatewayHTTPFailures(t *testing.T) {
 			deniedWith(t, err, tc.reason)
 			if strings.Contains(g.recordText(), "garbage") {
 				t.Error("the service's body reached the records")
+			}
+		})
+	}
+}
+
+// TestGatewayOPAStrict: OPA's answer is read by the same strict decoder:
+// a member named twice anywhere, or a result verdict with a member the
+// schema does not define, is verdict_invalid; OPA's own envelope members
+// pass.
+func TestGatewayOPAStrict(t *testing.T) {
+	cases := []struct{ name, body, reason string }{
+		{"envelope members", `{"decision_id":"d-1","result":true}`, ""},
+		{"duplicate result", `{"result":false,"result":true}`, "host_error:verdict_invalid"},
+		{"duplicate decision", `{"result":{"decision":"deny","decision":"allow"}}`, "host_error:verdict_invalid"},
+		{"unknown verdict member", `{"result":{"decision":"allow","garbage":1}}`, "host_error:verdict_invalid"},
+		{"evidence keeps unknown members", `{"result":{"decision":"allow","evidence":{"artefact":"sha256:00","extra":{"k":1}}}}`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, tc.body)
+			}))
+			t.Cleanup(opa.Close)
+			g := startGatewayConfig(t, remoteBase+`  - name: opa
+    type: opa
+    points: [pre_model_call]
+    url: `+opa.URL+`
+    path: agenthooks/decision
+    timeout: 500ms
+`)
+			_, err := g.chat(t, "bot", "/say fine")
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatalf("allowed call: %v", err)
+				}
+				return
+			}
+			deniedWith(t, err, tc.reason)
+			if strings.Contains(g.recordText(), "garbage") {
+				t.Error("the service's answer reached the records")
 			}
 		})
 	}

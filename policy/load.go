@@ -149,6 +149,12 @@ func parse(srcs []source, base config.Enforcement, checks []Checker) (*Document,
 		doc.Sources = append(doc.Sources, s.path)
 		d := config.NewDecoder(s.path)
 		root := d.Root(s.data)
+		if root == nil && len(d.Problems()) == 0 {
+			// A truncated or emptied file must not load as "no
+			// interceptors": in a directory that would silently drop
+			// this file's part of the chain.
+			d.Problemf("", "the policy file is empty (no YAML mapping); it must set interceptors, enforcement or routes")
+		}
 		if root != nil {
 			d.Mapping(root, "", map[string]func(string, *yaml.Node){
 				"interceptors": func(f string, v *yaml.Node) {

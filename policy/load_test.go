@@ -255,3 +255,41 @@ func TestMatch(t *testing.T) {
 		t.Error("an empty match is a catch-all")
 	}
 }
+
+// TestLoadEmptyDocumentIsAnError: an empty policy document (an empty or
+// truncated file, whitespace or comments only, a bare "---", a YAML null)
+// fails the load naming the file, alone or as one file of a directory, so
+// a truncated file never silently drops its part of the chain.
+func TestLoadEmptyDocumentIsAnError(t *testing.T) {
+	for name, text := range map[string]string{
+		"empty":         "",
+		"whitespace":    " \n   \n\n",
+		"comments only": "# interceptors: moved elsewhere\n",
+		"document mark": "---\n",
+		"null":          "null\n",
+		"tilde":         "--- ~\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			single := write(t, t.TempDir(), "policy.yaml", text)
+			wantEmpty(t, single, single)
+
+			dir := t.TempDir()
+			write(t, dir, "10-base.yaml", baseFile)
+			truncated := write(t, dir, "20-more.yaml", text)
+			wantEmpty(t, dir, truncated)
+		})
+	}
+}
+
+func wantEmpty(t *testing.T, path, file string) {
+	t.Helper()
+	doc, err := Load(path, config.DefaultEnforcement())
+	var cerr *config.Error
+	if !errors.As(err, &cerr) {
+		t.Fatalf("Load(%s) = %+v, %v; want a *config.Error", path, doc, err)
+	}
+	want := file + ": the policy file is empty (no YAML mapping); it must set interceptors, enforcement or routes"
+	if len(cerr.Problems) != 1 || cerr.Problems[0].String() != want {
+		t.Errorf("problems = %v\nwant [%s]", cerr.Problems, want)
+	}
+}

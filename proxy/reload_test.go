@@ -255,3 +255,37 @@ func TestTwoGatewaysShareAPolicyDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadRefusesTruncatedPolicyFile: truncating one file of a policy
+// directory must not reload as "that file has no interceptors": the reload
+// fails naming the file, the previous chain (the file's interceptors
+// included) stays in effect, and the failure is counted.
+func TestReloadRefusesTruncatedPolicyFile(t *testing.T) {
+	dir := t.TempDir()
+	writeAtomically(t, filepath.Join(dir, "10-alpha.yaml"), denyWordPolicy("alpha"))
+	beta := filepath.Join(dir, "20-beta.yaml")
+	writeAtomically(t, beta, denyWordPolicy("beta"))
+	g := startPolicyGateway(t, dir, "")
+	v1 := g.asm.Server.Policy().Version
+
+	for i, text := range []string{"", "# emptied\n", "---\n"} {
+		if err := os.WriteFile(beta, []byte(text), 0o600); err != nil { // truncated in place
+			t.Fatal(err)
+		}
+		status, out := g.adminJSON(t, "POST", "/admin/reload")
+		errText, _ := out["error"].(string)
+		if status != 422 || out["reloaded"] != false || !strings.Contains(errText, beta+": the policy file is empty") {
+			t.Fatalf("reload of a truncated file %q: %d %v", text, status, out)
+		}
+		if got := g.asm.Server.Policy().Version; got != v1 {
+			t.Fatalf("policy version %s after the failed reload, want %s", got, v1)
+		}
+		if a := g.chat(t, "say beta", nil); a.status != 403 || a.code != "policy:beta" {
+			t.Fatalf("the truncated file's interceptor was dropped: %+v", a)
+		}
+		if a := g.chat(t, "say alpha", nil); a.status != 403 || a.code != "policy:alpha" {
+			t.Fatalf("the other file's interceptor: %+v", a)
+		}
+		metricstest.WantSeries(t, scrape(t, g.main.URL), "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 0, "result=error": float64(i + 1)})
+	}
+}

@@ -73,7 +73,8 @@ type Options struct {
 	Store sessions.Store
 	// MaxRequestBytes bounds request bodies (413 beyond); default 10 MiB.
 	MaxRequestBytes int64
-	// MaxResponseBytes bounds non-streamed upstream bodies; default 32 MiB.
+	// MaxResponseBytes bounds non-streamed upstream bodies; default 8 MiB,
+	// the stream buffer's default.
 	MaxResponseBytes int64
 	// StreamBufferLimit bounds a buffered upstream stream; default 8 MiB.
 	StreamBufferLimit int64
@@ -137,7 +138,7 @@ func New(opts Options) *Server {
 		opts.MaxRequestBytes = 10 << 20
 	}
 	if opts.MaxResponseBytes <= 0 {
-		opts.MaxResponseBytes = 32 << 20
+		opts.MaxResponseBytes = 8 << 20
 	}
 	if opts.StreamBufferLimit <= 0 {
 		opts.StreamBufferLimit = 8 << 20

@@ -1,0 +1,23 @@
+package enforcement
+
+import "github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+
+// checkBounds runs the §12.3 size and depth check (and Check's value-domain
+// walk) over c. A target that is the very container it mirrors (§4.3: a
+// deep reference, as Builder makes it) is measured once, where it lives:
+// it costs no memory of its own, Clone keeps it shared, and counting it
+// twice would refuse a response or a message list at half the configured
+// bound. A target that is a separate value is measured as well.
+func checkBounds(c Context, lim jsonvalue.Limits) error {
+	alias, ok := targetAlias(c, c.Point())
+	if !ok || !sameValue(alias, c["target"]) {
+		return jsonvalue.Check(map[string]any(c), lim)
+	}
+	rest := make(map[string]any, len(c))
+	for k, v := range c {
+		if k != "target" {
+			rest[k] = v
+		}
+	}
+	return jsonvalue.Check(rest, lim)
+}
