@@ -397,7 +397,6 @@ func emitAnswerWithoutTarget(t *testing.T, body string) string {
 	return string(b)
 }
 
-
 // closeAssembly flushes the record sinks.
 func (rig *canaryRig) closeAssembly(t *testing.T) {
 	t.Helper()

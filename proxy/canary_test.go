@@ -147,7 +147,7 @@ func TestCanaryNeverLeaks(t *testing.T) {
 		{name: "upstream stream: invalid chunk", body: `{"model":"pass-x","stream":true,"messages":` + msgs + `}`, status: 502, code: "upstream_response_invalid",
 			reply: sseReplyOf(chunkOf(`{"role":"assistant","content":"x"}`, "null"), `{"id":"`+canary+`","choices":[{"delta":{"content":"`+canary)},
 		{name: "upstream stream: error event", body: `{"model":"pass-x","stream":true,"messages":` + msgs + `}`, status: 502, code: "upstream_stream_error",
-			reply: sseReplyOf(`{"error":{"message":"`+canary+`","type":"`+canary+`"}}`)},
+			reply: sseReplyOf(`{"error":{"message":"` + canary + `","type":"` + canary + `"}}`)},
 		{name: "upstream stream: duplicate member", body: `{"model":"pass-x","stream":true,"messages":` + msgs + `}`, status: 502, code: "upstream_response_invalid",
 			reply: sseReplyOf(chunkOf(`{"role":"assistant","content":"x","`+canary+`":1,"`+canary+`":2}`, "null"), chunkOf(`{}`, `"stop"`), "[DONE]")},
 		{name: "upstream stream: unknown member", body: `{"model":"pass-x","stream":true,"messages":` + msgs + `}`, released: true,
