@@ -278,7 +278,7 @@ func TestProjectionFailureRecord(t *testing.T) {
 			if wire["timestamp"] != pe.Timestamp || wire["session_id"] != "sess-1" {
 				t.Errorf("envelope members lost: %s", raw)
 			}
-			if strings.Contains(string(raw), secret) || !strings.Contains(string(raw), "tool_result: jsonvalue: $.value.score") {
+			if strings.Contains(string(raw), secret) || !strings.Contains(string(raw), "tool_result: jsonvalue: $.value{member 1}") {
 				t.Errorf("message must name the path, not the content: %s", raw)
 			}
 			validateRecordSchema(t, wire)

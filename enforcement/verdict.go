@@ -141,7 +141,9 @@ func (v *Verdict) Validate(p Point) error {
 	switch v.Decision {
 	case DecisionAllow, DecisionDeny, DecisionTransform:
 	default:
-		return invalidf("decision %q is not allow, deny or transform", string(v.Decision))
+		// The decision may be anything a service wrote, even text it
+		// copied from the context: it is not quoted.
+		return invalidf("decision is not allow, deny or transform")
 	}
 	if IsHostError(v.Reason) {
 		return invalidf("reason uses the reserved host_error: prefix")

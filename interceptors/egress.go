@@ -217,13 +217,15 @@ func (e *egressInterceptor) denyMessage(f forbidden) string {
 	if e.message != "" {
 		return e.message
 	}
+	// The scheme and host are the payload's: the message says which
+	// check refused the URL, never what the URL names.
 	switch {
 	case !slices.Contains(e.schemes, f.scheme):
-		return fmt.Sprintf("URL scheme %s is not allowed by policy %s", quoteName(f.scheme), e.policy)
+		return "a URL scheme is not allowed by policy " + e.policy
 	case !f.host.valid:
 		return "a URL with an invalid host is not allowed by policy " + e.policy
 	}
-	return fmt.Sprintf("URL host %s is not allowed by policy %s", quoteName(f.host.name), e.policy)
+	return "a URL host is not allowed by policy " + e.policy
 }
 
 // firstForbidden finds a forbidden URL in an object key or, when strs is

@@ -12,6 +12,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/safepath"
 )
 
 // Reasons of the tools type besides the configurable not-allowed reason.
@@ -115,7 +116,7 @@ func (t *toolsInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 		if !ok {
 			return enforcement.Verdict{}, fmt.Errorf("tools: pre_tool_call context has no tool_call.name string")
 		}
-		out, changes, deny := t.call(name, c.Target())
+		out, changes, deny := t.call("the tool call", name, c.Target())
 		switch {
 		case deny != nil:
 			return *deny, nil
@@ -146,7 +147,7 @@ func (t *toolsInterceptor) response(target any) (enforcement.Verdict, error) {
 		if !ok {
 			return enforcement.Verdict{}, fmt.Errorf("tools: post_model_call tool_calls[%d] has no name string", i)
 		}
-		out, ch, deny := t.call(name, call["args"])
+		out, ch, deny := t.call("tool_calls["+strconv.Itoa(i)+"]", name, call["args"])
 		if deny != nil {
 			return *deny, nil
 		}
@@ -174,14 +175,16 @@ func (t *toolsInterceptor) rewritten(value any, changes []string) enforcement.Ve
 	return v
 }
 
-// call checks one tool call. It returns a deny verdict, or the arguments
-// with the repairs applied (a shallow copy sharing untouched values with
-// args) and what was repaired.
-func (t *toolsInterceptor) call(name string, args any) (map[string]any, []string, *enforcement.Verdict) {
-	if !t.nameAllowed(name) {
+// call checks one tool call; at says which one, for messages. It returns a
+// deny verdict, or the arguments with the repairs applied (a shallow copy
+// sharing untouched values with args) and what was repaired. Messages name
+// the call by position and the policy's own globs, rules and property
+// names, never the tool or argument names the model chose.
+func (t *toolsInterceptor) call(at, name string, args any) (map[string]any, []string, *enforcement.Verdict) {
+	if why := t.nameDenied(name); why != "" {
 		msg := t.message
 		if msg == "" {
-			msg = fmt.Sprintf("tool %s is not allowed by policy %s", quoteName(name), t.policy)
+			msg = fmt.Sprintf("%s: the tool is not allowed by policy %s (%s)", at, t.policy, why)
 		}
 		v := enforcement.Deny(t.reason, msg)
 		return nil, nil, &v
@@ -193,21 +196,25 @@ func (t *toolsInterceptor) call(name string, args any) (map[string]any, []string
 	out, changes, problem := rule.apply(args)
 	if problem != "" {
 		v := enforcement.Deny(reasonToolArgumentDenied,
-			fmt.Sprintf("tool %s: %s (policy %s)", quoteName(name), problem, t.policy))
+			fmt.Sprintf("%s: %s (policy %s, arguments[%d])", at, problem, t.policy, rule.index))
 		return nil, nil, &v
 	}
 	for i, ch := range changes {
-		changes[i] = quoteName(name) + ": " + ch
+		changes[i] = at + ": " + ch
 	}
 	return out, changes, nil
 }
 
-// nameAllowed applies deny, then allow. Globs were validated at load.
-func (t *toolsInterceptor) nameAllowed(name string) bool {
-	if slices.ContainsFunc(t.deny, func(g string) bool { return globMatch(g, name) }) {
-		return false
+// nameDenied applies deny, then allow, and says why a name is refused
+// ("" when it is allowed). Globs were validated at load.
+func (t *toolsInterceptor) nameDenied(name string) string {
+	if i := slices.IndexFunc(t.deny, func(g string) bool { return globMatch(g, name) }); i >= 0 {
+		return "deny[" + strconv.Itoa(i) + "] matches its name"
 	}
-	return len(t.allow) == 0 || slices.ContainsFunc(t.allow, func(g string) bool { return globMatch(g, name) })
+	if len(t.allow) > 0 && !slices.ContainsFunc(t.allow, func(g string) bool { return globMatch(g, name) }) {
+		return "no allow glob matches its name"
+	}
+	return ""
 }
 
 // ruleFor returns the first argument rule whose glob matches name.
@@ -234,7 +241,9 @@ var pastTense = map[string]string{
 }
 
 // apply checks args against r. problem, when not empty, says why the call
-// is denied, naming arguments but never their values.
+// is denied. Messages name an argument by the rule's own property names or,
+// for one the rule does not list, by its rank among the argument names
+// (safepath's {member N}); never by a name the model chose, nor a value.
 func (r *argumentRule) apply(args any) (out map[string]any, changes []string, problem string) {
 	m, ok := args.(map[string]any)
 	if !ok {
@@ -246,16 +255,16 @@ func (r *argumentRule) apply(args any) (out map[string]any, changes []string, pr
 		}
 	}
 	out = maps.Clone(m)
-	for _, name := range slices.Sorted(maps.Keys(m)) {
+	for rank, name := range slices.Sorted(maps.Keys(m)) {
 		if _, listed := r.properties[name]; listed || slices.Contains(r.required, name) {
 			continue
 		}
 		switch r.additional {
 		case additionalDeny:
-			return nil, nil, fmt.Sprintf("argument %s is not permitted", quoteName(name))
+			return nil, nil, "argument " + safepath.Member(name, rank) + " is not permitted"
 		case additionalDrop:
 			delete(out, name)
-			changes = append(changes, quoteName(name)+" dropped")
+			changes = append(changes, "argument "+safepath.Member(name, rank)+" dropped")
 		}
 	}
 	for _, name := range r.names {
@@ -282,11 +291,12 @@ func (r *argumentRule) apply(args any) (out map[string]any, changes []string, pr
 	return out, changes, ""
 }
 
-// maxQuotedName bounds the names quoted into messages: they come from the
-// model and are identifiers, not content, but need not be short.
+// maxQuotedName bounds the names quoted into messages: the policy's own
+// names, which need not be short.
 const maxQuotedName = 64
 
-// quoteName quotes a tool or argument name for a message, shortened.
+// quoteName quotes a name from the policy (never from the payload) for a
+// message, shortened.
 func quoteName(s string) string {
 	if len(s) > maxQuotedName {
 		s = strings.ToValidUTF8(s[:maxQuotedName], "") + "…"

@@ -66,6 +66,7 @@ type propertyOptions struct {
 
 // argumentRule is the compiled form of argumentRuleOptions.
 type argumentRule struct {
+	index      int // in arguments, to name the rule in messages
 	tool       string
 	required   []string
 	additional string
@@ -112,7 +113,7 @@ func (v violation) String() string {
 func compileRule(spec config.Interceptor, i int, o argumentRuleOptions) (*argumentRule, []config.Problem) {
 	field := fmt.Sprintf("arguments[%d]", i)
 	var ps []config.Problem
-	r := &argumentRule{tool: o.Tool, required: o.Required, additional: o.Additional, properties: map[string]*constraint{}}
+	r := &argumentRule{index: i, tool: o.Tool, required: o.Required, additional: o.Additional, properties: map[string]*constraint{}}
 	if o.Tool == "" {
 		ps = append(ps, spec.Problemf(field+".tool", "is required (a tool name glob)"))
 	} else if err := checkGlob(o.Tool); err != nil {

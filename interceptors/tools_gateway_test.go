@@ -72,8 +72,8 @@ func TestToolsGatewayNotAllowed(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusForbidden || apiErr.Code != "policy:tool_not_allowed" {
 		t.Fatalf("error = %v, want 403 policy:tool_not_allowed", err)
 	}
-	if !strings.Contains(apiErr.Message, `"shell"`) || strings.Contains(apiErr.Message, "shadow") {
-		t.Errorf("message %q must name the tool, not its arguments", apiErr.Message)
+	if !strings.Contains(apiErr.Message, "tool_calls[0]") || strings.Contains(apiErr.Message, "shell") || strings.Contains(apiErr.Message, "shadow") {
+		t.Errorf("message %q must name the call by position, not the tool or its arguments", apiErr.Message)
 	}
 	rec := g.recordAt(t, "post_model_call")
 	if rec["decided_by"] != float64(0) || rec["verdict"].(map[string]any)["decision"] != "deny" {

@@ -56,33 +56,36 @@ const toolNames = `  - name: tool-policy
 
 func TestToolsNames(t *testing.T) {
 	ic := build(t, toolNames)
-	for name, allowed := range map[string]bool{
-		"get_weather":        true,
-		"search_web":         true,
-		"search_":            true,
-		"fs/read":            true,
-		"search_private_db":  false, // deny wins over a matching allow
-		"get_weather_v2":     false, // globs match the whole name
-		"GET_WEATHER":        false, // case-sensitive
-		"shell":              false,
-		"fs/read/deep":       false, // '*' does not cross '/'
-		"":                   false,
-		"search_web\nignore": true, // '*' matches any byte but '/'
+	const noAllow = "no allow glob matches its name"
+	for name, denied := range map[string]string{
+		"get_weather":        "",
+		"search_web":         "",
+		"search_":            "",
+		"fs/read":            "",
+		"search_private_db":  "deny[0] matches its name", // deny wins over a matching allow
+		"get_weather_v2":     noAllow,                    // globs match the whole name
+		"GET_WEATHER":        noAllow,                    // case-sensitive
+		"shell":              noAllow,
+		"fs/read/deep":       noAllow, // '*' does not cross '/'
+		"":                   noAllow,
+		"search_web\nignore": "", // '*' matches any byte but '/'
 	} {
 		for _, c := range []enforcement.Context{
 			preTool(name, map[string]any{}),
 			postModel(map[string]any{"id": "call_1", "name": name, "args": map[string]any{}}),
 		} {
 			v := intercept(t, ic, c)
-			if allowed {
+			if denied == "" {
 				if !samePlain(v, enforcement.Allow()) {
 					t.Errorf("%s %q: %+v, want allow", c.Point(), name, v)
 				}
 				continue
 			}
-			if v.Decision != enforcement.DecisionDeny || v.Reason != "policy:tool_not_allowed" ||
-				v.Message != "tool "+quoteName(name)+" is not allowed by policy tool-policy" {
-				t.Errorf("%s %q: %+v, want the not-allowed deny", c.Point(), name, v)
+			// The message names the call by position and the policy's own
+			// glob, never the name the model chose.
+			want := callAt(c) + ": the tool is not allowed by policy tool-policy (" + denied + ")"
+			if v.Decision != enforcement.DecisionDeny || v.Reason != "policy:tool_not_allowed" || v.Message != want {
+				t.Errorf("%s %q: %+v, want the not-allowed deny %q", c.Point(), name, v, want)
 			}
 		}
 	}
@@ -104,13 +107,38 @@ func TestToolsNames(t *testing.T) {
 	}
 }
 
-func TestToolsNameMessageIsBounded(t *testing.T) {
-	ic := build(t, toolNames)
-	long := strings.Repeat("x", 500)
-	v := intercept(t, ic, preTool(long, map[string]any{}))
-	if v.Decision != enforcement.DecisionDeny || strings.Contains(v.Message, long[:maxQuotedName+1]) {
-		t.Errorf("a long tool name must be shortened in the message: %q", v.Message)
+// TestToolsMessagesNeverNameToolsOrArguments: tool and argument names are
+// the model's choice, so no message of the type carries them.
+func TestToolsMessagesNeverNameToolsOrArguments(t *testing.T) {
+	const canary = "CANARY7f3a"
+	for _, tc := range []struct{ policy, tool, args string }{
+		{toolNames, "x_" + canary, `{}`},
+		{toolNames, "search_private_" + canary, `{}`},
+		{weatherRule, "get_weather", `{"city":"Paris","` + canary + `":"v"}`},
+		{weatherRule, canary, `{"keep":1,"` + canary + `":"v"}`},
+		{weatherRule, canary, `"raw ` + canary + `"`},
+	} {
+		ic := build(t, tc.policy)
+		var in any = tc.args
+		if strings.HasPrefix(tc.args, "{") {
+			in = args(t, tc.args)
+		}
+		for _, c := range []enforcement.Context{preTool(tc.tool, in), postModel(map[string]any{"id": "call_1", "name": tc.tool, "args": in})} {
+			v := intercept(t, ic, c)
+			if v.Decision == enforcement.DecisionAllow || strings.Contains(v.Message+v.Reason, canary) {
+				t.Errorf("%s %s %s: %+v", c.Point(), tc.tool, tc.args, v)
+			}
+		}
 	}
+}
+
+// callAt is how messages name the call of a context built by preTool or
+// postModel (with one call).
+func callAt(c enforcement.Context) string {
+	if c.Point() == enforcement.PreToolCall {
+		return "the tool call"
+	}
+	return "tool_calls[0]"
 }
 
 // weatherRule exercises every constraint kind and action.
@@ -157,22 +185,22 @@ func TestToolsArguments(t *testing.T) {
 		{name: "truncate", in: `{"city":"Paris","note":"ab€cdefg"}`, want: `{"city":"Paris","note":"ab€cd"}`},
 		{name: "drop forbidden", in: `{"city":"Paris","debug":false}`, want: `{"city":"Paris"}`},
 		{name: "several repairs", in: `{"city":"Rome","days":0,"units":"x","debug":1}`, want: `{"city":"Rome","days":1,"units":"metric"}`},
-		{name: "missing required", in: `{"days":3}`, deny: `tool "get_weather": required argument "city" is missing (policy tool-policy)`},
-		{name: "not listed", in: `{"city":"Paris","callback":"http://x"}`, deny: `tool "get_weather": argument "callback" is not permitted (policy tool-policy)`},
-		{name: "pattern", in: `{"city":"Paris; rm -rf /"}`, deny: `tool "get_weather": argument "city" violates its pattern constraint (policy tool-policy)`},
-		{name: "max_length", in: `{"city":"Llanfairpwllgwyngyll"}`, deny: `tool "get_weather": argument "city" violates its max_length constraint (policy tool-policy)`},
-		{name: "type string", in: `{"city":42}`, deny: `tool "get_weather": argument "city" violates its type constraint (policy tool-policy)`},
-		{name: "clamp cannot fix a type", in: `{"city":"Paris","days":"thirty"}`, deny: `tool "get_weather": argument "days" violates its type constraint (policy tool-policy)`},
-		{name: "clamp cannot fix a fraction", in: `{"city":"Paris","days":2.5}`, deny: `tool "get_weather": argument "days" violates its type constraint (policy tool-policy)`},
-		{name: "truncate cannot fix a type", in: `{"city":"Paris","note":5}`, deny: `tool "get_weather": argument "note" violates its type constraint (policy tool-policy)`},
-		{name: "maximum exact beyond float64", in: `{"city":"Paris","limit":9007199254740993}`, deny: `tool "get_weather": argument "limit" violates its maximum constraint (policy tool-policy)`},
-		{name: "maximum implies a number", in: `{"city":"Paris","limit":"1"}`, deny: `tool "get_weather": argument "limit" violates its type constraint (policy tool-policy)`},
-		{name: "maximum exact where float64 rounds", in: `{"city":"Paris","ratio":0.50000000000000001}`, deny: `tool "get_weather": argument "ratio" violates its maximum constraint (policy tool-policy)`},
-		{name: "minimum of a number", in: `{"city":"Paris","ratio":-0.51}`, deny: `tool "get_weather": argument "ratio" violates its minimum constraint (policy tool-policy)`},
-		{name: "boolean", in: `{"city":"Paris","verbose":"yes"}`, deny: `tool "get_weather": argument "verbose" violates its type constraint (policy tool-policy)`},
-		{name: "array", in: `{"city":"Paris","tags":{}}`, deny: `tool "get_weather": argument "tags" violates its type constraint (policy tool-policy)`},
-		{name: "object", in: `{"city":"Paris","opts":[]}`, deny: `tool "get_weather": argument "opts" violates its type constraint (policy tool-policy)`},
-		{name: "enum", in: `{"city":"Paris","code":"2.5"}`, deny: `tool "get_weather": argument "code" violates its enum constraint (policy tool-policy)`},
+		{name: "missing required", in: `{"days":3}`, deny: `required argument "city" is missing (policy tool-policy, arguments[0])`},
+		{name: "not listed", in: `{"city":"Paris","callback":"http://x"}`, deny: `argument {member 0} is not permitted (policy tool-policy, arguments[0])`},
+		{name: "pattern", in: `{"city":"Paris; rm -rf /"}`, deny: `argument "city" violates its pattern constraint (policy tool-policy, arguments[0])`},
+		{name: "max_length", in: `{"city":"Llanfairpwllgwyngyll"}`, deny: `argument "city" violates its max_length constraint (policy tool-policy, arguments[0])`},
+		{name: "type string", in: `{"city":42}`, deny: `argument "city" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "clamp cannot fix a type", in: `{"city":"Paris","days":"thirty"}`, deny: `argument "days" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "clamp cannot fix a fraction", in: `{"city":"Paris","days":2.5}`, deny: `argument "days" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "truncate cannot fix a type", in: `{"city":"Paris","note":5}`, deny: `argument "note" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "maximum exact beyond float64", in: `{"city":"Paris","limit":9007199254740993}`, deny: `argument "limit" violates its maximum constraint (policy tool-policy, arguments[0])`},
+		{name: "maximum implies a number", in: `{"city":"Paris","limit":"1"}`, deny: `argument "limit" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "maximum exact where float64 rounds", in: `{"city":"Paris","ratio":0.50000000000000001}`, deny: `argument "ratio" violates its maximum constraint (policy tool-policy, arguments[0])`},
+		{name: "minimum of a number", in: `{"city":"Paris","ratio":-0.51}`, deny: `argument "ratio" violates its minimum constraint (policy tool-policy, arguments[0])`},
+		{name: "boolean", in: `{"city":"Paris","verbose":"yes"}`, deny: `argument "verbose" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "array", in: `{"city":"Paris","tags":{}}`, deny: `argument "tags" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "object", in: `{"city":"Paris","opts":[]}`, deny: `argument "opts" violates its type constraint (policy tool-policy, arguments[0])`},
+		{name: "enum", in: `{"city":"Paris","code":"2.5"}`, deny: `argument "code" violates its enum constraint (policy tool-policy, arguments[0])`},
 	} {
 		in := args(t, tc.in)
 		for _, c := range []enforcement.Context{preTool("get_weather", in), postModel(map[string]any{"id": "call_1", "name": "get_weather", "args": in})} {
@@ -183,7 +211,7 @@ func TestToolsArguments(t *testing.T) {
 			}
 			switch {
 			case tc.deny != "":
-				if v.Decision != enforcement.DecisionDeny || v.Reason != "policy:tool_argument_invalid" || v.Message != tc.deny {
+				if v.Decision != enforcement.DecisionDeny || v.Reason != "policy:tool_argument_invalid" || v.Message != callAt(c)+": "+tc.deny {
 					t.Errorf("%s at %s: %+v, want deny %q", tc.name, c.Point(), v, tc.deny)
 				}
 			case tc.want == "":
@@ -205,14 +233,16 @@ func TestToolsArguments(t *testing.T) {
 		}
 	}
 
-	// The catch-all rule: arguments not listed are dropped.
+	// The catch-all rule: arguments not listed are dropped, and the
+	// message counts them by rank among the argument names.
 	v := intercept(t, ic, preTool("other", args(t, `{"keep":1,"extra":"x"}`)))
-	if v.Decision != enforcement.DecisionTransform || jsonOf(t, v.Transform.Value) != `{"keep":1}` {
+	if v.Decision != enforcement.DecisionTransform || jsonOf(t, v.Transform.Value) != `{"keep":1}` ||
+		v.Message != "tool arguments rewritten by policy tool-policy: the tool call: argument {member 0} dropped" {
 		t.Errorf("additional: drop: %+v", v)
 	}
 	// Arguments that are not an object cannot be checked.
 	v = intercept(t, ic, preTool("other", "raw text"))
-	if v.Decision != enforcement.DecisionDeny || v.Message != `tool "other": arguments are not an object (policy tool-policy)` {
+	if v.Decision != enforcement.DecisionDeny || v.Message != `the tool call: arguments are not an object (policy tool-policy, arguments[1])` {
 		t.Errorf("non-object arguments: %+v", v)
 	}
 }
@@ -256,7 +286,7 @@ func TestToolsResponseTransform(t *testing.T) {
 	if got := jsonOf(t, v.Transform.Value); got != want {
 		t.Errorf("transform\n got %s\nwant %s", got, want)
 	}
-	if v.Message != `tool arguments rewritten by policy tool-policy: "get_weather": "days" clamped` {
+	if v.Message != `tool arguments rewritten by policy tool-policy: tool_calls[1]: "days" clamped` {
 		t.Errorf("message %q", v.Message)
 	}
 	// The transform applies through the engine's own path.

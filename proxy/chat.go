@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	up, ok := pol.Router.Route(req.Model())
 	if !ok {
 		writeError(w, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
-			message: fmt.Sprintf("no upstream serves model %q", req.Model()), param: "model"})
+			message: "no upstream serves the requested model", param: "model"})
 		return
 	}
 	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
@@ -131,7 +132,7 @@ func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up provider
 		case errors.Is(err, providers.ErrInvalidRequest):
 			return nil, errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "upstream %s cannot serve this request: %v", up.Name(), err)
 		}
-		s.log.Warn("upstream request failed", "upstream", up.Name(), "error", err)
+		s.log.Warn("upstream request failed", "upstream", up.Name(), "error", withoutURL(err))
 		return nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_unavailable", "upstream %s could not be reached", up.Name())
 	}
 	uc.status = resp.StatusCode
@@ -272,4 +273,15 @@ func upstreamStatusError(name string, resp *http.Response) error {
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return errorf(status, typeUpstream, "upstream_status_"+strconv.Itoa(resp.StatusCode), "upstream %s answered HTTP %d", name, resp.StatusCode)
+}
+
+// withoutURL is err less the request URL a transport error quotes: an
+// upstream URL can carry the request's model name (an Azure deployment),
+// which is payload.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/safepath"
 )
 
 // Sentinel errors. Every error returned by this package is an *Error that
@@ -31,7 +33,8 @@ var (
 
 // Error reports why a value cannot be canonicalized and where. The message
 // names the JSON path and the violated constraint but never the offending
-// value, so it is safe to log and to return to a host.
+// value nor a member name the value chose, so it is safe to log and to
+// return to a host.
 type Error struct {
 	err   error
 	segs  []segment // innermost first; reversed when rendered
@@ -40,10 +43,11 @@ type Error struct {
 	typ   string    // ErrUnsupportedType: the Go type name
 }
 
-// segment is one step of a JSON path: an object member or an array index.
+// segment is one step of a JSON path: an object member with its rank among
+// its object's names in byte order, or an array index.
 type segment struct {
 	key   string
-	index int
+	index int // the index, or the member's rank
 	isKey bool
 }
 
@@ -51,8 +55,8 @@ func newError(sentinel error) *Error { return &Error{err: sentinel} }
 
 // inKey and atIndex record one path step while the error unwinds, so the
 // success path never pays for path bookkeeping.
-func (e *Error) inKey(k string) *Error {
-	e.segs = append(e.segs, segment{key: k, isKey: true})
+func (e *Error) inKey(k string, rank int) *Error {
+	e.segs = append(e.segs, segment{key: k, index: rank, isKey: true})
 	return e
 }
 
@@ -64,16 +68,15 @@ func (e *Error) atIndex(i int) *Error {
 // Unwrap returns the sentinel error describing the failure class.
 func (e *Error) Unwrap() error { return e.err }
 
-// Path returns the location of the violation as a JSONPath-style string
-// such as `$.tool_call.args.id` or `$.messages[2]["a.b"]`: member names
-// made of ASCII letters, digits, '_' and '-' use dot notation, others are
-// quoted. Very deep paths are elided in the middle and long member names
-// are truncated, keeping messages bounded.
+// Path returns the location of the violation in the payload-free form of
+// package safepath, such as `$.tool_call.args{member 2}` or
+// `$.messages[2].content`: indices, the gateway's own member names, and
+// "{member N}" (the rank among the object's names in byte order) for any
+// other member. Very deep paths are elided in the middle.
 func (e *Error) Path() string {
 	const (
 		maxSegs  = 32  // render at most this many steps ...
 		keep     = 12  // ... as the first and last `keep` of them
-		maxKey   = 64  // bytes of a member name rendered
 		ellipsis = "…" // marks elision
 	)
 	var b strings.Builder
@@ -86,35 +89,11 @@ func (e *Error) Path() string {
 			continue
 		}
 		s := e.segs[n-1-i]
-		if !s.isKey {
-			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(s.index))
-			b.WriteByte(']')
-			continue
+		if s.isKey {
+			safepath.WriteMember(&b, s.key, s.index)
+		} else {
+			safepath.WriteIndex(&b, s.index)
 		}
-		if len(s.key) <= maxKey && isPlainMember(s.key) {
-			b.WriteByte('.')
-			b.WriteString(s.key)
-			continue
-		}
-		k := strings.ToValidUTF8(s.key, "\uFFFD")
-		trunc := len(k) > maxKey
-		if trunc {
-			cut := maxKey
-			for cut > 0 && !isRuneStart(k[cut]) {
-				cut--
-			}
-			k = k[:cut]
-		}
-		// The canonical escaper escapes every control character, so a
-		// member name cannot inject line breaks or terminal sequences.
-		q, _ := appendString(nil, k)
-		if trunc {
-			q = append(q[:len(q)-1], ellipsis+`"`...)
-		}
-		b.WriteByte('[')
-		b.Write(q)
-		b.WriteByte(']')
 	}
 	return b.String()
 }
@@ -146,20 +125,3 @@ func (e *Error) Error() string {
 	}
 	return "jcs: " + e.err.Error() + " at " + p
 }
-
-// isPlainMember reports whether k can be rendered as `.k` (the member-name
-// rule of the spec's path grammar).
-func isPlainMember(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }

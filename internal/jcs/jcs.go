@@ -26,9 +26,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash"
+	"iter"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/safepath"
 )
 
 // DefaultMaxDepth is the spec's recommended nesting bound for the identity
@@ -183,7 +187,7 @@ func checkDomain(v any, depth int) *Error {
 			}
 		}
 		if best != nil {
-			return best.inKey(bestKey)
+			return best.inKey(bestKey, safepath.Rank(maps.Keys(x), bestKey))
 		}
 	case Object:
 		var best *Error
@@ -197,7 +201,7 @@ func checkDomain(v any, depth int) *Error {
 			}
 		}
 		if best != nil {
-			return best.inKey(bestKey)
+			return best.inKey(bestKey, safepath.Rank(x.keys(), bestKey))
 		}
 	case []any:
 		for i, el := range x {
@@ -391,7 +395,7 @@ func (e *encoder) sortedObject(base, depth int) *Error {
 		}
 		e.buf = append(e.buf, ':')
 		if err := e.encode(ms[i].val, depth+1); err != nil {
-			return err.inKey(ms[i].key)
+			return err.inKey(ms[i].key, safepath.Rank(memberKeys(ms), ms[i].key))
 		}
 	}
 	e.buf = append(e.buf, '}')
@@ -426,4 +430,26 @@ func safeInt(v any) (float64, bool) {
 		return float64(x), x <= MaxSafeInteger
 	}
 	return float64(i), -MaxSafeInteger <= i && i <= MaxSafeInteger
+}
+
+// keys yields the member names of o, for error paths.
+func (o Object) keys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, m := range o {
+			if !yield(m.Key) {
+				return
+			}
+		}
+	}
+}
+
+// memberKeys yields the names of staged members, for error paths.
+func memberKeys(ms []member) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, m := range ms {
+			if !yield(m.key) {
+				return
+			}
+		}
+	}
 }

@@ -161,11 +161,11 @@ func TestInvalidStrings(t *testing.T) {
 	for _, s := range bad {
 		_, err := Canonicalize(map[string]any{"a": []any{s}})
 		var e *Error
-		if !errors.Is(err, ErrInvalidString) || !errors.As(err, &e) || e.Path() != "$.a[0]" {
+		if !errors.Is(err, ErrInvalidString) || !errors.As(err, &e) || e.Path() != "${member 0}[0]" {
 			t.Errorf("value %+q: err = %v", s, err)
 		}
 		_, err = Canonicalize(map[string]any{"a": map[string]any{s: 1}})
-		if !errors.Is(err, ErrInvalidString) || !strings.Contains(err.Error(), "object key of the value at $.a ") {
+		if !errors.Is(err, ErrInvalidString) || !strings.Contains(err.Error(), "object key of the value at ${member 0} ") {
 			t.Errorf("key %+q: err = %v", s, err)
 		}
 	}
@@ -286,7 +286,7 @@ func TestNonFinite(t *testing.T) {
 	for _, v := range []any{math.NaN(), math.Inf(1), math.Inf(-1), json.Number("1e400"), json.Number("-1e309"),
 		json.Number("1" + strings.Repeat("0", 400))} {
 		_, err := Canonicalize(map[string]any{"x": v})
-		if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "$.x") {
+		if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "${member 0}") {
 			t.Errorf("%v: err = %v", v, err)
 		}
 	}
@@ -339,7 +339,7 @@ func TestUnsupportedType(t *testing.T) {
 	for _, v := range []any{map[string]string{}, []string{"a"}, struct{}{}, float32(1), new(int), json.RawMessage(`1`)} {
 		_, err := Canonicalize(map[string]any{"k": []any{v}})
 		var e *Error
-		if !errors.Is(err, ErrUnsupportedType) || !errors.As(err, &e) || e.Path() != "$.k[0]" {
+		if !errors.Is(err, ErrUnsupportedType) || !errors.As(err, &e) || e.Path() != "${member 0}[0]" {
 			t.Errorf("%T: err = %v", v, err)
 		}
 	}
@@ -373,7 +373,7 @@ func TestIntegerDomain(t *testing.T) {
 			{map[string]any{"tool_call": map[string]any{"args": map[string]any{"id": json.Number(tok)}}}, "$.tool_call.args.id"},
 			{map[string]any{"messages": []any{"a", map[string]any{}, map[string]any{"content": json.Number(tok)}}}, "$.messages[2].content"},
 			{json.Number(tok), "$"},
-			{map[string]any{"a.b": map[string]any{"x y": []any{json.Number(tok)}}}, `$["a.b"]["x y"][0]`},
+			{map[string]any{"a.b": map[string]any{"x y": []any{json.Number(tok)}}}, "${member 0}{member 0}[0]"},
 		} {
 			for name, err := range map[string]error{
 				"CheckIntegerDomain": CheckIntegerDomain(tc.v),
@@ -407,15 +407,16 @@ func TestErrorDeterminism(t *testing.T) {
 		"c": big, "d": big, "e": big, "f": big, "g": big, "h": big,
 	}
 	for range 50 {
-		if err := CheckIntegerDomain(v); err.(*Error).Path() != "$.b.x" {
+		if err := CheckIntegerDomain(v); err.(*Error).Path() != "${member 0}{member 0}" {
 			t.Fatalf("CheckIntegerDomain path = %s", err.(*Error).Path())
 		}
-		if _, err := SHA256Identity(v, 0); err.(*Error).Path() != "$.b.x" {
+		if _, err := SHA256Identity(v, 0); err.(*Error).Path() != "${member 0}{member 0}" {
 			t.Fatalf("SHA256Identity path = %s", err.(*Error).Path())
 		}
 	}
 	w := map[string]any{"\uE000": big, "\U00010000": big}
-	if err := CheckIntegerDomain(w); err.(*Error).Path() != "$[\"\U00010000\"]" {
+	// Canonical (UTF-16) order picks U+10000, which ranks second in byte order.
+	if err := CheckIntegerDomain(w); err.(*Error).Path() != "${member 1}" {
 		t.Fatalf("UTF-16 order not used: %v", err)
 	}
 	// An invalid key and a bad value: the first in canonical order wins,
@@ -428,17 +429,20 @@ func TestErrorDeterminism(t *testing.T) {
 	}
 }
 
+// TestPathRendering: member names the value chose are never rendered,
+// however they are spelled; the gateway's own names are.
 func TestPathRendering(t *testing.T) {
 	long := strings.Repeat("k", 100)
 	tests := []struct {
 		v    any
 		want string
 	}{
-		{map[string]any{"": json.Number("1e999")}, `$[""]`},
-		{map[string]any{"a\nb": json.Number("1e999")}, `$["a\nb"]`},
-		{map[string]any{"q\"": json.Number("1e999")}, `$["q\""]`},
-		{map[string]any{"snake_case-1": json.Number("1e999")}, `$.snake_case-1`},
-		{map[string]any{long: json.Number("1e999")}, `$["` + strings.Repeat("k", 64) + `…"]`},
+		{map[string]any{"": json.Number("1e999")}, `${member 0}`},
+		{map[string]any{"a\nb": json.Number("1e999")}, `${member 0}`},
+		{map[string]any{"q\"": json.Number("1e999")}, `${member 0}`},
+		{map[string]any{"snake_case-1": json.Number("1e999")}, `${member 0}`},
+		{map[string]any{long: json.Number("1e999"), "a": 1}, `${member 1}`},
+		{map[string]any{"tool_calls": []any{map[string]any{"args": map[string]any{"z": 1, "secret": json.Number("1e999")}}}}, `$.tool_calls[0].args{member 0}`},
 	}
 	for _, tt := range tests {
 		_, err := Canonicalize(tt.v)
@@ -587,7 +591,7 @@ func TestHashCanonical(t *testing.T) {
 		t.Fatal("HashCanonical bytes differ from Canonicalize")
 	}
 	bad := map[string]any{"a": v, "z": json.Number("-9007199254740992")}
-	if err := HashCanonical(sha256.New(), bad, 0); !errors.Is(err, ErrIntegerRange) || err.(*Error).Path() != "$.z" {
+	if err := HashCanonical(sha256.New(), bad, 0); !errors.Is(err, ErrIntegerRange) || err.(*Error).Path() != "${member 1}" {
 		t.Fatalf("err = %v", err)
 	}
 	if err := HashCanonical(sha256.New(), nest(5, true, 1), 5); !errors.Is(err, ErrDepth) {

@@ -90,10 +90,10 @@ func (c *checker) walk(v any, depth int) error {
 				return newPathError(ErrInvalidString, "object key is not valid UTF-8")
 			}
 			if err := c.add(kn); err != nil {
-				return atKey(err, k)
+				return atKey(err, k, rankIn(x, k))
 			}
 			if err := c.walk(e, depth+1); err != nil {
-				return atKey(err, k)
+				return atKey(err, k, rankIn(x, k))
 			}
 		}
 		return nil

@@ -45,7 +45,7 @@ func TestCheckDepth(t *testing.T) {
 		}
 	}
 	err := Check(map[string]any{"a": map[string]any{"b": []any{0, 1, 2, []any{"secretvalue"}}}}, Limits{MaxDepth: 4})
-	wantPathErr(t, err, ErrTooDeep, "$.a.b[3][0]", "secretvalue")
+	wantPathErr(t, err, ErrTooDeep, "${member 0}{member 0}[3][0]", "secretvalue")
 	if !strings.Contains(err.Error(), "4") {
 		t.Errorf("message %q does not name the limit", err)
 	}
@@ -103,17 +103,20 @@ func TestCheckErrors(t *testing.T) {
 		sentinel error
 		path     string
 	}{
-		{"nan", map[string]any{"args": map[string]any{"x": math.NaN()}}, Limits{}, ErrNonFinite, "$.args.x"},
+		{"nan", map[string]any{"args": map[string]any{"x": math.NaN()}}, Limits{}, ErrNonFinite, "$.args{member 0}"},
 		{"inf32", []any{float32(math.Inf(1))}, Limits{}, ErrNonFinite, "$[0]"},
-		{"bad string", map[string]any{"a": []any{"fine", "secret\xff"}}, Limits{}, ErrInvalidString, "$.a[1]"},
-		{"bad key", map[string]any{"a": map[string]any{"secret\xff": 1}}, Limits{}, ErrInvalidString, "$.a"},
+		{"bad string", map[string]any{"a": []any{"fine", "secret\xff"}}, Limits{}, ErrInvalidString, "${member 0}[1]"},
+		{"bad key", map[string]any{"a": map[string]any{"secret\xff": 1}}, Limits{}, ErrInvalidString, "${member 0}"},
 		{"bad number", map[string]any{"n": json.Number("1.")}, Limits{}, ErrInvalidNumber, "$.n"},
 		{"empty number", []any{json.Number("")}, Limits{}, ErrInvalidNumber, "$[0]"},
-		{"unsupported", map[string]any{"m": map[string]string{"secret": "x"}}, Limits{}, ErrUnsupportedType, "$.m"},
+		{"unsupported", map[string]any{"m": map[string]string{"secret": "x"}}, Limits{}, ErrUnsupportedType, "${member 0}"},
 		{"unsupported []string", []any{[]string{"secret"}}, Limits{}, ErrUnsupportedType, "$[0]"},
-		{"too large", map[string]any{"big": strings.Repeat("s", 100)}, Limits{MaxBytes: 50}, ErrTooLarge, "$.big"},
+		{"too large", map[string]any{"big": strings.Repeat("s", 100)}, Limits{MaxBytes: 50}, ErrTooLarge, "${member 0}"},
 		{"too large root", "secret-string", Limits{MaxBytes: 5}, ErrTooLarge, "$"},
-		{"weird key path", map[string]any{"a b": map[string]any{"x": math.Inf(-1)}}, Limits{}, ErrNonFinite, `$["a b"].x`},
+		// Members the payload named are ranked among their object's
+		// names in byte order; the gateway's own names are spelled out.
+		{"ranked members", map[string]any{"zeta": 1, "b c": map[string]any{"aa": 1, "secret": math.Inf(-1)}, "alpha": 2}, Limits{}, ErrNonFinite, "${member 1}{member 1}"},
+		{"known names", map[string]any{"tool_calls": []any{map[string]any{"id": "1", "args": map[string]any{"k": math.NaN()}}}}, Limits{}, ErrNonFinite, "$.tool_calls[0].args{member 0}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/safepath"
 )
 
 // FromGo converts an arbitrary Go value, as an SDK user would supply it for
@@ -73,7 +75,7 @@ func fromGo(v any, depth int) (any, error) {
 			}
 			c, err := fromGo(e, depth+1)
 			if err != nil {
-				return nil, atKey(err, k)
+				return nil, atKey(err, k, rankIn(x, k))
 			}
 			out[k] = c
 		}
@@ -113,7 +115,7 @@ func fromGo(v any, depth int) (any, error) {
 				return nil, newPathError(ErrInvalidString, "object key is not valid UTF-8")
 			}
 			if !utf8.ValidString(s) {
-				return nil, atKey(newPathError(ErrInvalidString, "not valid UTF-8"), k)
+				return nil, atKey(newPathError(ErrInvalidString, "not valid UTF-8"), k, rankIn(x, k))
 			}
 			out[k] = s
 		}
@@ -225,7 +227,7 @@ func fromReflect(rv reflect.Value, depth int) (any, error) {
 			}
 			c, err := fromGo(it.Value().Interface(), depth+1)
 			if err != nil {
-				return nil, atKey(err, k)
+				return nil, atKey(err, k, reflectRank(rv, k))
 			}
 			out[k] = c
 		}
@@ -307,4 +309,15 @@ func replacementEscape(data []byte) int {
 		}
 		i = at + 2
 	}
+}
+
+// reflectRank is rankIn for a map with string keys held in a reflect.Value.
+func reflectRank(m reflect.Value, key string) int {
+	return safepath.Rank(func(yield func(string) bool) {
+		for it := m.MapRange(); it.Next(); {
+			if !yield(it.Key().String()) {
+				return
+			}
+		}
+	}, key)
 }

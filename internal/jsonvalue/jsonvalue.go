@@ -10,8 +10,9 @@
 // Spec §4.4 forbids non-finite numbers and lone surrogates in contexts and
 // forbids silent normalization, so every entry point here rejects such values
 // with an error instead of rewriting them the way encoding/json would.
-// Errors name the JSON path of the offending value ($.a.b[3]) and never the
-// value itself, because contexts carry untrusted and possibly sensitive data.
+// Errors name the JSON path of the offending value ($.messages[3]) and never
+// the value itself, nor a member name the payload chose (safepath), because
+// contexts carry untrusted and possibly sensitive data.
 //
 // Nothing here keeps state between calls. Functions that only read a tree
 // (Check, Marshal, Equal, DeepCopy) may run concurrently on the same tree.
@@ -19,8 +20,10 @@ package jsonvalue
 
 import (
 	"errors"
-	"strconv"
+	"maps"
 	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/safepath"
 )
 
 // Sentinel errors. Every error returned by this package wraps exactly one of
@@ -54,8 +57,10 @@ const hardMaxDepth = 10000
 
 // PathError is the concrete error type returned for a problem located inside
 // a value. Err is one of the package sentinels; Path is the JSON path of the
-// offending value ("$" for the root); Detail explains the problem without
-// quoting the value.
+// offending value ("$" for the root) in the payload-free form of package
+// safepath: array indices, the gateway's own member names, and "{member N}"
+// (the member's rank among its object's names in byte order) for any name a
+// payload chose; Detail explains the problem without quoting the value.
 type PathError struct {
 	Path   string
 	Err    error
@@ -72,6 +77,8 @@ type PathError struct {
 	rev []pathSeg
 }
 
+// pathSeg is one step of a path: an array index, or an object member with
+// its rank (-1 until known: the parser learns it once the input is read).
 type pathSeg struct {
 	key   string
 	index int
@@ -106,10 +113,11 @@ func newPathError(sentinel error, detail string) *PathError {
 }
 
 // atKey and atIndex record one more (outer) path segment on an error that is
-// unwinding; other errors pass through untouched.
-func atKey(err error, key string) error {
+// unwinding; other errors pass through untouched. rank is the member's
+// position among its object's names in byte order, -1 when not yet known.
+func atKey(err error, key string, rank int) error {
 	if pe, ok := err.(*PathError); ok {
-		pe.rev = append(pe.rev, pathSeg{key: key})
+		pe.rev = append(pe.rev, pathSeg{key: key, index: rank})
 	}
 	return err
 }
@@ -119,6 +127,36 @@ func atIndex(err error, i int) error {
 		pe.rev = append(pe.rev, pathSeg{index: i, isIdx: true})
 	}
 	return err
+}
+
+// rankIn is the rank of key among the names of m (safepath.Rank).
+func rankIn[V any](m map[string]V, key string) int {
+	return safepath.Rank(maps.Keys(m), key)
+}
+
+// resolveRanks fills in the ranks the parser could not know, walking the
+// path down root, the tree decoded from the same input.
+func (e *PathError) resolveRanks(root any) {
+	v := root
+	for i := len(e.rev) - 1; i >= 0; i-- {
+		s := &e.rev[i]
+		switch c := v.(type) {
+		case map[string]any:
+			if !s.isIdx {
+				if s.index < 0 {
+					s.index = rankIn(c, s.key)
+				}
+				v = c[s.key]
+				continue
+			}
+		case []any:
+			if s.isIdx && s.index < len(c) {
+				v = c[s.index]
+				continue
+			}
+		}
+		v = nil
+	}
 }
 
 // finish renders the collected path, prefixed by base (normally "$").
@@ -146,46 +184,10 @@ func finish(err error, base string) error {
 // maxSegsInPath keeps error messages bounded when a path is deep.
 const maxSegsInPath = 16
 
-// maxKeyInPath keeps error messages bounded when a key is huge.
-const maxKeyInPath = 64
-
 func writeSeg(b *strings.Builder, s pathSeg) {
 	if s.isIdx {
-		b.WriteByte('[')
-		b.WriteString(strconv.Itoa(s.index))
-		b.WriteByte(']')
+		safepath.WriteIndex(b, s.index)
 		return
 	}
-	if isPlainName(s.key) {
-		b.WriteByte('.')
-		b.WriteString(s.key)
-		return
-	}
-	k := s.key
-	suffix := ""
-	if len(k) > maxKeyInPath {
-		k, suffix = k[:maxKeyInPath], "..."
-	}
-	b.WriteByte('[')
-	// QuoteToASCII also makes invalid UTF-8 keys printable.
-	b.WriteString(strconv.QuoteToASCII(k))
-	if suffix != "" {
-		b.WriteString(suffix)
-	}
-	b.WriteByte(']')
-}
-
-// isPlainName reports whether key can be written in dot form; it uses the
-// transform-path member-name alphabet so paths read like §5.2 paths.
-func isPlainName(key string) bool {
-	if key == "" {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	safepath.WriteMember(b, s.key, s.index)
 }

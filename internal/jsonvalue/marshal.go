@@ -136,7 +136,7 @@ func (e *encoder) object(m map[string]any, depth int) error {
 		e.buf = append(e.buf, ':')
 		if err := e.value(m[k], depth+1); err != nil {
 			e.keys = e.keys[:start]
-			return atKey(err, k)
+			return atKey(err, k, i-start)
 		}
 	}
 	e.buf = append(e.buf, '}')

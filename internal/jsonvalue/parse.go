@@ -95,9 +95,11 @@ func (p *parser) fail(err error) error {
 	case *PathError:
 		// A duplicate key ends the strict parse early; the rest of the
 		// input may still hold an error that outranks it.
-		if _, derr := decode(p.data, false); derr != nil {
+		tree, derr := decode(p.data, false)
+		if derr != nil {
 			return derr
 		}
+		e.resolveRanks(tree)
 		return finish(e, "$")
 	default:
 		return err
@@ -319,7 +321,7 @@ func (p *parser) object(i int) (any, int, error) {
 		}
 		v, j, err := p.value(skipSpace(d, i+1))
 		if err != nil {
-			return nil, j, atKey(err, key)
+			return nil, j, atKey(err, key, -1)
 		}
 		switch {
 		case n < len(small):
@@ -372,7 +374,7 @@ func duplicate(ms []kv) error {
 	seen := make(map[string]bool, len(ms))
 	for _, e := range ms {
 		if seen[e.key] {
-			return atKey(newPathError(ErrDuplicateKey, "the object names this member more than once"), e.key)
+			return atKey(newPathError(ErrDuplicateKey, "the object names this member more than once"), e.key, -1)
 		}
 		seen[e.key] = true
 	}

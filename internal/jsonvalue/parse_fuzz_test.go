@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/safepath"
 )
 
 // parseSeeds are the tricky inputs of FuzzDecodeMatchesEncodingJSON; with
@@ -131,7 +136,7 @@ func checkDecode(t *testing.T, data []byte) {
 		}
 		return
 	}
-	dup, ok := firstDuplicate(data)
+	dup, ok := firstDuplicate(data, got)
 	if !ok {
 		t.Fatalf("token walk failed on %q, which Decode accepts", data)
 	}
@@ -150,9 +155,10 @@ func checkDecode(t *testing.T, data []byte) {
 // firstDuplicate is the oracle for DecodeStrict: it walks data with
 // encoding/json's tokenizer and returns the path of the first repeated key
 // of the first object to close that has one ("" when no object repeats a
-// key), rendered like PathError paths. ok is false when data does not
+// key), rendered like PathError paths, with member ranks taken from tree
+// (the value Decode reads from data). ok is false when data does not
 // tokenize.
-func firstDuplicate(data []byte) (path string, ok bool) {
+func firstDuplicate(data []byte, tree any) (path string, ok bool) {
 	type frame struct {
 		obj     bool
 		keys    map[string]bool
@@ -165,13 +171,11 @@ func firstDuplicate(data []byte) (path string, ok bool) {
 	dec.UseNumber()
 	var stack []*frame
 	render := func(last pathSeg) string {
-		var b strings.Builder
-		b.WriteString("$")
+		segs := make([]pathSeg, 0, len(stack))
 		for _, f := range stack[:len(stack)-1] {
-			writeSeg(&b, f.seg)
+			segs = append(segs, f.seg)
 		}
-		writeSeg(&b, last)
-		return b.String()
+		return oraclePath(tree, append(segs, last))
 	}
 	// done marks the current value of the innermost container complete.
 	done := func() {
@@ -220,4 +224,31 @@ func firstDuplicate(data []byte) (path string, ok bool) {
 			done()
 		}
 	}
+}
+
+// oraclePath renders segs (outermost first) as safepath does, ranking each
+// member among the sorted names of its object in tree.
+func oraclePath(tree any, segs []pathSeg) string {
+	var b strings.Builder
+	b.WriteString("$")
+	v := tree
+	for _, s := range segs {
+		if s.isIdx {
+			fmt.Fprintf(&b, "[%d]", s.index)
+			a, _ := v.([]any)
+			v = nil
+			if s.index < len(a) {
+				v = a[s.index]
+			}
+			continue
+		}
+		m, _ := v.(map[string]any)
+		if safepath.Known(s.key) {
+			b.WriteString("." + s.key)
+		} else {
+			fmt.Fprintf(&b, "{member %d}", slices.Index(slices.Sorted(maps.Keys(m)), s.key))
+		}
+		v = m[s.key]
+	}
+	return b.String()
 }

@@ -20,20 +20,20 @@ func TestDecodeStrictDuplicates(t *testing.T) {
 		{`{"a":1,"b":2}`, ""},
 		{`{"a":{"x":1},"b":{"x":1}}`, ""}, // same key in sibling objects
 		{`[{"a":1},{"a":1}]`, ""},
-		{`{"a":1,"a":1}`, "$.a"},
-		{`{"a":1,"a":2}`, "$.a"},
-		{`{"a":1,"\u0061":2}`, "$.a"}, // equal after unescaping
-		{`{"":1,"":2}`, `$[""]`},
-		{`{"a b":1,"a b":2}`, `$["a b"]`},
+		{`{"a":1,"a":1}`, "${member 0}"},
+		{`{"a":1,"a":2}`, "${member 0}"},
+		{`{"a":1,"\u0061":2}`, "${member 0}"}, // equal after unescaping
+		{`{"":1,"":2}`, "${member 0}"},
+		{`{"a b":1,"a b":2}`, "${member 0}"},
 		{`{"choices":[{"delta":{"content":"x","content":"y"}}]}`, "$.choices[0].delta.content"},
-		{`[1,[2,{"k":{"z":0,"z":0}}]]`, "$[1][1].k.z"},
+		{`[1,[2,{"k":{"z":0,"z":0}}]]`, "$[1][1]{member 0}{member 0}"},
 		// The inner object closes first, so its duplicate is reported.
-		{`{"a":1,"a":2,"b":{"c":1,"c":2}}`, "$.b.c"},
+		{`{"a":1,"a":2,"b":{"c":1,"c":2}}`, "${member 1}{member 0}"},
 		// Past smallContainer members the object's members spill to the
 		// shared stack; detection and paths must not change.
-		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k3":11}`, "$.k3"},
-		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"i":0}}`, "$.k9.i"},
-		{`[0,1,2,3,4,5,6,7,8,9,10,{"x":[{"y":1,"y":2}]}]`, "$[11].x[0].y"},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k3":11}`, "${member 3}"},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"i":0}}`, "${member 8}{member 8}"},
+		{`[0,1,2,3,4,5,6,7,8,9,10,{"x":[{"y":1,"y":2}]}]`, "$[11]{member 0}[0]{member 0}"},
 	}
 	for _, tt := range tests {
 		v, err := DecodeStrict([]byte(tt.in))
@@ -75,7 +75,10 @@ func TestDecodeStrictErrorOmitsValue(t *testing.T) {
 	if strings.Contains(msg, "hunter2") || strings.Contains(msg, "other-value") {
 		t.Errorf("error quotes the value: %s", msg)
 	}
-	if !strings.Contains(msg, "$.tool.secret") {
+	if strings.Contains(msg, "tool") || strings.Contains(msg, "secret") {
+		t.Errorf("error names a member the payload chose: %s", msg)
+	}
+	if !strings.Contains(msg, "${member 0}{member 0}") {
 		t.Errorf("error does not name the path: %s", msg)
 	}
 }
@@ -228,7 +231,7 @@ func TestDecodeRandomDocuments(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("doc %d: Decode = %v\n%s", i, err, data)
 		}
-		dup, _ := firstDuplicate(data)
+		dup, _ := firstDuplicate(data, got)
 		if dup != "" {
 			dups++
 		}
