@@ -156,7 +156,7 @@ func newCanaryRig(t *testing.T) *canaryRig {
     models: ["*-*"]
 enforcement:
   interceptor_timeout: 1s
-  max_context_bytes: 64KiB
+  max_context_bytes: 1536KiB
 sessions:
   store: memory
 records:
@@ -164,6 +164,9 @@ records:
     - type: stdout
 limits:
   max_request_bytes: 256KiB
+  max_response_bytes: 256KiB
+streaming:
+  buffer_limit: 256KiB
 policy:
   path: %s
   watch: false
