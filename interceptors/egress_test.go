@@ -208,9 +208,9 @@ func TestEgressRewrite(t *testing.T) {
 			t.Errorf("rewrite(%q) = %q, want %q", text, got, want)
 		}
 	}
-	// A forbidden URL in a key cannot be rewritten: deny.
-	v = intercept(t, ic, at(enforcement.PreToolCall, map[string]any{"https://evil.test/": "x"}))
-	if !samePlain(v, enforcement.Deny("policy:egress_denied", `URL host "evil.test" is not allowed by policy egress`)) {
+	// A forbidden URL in a key is rewritten too, renaming the member.
+	v = intercept(t, ic, at(enforcement.PreToolCall, map[string]any{"see https://evil.test/": "x", "ok": "https://docs.example.com/"}))
+	if v.Decision != enforcement.DecisionTransform || jsonOf(t, v.Transform.Value) != `{"ok":"https://docs.example.com/","see https://blocked.invalid/":"x"}` {
 		t.Errorf("key: %+v", v)
 	}
 	// No points configured: rewrite lets the session boundaries through.

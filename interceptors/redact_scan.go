@@ -2,7 +2,6 @@ package interceptors
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -132,44 +131,10 @@ func (sc *scanner) text(s string, t tally) (string, bool) {
 	return b.String(), true
 }
 
-// value rewrites the string values inside v. It never modifies v: a
-// container holding a rewritten value is replaced by a shallow copy, and
-// unchanged subtrees are shared with v (the caller copies the result before
-// letting it go). Object keys, numbers, booleans and nulls stay as they are.
-func (sc *scanner) value(v any, t tally) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		return sc.text(x, t)
-	case map[string]any:
-		var out map[string]any
-		for k, e := range x {
-			if ne, changed := sc.value(e, t); changed {
-				if out == nil {
-					out = maps.Clone(x)
-				}
-				out[k] = ne
-			}
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
-	case []any:
-		var out []any
-		for i, e := range x {
-			if ne, changed := sc.value(e, t); changed {
-				if out == nil {
-					out = slices.Clone(x)
-				}
-				out[i] = ne
-			}
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
-	}
-	return v, false
+// anyMatch reports whether a detector finds something in a string value
+// or object key of v.
+func (sc *scanner) anyMatch(v any) bool {
+	return anyText(v, func(s string) bool { return len(sc.find(s)) > 0 })
 }
 
 func containsAny(s string, subs []string) bool {
