@@ -10,7 +10,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // Egress actions and defaults.
@@ -228,9 +227,8 @@ func (e *egressInterceptor) rewriteIn(c enforcement.Context) enforcement.Verdict
 	case !changed:
 		return enforcement.Allow()
 	}
-	// out shares unchanged subtrees with the context; the verdict gets a
-	// value of its own.
-	v := enforcement.TransformTo("$target", jsonvalue.DeepCopy(out))
+	// out is the rewriter's own: no container is shared with the context.
+	v := enforcement.TransformTo("$target", out)
 	v.Reason = e.rewriteReason
 	v.Message = e.message
 	if v.Message == "" {
@@ -240,10 +238,7 @@ func (e *egressInterceptor) rewriteIn(c enforcement.Context) enforcement.Verdict
 }
 
 // anyForbidden reports whether v holds a forbidden URL anywhere.
-func (e *egressInterceptor) anyForbidden(v any) bool {
-	_, found := e.firstForbidden(v)
-	return found
-}
+func (e *egressInterceptor) anyForbidden(v any) bool { return anyText(v, e.isForbidden) }
 
 // forbidden explains the first forbidden URL found: the host or scheme,
 // never the URL, whose path and query may carry secrets.
@@ -266,24 +261,40 @@ func (e *egressInterceptor) denyMessage(f forbidden) string {
 }
 
 // firstForbidden finds a forbidden URL in a string value or object key of
-// v.
+// v. Most values hold none, so an unordered scan decides first; only then
+// are keys walked in order, so the host a message names does not vary
+// between runs (sorting every object's keys would cost an allocation per
+// object on every call).
 func (e *egressInterceptor) firstForbidden(v any) (forbidden, bool) {
+	if !anyText(v, e.isForbidden) {
+		return forbidden{}, false
+	}
+	return e.firstForbiddenSorted(v)
+}
+
+// isForbidden reports whether s holds a forbidden URL.
+func (e *egressInterceptor) isForbidden(s string) bool {
+	_, bad := e.stringForbidden(s)
+	return bad
+}
+
+// firstForbiddenSorted is firstForbidden with object keys in order.
+func (e *egressInterceptor) firstForbiddenSorted(v any) (forbidden, bool) {
 	switch x := v.(type) {
 	case string:
 		return e.stringForbidden(x)
 	case map[string]any:
-		// Sorted, so the host a message names does not vary between runs.
 		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if f, ok := e.stringForbidden(k); ok {
 				return f, true
 			}
-			if f, ok := e.firstForbidden(x[k]); ok {
+			if f, ok := e.firstForbiddenSorted(x[k]); ok {
 				return f, true
 			}
 		}
 	case []any:
 		for _, el := range x {
-			if f, ok := e.firstForbidden(el); ok {
+			if f, ok := e.firstForbiddenSorted(el); ok {
 				return f, true
 			}
 		}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // Replace modes of the "redact" type.
@@ -254,9 +253,8 @@ func (r *redactInterceptor) Intercept(_ context.Context, c enforcement.Context) 
 	case !changed:
 		return enforcement.Allow(), nil
 	}
-	// out shares unchanged subtrees with the context; the verdict gets a
-	// value of its own.
-	v := enforcement.TransformTo("$target", jsonvalue.DeepCopy(out))
+	// out is the rewriter's own: no container is shared with the context.
+	v := enforcement.TransformTo("$target", out)
 	v.Reason, v.Message = r.reason, r.message(counts)
 	return v, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // Regex actions.
@@ -164,9 +163,8 @@ func (r *regexInterceptor) redactIn(c enforcement.Context) enforcement.Verdict {
 	case !changed:
 		return enforcement.Allow()
 	}
-	// out shares unchanged subtrees with the context; the verdict gets a
-	// value of its own.
-	v := enforcement.TransformTo("$target", jsonvalue.DeepCopy(out))
+	// out is the rewriter's own: no container is shared with the context.
+	v := enforcement.TransformTo("$target", out)
 	v.Reason, v.Message = r.reason, r.message
 	return v
 }
@@ -180,10 +178,25 @@ func (r *regexInterceptor) matchString(s string) bool {
 }
 
 // replaceString replaces every match in s and reports whether s changed.
+// One search finds the matches: a string without any costs no allocation,
+// and one with some is not searched twice.
 func (r *regexInterceptor) replaceString(s string) (string, bool) {
-	if !r.matchString(s) {
+	if !r.filter.admits(s) {
 		return s, false
 	}
-	out := r.re.ReplaceAllLiteralString(s, r.replacement)
+	locs := r.re.FindAllStringIndex(s, -1)
+	if locs == nil {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, loc := range locs {
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(r.replacement)
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	out := b.String()
 	return out, out != s
 }

@@ -2,11 +2,10 @@ package interceptors
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // Values of the scope option of the content-scanning types (regex, redact,
@@ -98,10 +97,11 @@ func anyText(v any, match func(string) bool) bool {
 }
 
 // textRewriter applies a string rewrite to every string value and object
-// key of a value tree without modifying it: a container holding a change
-// is replaced by a shallow copy and unchanged subtrees are shared with the
-// input, so the caller copies the result before letting it go. Numbers,
-// booleans and nulls stay as they are.
+// key of a value tree without modifying it. When anything changed, the
+// result is the rewriter's own: every container on it is new, unchanged
+// ones deep-copied once (strings and numbers are immutable and shared),
+// so it can go into a verdict as it is. When nothing changed, the input
+// is returned. Numbers, booleans and nulls stay as they are.
 type textRewriter struct {
 	// text rewrites one string and reports whether it changed.
 	text func(string) (string, bool)
@@ -121,21 +121,33 @@ func (w *textRewriter) tree(v any) (any, bool) {
 	case map[string]any:
 		return w.object(x)
 	case []any:
-		var out []any
-		for i, e := range x {
-			if ne, changed := w.tree(e); changed {
-				if out == nil {
-					out = slices.Clone(x)
-				}
-				out[i] = ne
-			}
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
+		return w.array(x)
 	}
 	return v, false
+}
+
+// array rewrites the elements of x.
+func (w *textRewriter) array(x []any) (any, bool) {
+	var out []any
+	for i, e := range x {
+		if ne, changed := w.tree(e); changed {
+			if out == nil {
+				out = make([]any, len(x))
+			}
+			out[i] = ne
+		}
+	}
+	if out == nil {
+		return x, false
+	}
+	// A changed element is never nil: the slots still nil are the
+	// unchanged ones.
+	for i, e := range x {
+		if out[i] == nil {
+			out[i] = jsonvalue.DeepCopy(e)
+		}
+	}
+	return out, true
 }
 
 // object rewrites the members and keys of x.
@@ -145,7 +157,7 @@ func (w *textRewriter) object(x map[string]any) (any, bool) {
 	for k, e := range x {
 		if ne, changed := w.tree(e); changed {
 			if out == nil {
-				out = maps.Clone(x)
+				out = make(map[string]any, len(x))
 			}
 			out[k] = ne
 		}
@@ -157,7 +169,12 @@ func (w *textRewriter) object(x map[string]any) (any, bool) {
 		return x, false
 	}
 	if out == nil {
-		out = maps.Clone(x)
+		out = make(map[string]any, len(x))
+	}
+	for k, e := range x {
+		if _, done := out[k]; !done {
+			out[k] = jsonvalue.DeepCopy(e)
+		}
 	}
 	w.rename(out, renames)
 	return out, true

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -259,11 +260,12 @@ func TestScanScopeProblems(t *testing.T) {
 	}
 }
 
-// TestTextRewriterShares: unchanged subtrees are shared, changed
-// containers are fresh, the input is never written.
-func TestTextRewriterShares(t *testing.T) {
-	kept := map[string]any{"k": "v"}
-	in := []any{kept, map[string]any{"x": "a-x"}}
+// TestTextRewriterOwnsItsResult: a changed tree comes back with every
+// container new (unchanged ones copied), the input untouched; an unchanged
+// tree comes back as it is.
+func TestTextRewriterOwnsItsResult(t *testing.T) {
+	kept := map[string]any{"k": []any{"v", json.Number("1"), nil}}
+	in := []any{kept, map[string]any{"x": "a-x", "same": map[string]any{"n": true}}, nil}
 	w := textRewriter{text: func(s string) (string, bool) {
 		out := strings.ReplaceAll(s, "x", "y")
 		return out, out != s
@@ -272,16 +274,33 @@ func TestTextRewriterShares(t *testing.T) {
 	if !changed || w.merged {
 		t.Fatalf("changed %v merged %v", changed, w.merged)
 	}
-	if got := jsonOf(t, out); got != `[{"k":"v"},{"y":"a-y"}]` {
+	if got := jsonOf(t, out); got != `[{"k":["v",1,null]},{"same":{"n":true},"y":"a-y"},null]` {
 		t.Errorf("out %s", got)
 	}
-	if jsonOf(t, in) != `[{"k":"v"},{"x":"a-x"}]` {
-		t.Errorf("input modified: %s", jsonOf(t, in))
+	scribble(out)
+	if jsonOf(t, in) != `[{"k":["v",1,null]},{"same":{"n":true},"x":"a-x"},null]` {
+		t.Errorf("the result shares a container with the input: %s", jsonOf(t, in))
 	}
-	if reflect.ValueOf(out.([]any)[0]).UnsafePointer() != reflect.ValueOf(kept).UnsafePointer() {
-		t.Errorf("the unchanged object was copied")
+	unchanged := []any{"plain", json.Number("1"), nil, true, map[string]any{"k": "v"}}
+	if out, changed := w.tree(unchanged); changed || reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(unchanged).UnsafePointer() {
+		t.Errorf("nothing to rewrite: changed %v, out %v", changed, out)
 	}
-	if _, changed := w.tree([]any{"plain", json.Number("1"), nil, true}); changed {
-		t.Errorf("nothing to rewrite reported a change")
+}
+
+// TestRegexReplaceMatchesStdlib: the one-pass replacement writes what
+// regexp's ReplaceAllLiteralString writes, empty matches included.
+func TestRegexReplaceMatchesStdlib(t *testing.T) {
+	texts := []string{"", "a", "abc abc", "xx yy", "aaa", "ann@example.com, bob@example.org.", "é a\u00a0b", "\xff a \xfe"}
+	for _, pattern := range []string{"a", "a+", `\b`, `x|\b`, `[a-z]+@[a-z]+\.[a-z]{2,}`, `(?i)A`, `b*c`} {
+		for _, repl := range []string{"", "[r]", "$1"} {
+			r := &regexInterceptor{re: regexp.MustCompile(pattern), replacement: repl}
+			for _, s := range texts {
+				want := r.re.ReplaceAllLiteralString(s, repl)
+				got, changed := r.replaceString(s)
+				if got != want || changed != (want != s) {
+					t.Errorf("%q over %q with %q: got %q (changed %v), want %q", pattern, s, repl, got, changed, want)
+				}
+			}
+		}
 	}
 }
