@@ -131,12 +131,12 @@ func (r *regexInterceptor) ReadsOnly() {}
 
 // Intercept implements enforcement.Interceptor.
 func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
-	// With no points configured, redact runs everywhere a transform is
-	// permitted and lets the session boundaries through.
-	if r.redact && !c.Point().Transformable() {
-		return enforcement.Allow(), nil
-	}
 	if r.redact {
+		// With no points configured, redact runs everywhere a transform is
+		// permitted and lets the session boundaries through.
+		if !c.Point().Transformable() {
+			return enforcement.Allow(), nil
+		}
 		return r.redactIn(c), nil
 	}
 	if anyText(c.Target(), r.matchString) {
