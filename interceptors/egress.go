@@ -10,7 +10,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // Egress actions and defaults.
@@ -35,6 +34,8 @@ type egressOptions struct {
 	RewriteTo *string  `yaml:"rewrite_to"`
 	Reason    string   `yaml:"reason"`
 	Message   string   `yaml:"message"`
+	// Scope is request (default) or target; see scanScope.
+	Scope string `yaml:"scope"`
 }
 
 // hostPattern is one normalised allow_hosts or deny_hosts entry.
@@ -51,16 +52,19 @@ func (p hostPattern) matches(h host) bool {
 	return h.name == p.name
 }
 
-// egressInterceptor finds URLs in every string of the target and denies,
-// or rewrites, those whose scheme or host the policy forbids.
+// egressInterceptor finds URLs in every string value and object key of
+// what it judges (the target and, by default at pre_model_call, the
+// request's tools and model.params; see scanScope) and denies, or rewrites
+// in the target, those whose scheme or host the policy forbids.
 type egressInterceptor struct {
 	policy    string
+	scope     scanScope
 	allow     []hostPattern
 	deny      []hostPattern
 	schemes   []string
 	rewrite   bool
 	rewriteTo string
-	// denyReason is also used by rewrite, for a URL in an object key.
+	// denyReason is also used by rewrite, for a URL it cannot rewrite.
 	denyReason    string
 	rewriteReason string
 	message       string
@@ -80,6 +84,9 @@ func newEgress(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) 
 	if opts.Reason != "" {
 		e.denyReason, e.rewriteReason = opts.Reason, opts.Reason
 	}
+	var sps []config.Problem
+	e.scope, sps = scopeOf(spec, opts.Scope)
+	ps = append(ps, sps...)
 	if len(opts.AllowHosts) == 0 && len(opts.DenyHosts) == 0 && opts.Schemes == nil {
 		ps = append(ps, spec.Problemf("", "gives no allow_hosts, deny_hosts or schemes: it would enforce nothing"))
 	}
@@ -181,30 +188,57 @@ func (*egressInterceptor) ReadsOnly() {}
 
 // Intercept implements enforcement.Interceptor.
 func (e *egressInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
-	if e.rewrite && !c.Point().Transformable() {
-		return enforcement.Allow(), nil
-	}
-	target := c.Target()
-	// Deny scans every string and key; rewrite fixes strings, so it scans
-	// keys only: a key cannot be rewritten without changing the structure.
-	if why, found := e.firstForbidden(target, !e.rewrite); found {
-		return enforcement.Deny(e.denyReason, e.denyMessage(why)), nil
-	}
 	if !e.rewrite {
+		return e.denyIn(c), nil
+	}
+	if !c.Point().Transformable() {
 		return enforcement.Allow(), nil
 	}
-	out, changed := e.rewriteValue(jsonvalue.DeepCopy(target))
-	if !changed {
-		return enforcement.Allow(), nil
+	return e.rewriteIn(c), nil
+}
+
+// denyIn denies the first forbidden URL in the target or beside it.
+func (e *egressInterceptor) denyIn(c enforcement.Context) enforcement.Verdict {
+	why, found := e.firstForbidden(c.Target())
+	if !found {
+		_, found = e.scope.firstOutside(c, func(v any) bool {
+			why, found = e.firstForbidden(v)
+			return found
+		})
 	}
+	if found {
+		return enforcement.Deny(e.denyReason, e.denyMessage(why))
+	}
+	return enforcement.Allow()
+}
+
+// rewriteIn transforms the target with every forbidden URL replaced, in
+// string values and object keys. A forbidden URL beside the target, where
+// no transform reaches, or key renames that would merge two members, deny.
+func (e *egressInterceptor) rewriteIn(c enforcement.Context) enforcement.Verdict {
+	if member, found := e.scope.firstOutside(c, e.anyForbidden); found {
+		return enforcement.Deny(e.denyReason, outsideMessage(e.policy, member, "rewrite"))
+	}
+	w := textRewriter{text: e.rewriteText}
+	out, changed := w.tree(c.Target())
+	switch {
+	case w.merged:
+		return enforcement.Deny(e.denyReason, mergeMessage(e.policy))
+	case !changed:
+		return enforcement.Allow()
+	}
+	// out is the rewriter's own: no container is shared with the context.
 	v := enforcement.TransformTo("$target", out)
 	v.Reason = e.rewriteReason
 	v.Message = e.message
 	if v.Message == "" {
 		v.Message = "URLs forbidden by policy " + e.policy + " were rewritten"
 	}
-	return v, nil
+	return v
 }
+
+// anyForbidden reports whether v holds a forbidden URL anywhere.
+func (e *egressInterceptor) anyForbidden(v any) bool { return anyText(v, e.isForbidden) }
 
 // forbidden explains the first forbidden URL found: the host or scheme,
 // never the URL, whose path and query may carry secrets.
@@ -228,27 +262,41 @@ func (e *egressInterceptor) denyMessage(f forbidden) string {
 	return "a URL host is not allowed by policy " + e.policy
 }
 
-// firstForbidden finds a forbidden URL in an object key or, when strs is
-// set, a string value of v.
-func (e *egressInterceptor) firstForbidden(v any, strs bool) (forbidden, bool) {
+// firstForbidden finds a forbidden URL in a string value or object key of
+// v. Most values hold none, so an unordered scan decides first; only then
+// are keys walked in order, so the host a message names does not vary
+// between runs (sorting every object's keys would cost an allocation per
+// object on every call).
+func (e *egressInterceptor) firstForbidden(v any) (forbidden, bool) {
+	if !anyText(v, e.isForbidden) {
+		return forbidden{}, false
+	}
+	return e.firstForbiddenSorted(v)
+}
+
+// isForbidden reports whether s holds a forbidden URL.
+func (e *egressInterceptor) isForbidden(s string) bool {
+	_, bad := e.stringForbidden(s)
+	return bad
+}
+
+// firstForbiddenSorted is firstForbidden with object keys in order.
+func (e *egressInterceptor) firstForbiddenSorted(v any) (forbidden, bool) {
 	switch x := v.(type) {
 	case string:
-		if strs {
-			return e.stringForbidden(x)
-		}
+		return e.stringForbidden(x)
 	case map[string]any:
-		// Sorted, so the host a message names does not vary between runs.
 		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if f, ok := e.stringForbidden(k); ok {
 				return f, true
 			}
-			if f, ok := e.firstForbidden(x[k], strs); ok {
+			if f, ok := e.firstForbiddenSorted(x[k]); ok {
 				return f, true
 			}
 		}
 	case []any:
 		for _, el := range x {
-			if f, ok := e.firstForbidden(el, strs); ok {
+			if f, ok := e.firstForbiddenSorted(el); ok {
 				return f, true
 			}
 		}
@@ -281,31 +329,11 @@ func (e *egressInterceptor) check(u foundURL) (forbidden, bool) {
 	return forbidden{}, false
 }
 
-// rewriteValue replaces forbidden URLs in the string values of v (the
-// interceptor's own copy), in place, and reports whether any changed.
-func (e *egressInterceptor) rewriteValue(v any) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		out := e.rewriteString(x)
-		return out, out != x
-	case map[string]any:
-		changed := false
-		for k, el := range x {
-			if nv, ch := e.rewriteValue(el); ch {
-				x[k], changed = nv, true
-			}
-		}
-		return x, changed
-	case []any:
-		changed := false
-		for i, el := range x {
-			if nv, ch := e.rewriteValue(el); ch {
-				x[i], changed = nv, true
-			}
-		}
-		return x, changed
-	}
-	return v, false
+// rewriteText replaces the forbidden URLs of s and reports whether s
+// changed.
+func (e *egressInterceptor) rewriteText(s string) (string, bool) {
+	out := e.rewriteString(s)
+	return out, out != s
 }
 
 // rewriteString replaces each forbidden URL of s with rewrite_to. A URL

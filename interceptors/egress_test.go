@@ -65,7 +65,7 @@ func TestEgressURLs(t *testing.T) {
 		v := intercept(t, ic, at(enforcement.PreModelCall, []any{map[string]any{"role": "user", "content": tc.text}}))
 		// Messages never name the host (payload): the host read is
 		// checked where the interceptor found it.
-		found, _ := ic.(*egressInterceptor).firstForbidden(tc.text, true)
+		found, _ := ic.(*egressInterceptor).firstForbidden(tc.text)
 		switch {
 		case tc.host == "" && strings.HasPrefix(tc.text, "wss:"):
 			if v.Decision != enforcement.DecisionDeny || v.Message != `a URL scheme is not allowed by policy egress` || found.scheme != "wss" {
@@ -211,9 +211,9 @@ func TestEgressRewrite(t *testing.T) {
 			t.Errorf("rewrite(%q) = %q, want %q", text, got, want)
 		}
 	}
-	// A forbidden URL in a key cannot be rewritten: deny.
-	v = intercept(t, ic, at(enforcement.PreToolCall, map[string]any{"https://evil.test/": "x"}))
-	if !samePlain(v, enforcement.Deny("policy:egress_denied", `a URL host is not allowed by policy egress`)) {
+	// A forbidden URL in a key is rewritten too, renaming the member.
+	v = intercept(t, ic, at(enforcement.PreToolCall, map[string]any{"see https://evil.test/": "x", "ok": "https://docs.example.com/"}))
+	if v.Decision != enforcement.DecisionTransform || jsonOf(t, v.Transform.Value) != `{"ok":"https://docs.example.com/","see https://blocked.invalid/":"x"}` {
 		t.Errorf("key: %+v", v)
 	}
 	// No points configured: rewrite lets the session boundaries through.

@@ -181,10 +181,9 @@ func TestRegexDeny(t *testing.T) {
 	}
 
 	for name, target := range map[string]any{
-		"ordinary text":     "Ask the desk (sk-team) about AKIA training; skip-ahead tasks are fine.",
-		"keys are not text": map[string]any{"sk-abcdefghijklmnopqrstuvwxyz012345": "value"},
-		"numbers":           []any{json.Number("12345678901234567890123"), false, nil},
-		"other point":       nil,
+		"ordinary text": "Ask the desk (sk-team) about AKIA training; skip-ahead tasks are fine.",
+		"numbers":       []any{json.Number("12345678901234567890123"), false, nil},
+		"other point":   nil,
 	} {
 		c := at(enforcement.PostModelCall, target)
 		if name == "other point" {
@@ -193,6 +192,10 @@ func TestRegexDeny(t *testing.T) {
 		if v := intercept(t, ic, c); !samePlain(v, enforcement.Allow()) {
 			t.Errorf("%s: verdict = %+v, want allow", name, v)
 		}
+	}
+	// A key is matched like a value: a secret used as a member name.
+	if v := intercept(t, ic, at(enforcement.PostModelCall, map[string]any{"args": map[string]any{key: "value"}})); v.Decision != enforcement.DecisionDeny {
+		t.Errorf("key: %+v, want deny", v)
 	}
 	if v := intercept(t, ic, at(enforcement.Output, map[string]any{"content": "AKIAABCDEFGHIJKLMNOP"})); v.Decision != enforcement.DecisionDeny {
 		t.Errorf("AWS key at output: %+v", v)
@@ -311,7 +314,7 @@ func TestRegexProblems(t *testing.T) {
 		"policy.yaml:15: interceptors[2].action: is required (deny or redact)",
 		"policy.yaml:23: interceptors[3].replacement: is only used with action: redact",
 		"policy.yaml:27: interceptors[4].points[1]: redact cannot run at agent_shutdown: the spec forbids transforms there",
-		"policy.yaml:32: interceptors[5].pattern: unknown key (expected one of action, message, patterns, reason, replacement)",
+		"policy.yaml:32: interceptors[5].pattern: unknown key (expected one of action, message, patterns, reason, replacement, scope)",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))

@@ -15,7 +15,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // Replace modes of the "redact" type.
@@ -42,6 +41,8 @@ type redactOptions struct {
 	HashKeyEnv string         `yaml:"hash_key_env"`
 	Custom     []redactCustom `yaml:"custom"`
 	Reason     string         `yaml:"reason"`
+	// Scope is request (default) or target; see scanScope.
+	Scope string `yaml:"scope"`
 }
 
 // redactCustom is a detector defined by the policy.
@@ -55,10 +56,12 @@ type redactCustom struct {
 var customName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // redactInterceptor rewrites secrets and personal data found in the string
-// values of the target.
+// values and object keys of the target, and denies when it finds them
+// where a transform cannot reach (see scanScope).
 type redactInterceptor struct {
 	name   string
 	reason string
+	scope  scanScope
 	scan   scanner
 }
 
@@ -72,6 +75,9 @@ func newRedact(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) 
 	replace, rps := redactReplacer(spec, opts)
 	ps = append(ps, rps...)
 	r := &redactInterceptor{name: spec.Name, reason: opts.Reason}
+	var sps []config.Problem
+	r.scope, sps = scopeOf(spec, opts.Scope)
+	ps = append(ps, sps...)
 	if r.reason == "" {
 		r.reason = "policy:redacted"
 	} else {
@@ -227,21 +233,28 @@ func (r *redactInterceptor) NonBlocking() {}
 func (*redactInterceptor) ReadsOnly() {}
 
 // Intercept implements enforcement.Interceptor: one transform of $target
-// with every match rewritten, or allow when nothing matched.
+// with every match rewritten, or allow when nothing matched. A match
+// outside the target, or key renames that would merge two members, deny.
 func (r *redactInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	// With no points configured, redact runs wherever a transform is
 	// permitted and lets the session boundaries through.
 	if !c.Point().Transformable() {
 		return enforcement.Allow(), nil
 	}
+	if member, found := r.scope.firstOutside(c, r.scan.anyMatch); found {
+		return enforcement.Deny(r.reason, outsideMessage(r.name, member, "redact")), nil
+	}
 	counts := make(tally, len(r.scan.detectors))
-	out, changed := r.scan.value(c.Target(), counts)
-	if !changed {
+	w := textRewriter{text: func(s string) (string, bool) { return r.scan.text(s, counts) }}
+	out, changed := w.tree(c.Target())
+	switch {
+	case w.merged:
+		return enforcement.Deny(r.reason, mergeMessage(r.name)), nil
+	case !changed:
 		return enforcement.Allow(), nil
 	}
-	// out shares unchanged subtrees with the context; the verdict gets a
-	// value of its own.
-	v := enforcement.TransformTo("$target", jsonvalue.DeepCopy(out))
+	// out is the rewriter's own: no container is shared with the context.
+	v := enforcement.TransformTo("$target", out)
 	v.Reason, v.Message = r.reason, r.message(counts)
 	return v, nil
 }

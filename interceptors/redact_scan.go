@@ -2,7 +2,6 @@ package interceptors
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -25,9 +24,16 @@ type tally []int
 func (sc *scanner) find(s string) []span {
 	var found []span
 	digits := -1
+	// A short string (an object key, a name, a schema's description) costs
+	// little to scan but a search per hint: one pass over its bytes rules
+	// most hints out first.
+	var present *byteSet
+	if len(s) <= shortString {
+		present = byteSetOf(s)
+	}
 	for i := range sc.detectors {
 		d := &sc.detectors[i]
-		if len(d.hints) > 0 && !containsAny(s, d.hints) {
+		if len(d.hints) > 0 && !containsAnyHint(s, d.hints, present) {
 			continue
 		}
 		if d.minDigits > 0 {
@@ -132,49 +138,45 @@ func (sc *scanner) text(s string, t tally) (string, bool) {
 	return b.String(), true
 }
 
-// value rewrites the string values inside v. It never modifies v: a
-// container holding a rewritten value is replaced by a shallow copy, and
-// unchanged subtrees are shared with v (the caller copies the result before
-// letting it go). Object keys, numbers, booleans and nulls stay as they are.
-func (sc *scanner) value(v any, t tally) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		return sc.text(x, t)
-	case map[string]any:
-		var out map[string]any
-		for k, e := range x {
-			if ne, changed := sc.value(e, t); changed {
-				if out == nil {
-					out = maps.Clone(x)
-				}
-				out[k] = ne
-			}
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
-	case []any:
-		var out []any
-		for i, e := range x {
-			if ne, changed := sc.value(e, t); changed {
-				if out == nil {
-					out = slices.Clone(x)
-				}
-				out[i] = ne
-			}
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
-	}
-	return v, false
+// anyMatch reports whether a detector finds something in a string value
+// or object key of v.
+func (sc *scanner) anyMatch(v any) bool {
+	return anyText(v, func(s string) bool { return len(sc.find(s)) > 0 })
 }
 
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
+// shortString is the length up to which find checks hints against the
+// string's byte set first.
+const shortString = 256
+
+// byteSet records which byte values occur in a string.
+type byteSet [4]uint64
+
+func byteSetOf(s string) *byteSet {
+	var bs byteSet
+	for i := range len(s) {
+		c := s[i]
+		bs[c>>6] |= 1 << (c & 63)
+	}
+	return &bs
+}
+
+// mayContain reports whether every byte of sub occurs in the set, which
+// strings.Contains needs.
+func (bs *byteSet) mayContain(sub string) bool {
+	for i := range len(sub) {
+		c := sub[i]
+		if bs[c>>6]&(1<<(c&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// containsAnyHint is containsAny, ruling hints out by present (when not
+// nil) before searching for them.
+func containsAnyHint(s string, hints []string, present *byteSet) bool {
+	for _, h := range hints {
+		if (present == nil || present.mayContain(h)) && strings.Contains(s, h) {
 			return true
 		}
 	}

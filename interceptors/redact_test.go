@@ -120,8 +120,8 @@ func TestChecksums(t *testing.T) {
 	}
 }
 
-// TestRedactTarget redacts a messages array: every string value, nothing
-// else, in a copy.
+// TestRedactTarget redacts a messages array: every string value and object
+// key, nothing else, in a copy.
 func TestRedactTarget(t *testing.T) {
 	ic := build(t, "  - name: scrub\n    type: redact\n")
 	messages := []any{
@@ -142,7 +142,7 @@ func TestRedactTarget(t *testing.T) {
 	}
 	got, _ := json.Marshal(v.Transform.Value)
 	want := strings.NewReplacer("ann@example.com", "[email]", "4111 1111 1111 1111", "[credit_card]",
-		`"bob@example.org":"bob@example.org"`, `"bob@example.org":"[email]"`, "+44 20 7946 0958", "[phone]").Replace(string(before))
+		`"bob@example.org":"bob@example.org"`, `"[email]":"[email]"`, "+44 20 7946 0958", "[phone]").Replace(string(before))
 	if string(got) != want {
 		t.Errorf("transform value =\n%s\nwant\n%s", got, want)
 	}
@@ -158,7 +158,7 @@ func TestRedactTarget(t *testing.T) {
 		t.Errorf("the transform value shares an unchanged message with the context")
 	}
 	// Counts per detector, never the text.
-	if want := "redacted 4 matches (email: 2, phone: 1, credit_card: 1) under policy scrub"; v.Message != want {
+	if want := "redacted 5 matches (email: 3, phone: 1, credit_card: 1) under policy scrub"; v.Message != want {
 		t.Errorf("message %q, want %q", v.Message, want)
 	}
 
@@ -297,7 +297,7 @@ func TestRedactProblems(t *testing.T) {
 		`policy.yaml:22: interceptors[2].custom[5].pattern: is required`,
 		`policy.yaml:26: interceptors[3].placeholder: is only used with replace: placeholder`,
 		`policy.yaml:27: interceptors[3].hash_key_env: is only used with replace: hash`,
-		`policy.yaml:32: interceptors[4].replacement: unknown key (expected one of custom, detectors, hash_key_env, placeholder, reason, replace)`,
+		`policy.yaml:32: interceptors[4].replacement: unknown key (expected one of custom, detectors, hash_key_env, placeholder, reason, replace, scope)`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))

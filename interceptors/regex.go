@@ -8,7 +8,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // Regex actions.
@@ -28,13 +27,18 @@ type regexOptions struct {
 	// Replacement is inserted literally for each match (redact only). A
 	// pointer, because an explicit "" (delete the match) differs from unset.
 	Replacement *string `yaml:"replacement"`
+	// Scope is request (default) or target; see scanScope.
+	Scope string `yaml:"scope"`
 }
 
-// regexInterceptor matches patterns against every string value of the
-// target (object keys are structure, not content, and are left alone).
+// regexInterceptor matches patterns against every string value and object
+// key of what it judges: the target and, by default at pre_model_call, the
+// request's tools and model.params (see scanScope).
 type regexInterceptor struct {
+	policy      string
 	re          *regexp.Regexp // all patterns as one alternation
 	filter      literalFilter  // strings without a required literal cannot match
+	scope       scanScope
 	redact      bool
 	reason      string
 	message     string
@@ -70,7 +74,10 @@ func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 			valid = append(valid, p)
 		}
 	}
-	r := &regexInterceptor{reason: opts.Reason, message: opts.Message, replacement: "[redacted]"}
+	r := &regexInterceptor{policy: spec.Name, reason: opts.Reason, message: opts.Message, replacement: "[redacted]"}
+	var sps []config.Problem
+	r.scope, sps = scopeOf(spec, opts.Scope)
+	ps = append(ps, sps...)
 	switch opts.Action {
 	case regexDeny:
 		if opts.Replacement != nil {
@@ -124,80 +131,72 @@ func (r *regexInterceptor) ReadsOnly() {}
 
 // Intercept implements enforcement.Interceptor.
 func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
-	// With no points configured, redact runs everywhere a transform is
-	// permitted and lets the session boundaries through.
-	if r.redact && !c.Point().Transformable() {
-		return enforcement.Allow(), nil
+	if r.redact {
+		// With no points configured, redact runs everywhere a transform is
+		// permitted and lets the session boundaries through.
+		if !c.Point().Transformable() {
+			return enforcement.Allow(), nil
+		}
+		return r.redactIn(c), nil
 	}
-	target := c.Target()
-	if !r.matches(target) {
-		return enforcement.Allow(), nil
-	}
-	if !r.redact {
+	if anyText(c.Target(), r.matchString) {
 		return enforcement.Deny(r.reason, r.message), nil
 	}
-	out := jsonvalue.DeepCopy(target)
-	out, changed := r.replace(out)
-	if !changed {
-		return enforcement.Allow(), nil
+	if _, found := r.scope.firstOutside(c, r.anyMatch); found {
+		return enforcement.Deny(r.reason, r.message), nil
 	}
+	return enforcement.Allow(), nil
+}
+
+// redactIn transforms the target with every match replaced, or denies
+// when a match lies where the transform cannot reach or when renaming
+// keys would merge two members.
+func (r *regexInterceptor) redactIn(c enforcement.Context) enforcement.Verdict {
+	if member, found := r.scope.firstOutside(c, r.anyMatch); found {
+		return enforcement.Deny(r.reason, outsideMessage(r.policy, member, "redact"))
+	}
+	w := textRewriter{text: r.replaceString}
+	out, changed := w.tree(c.Target())
+	switch {
+	case w.merged:
+		return enforcement.Deny(r.reason, mergeMessage(r.policy))
+	case !changed:
+		return enforcement.Allow()
+	}
+	// out is the rewriter's own: no container is shared with the context.
 	v := enforcement.TransformTo("$target", out)
 	v.Reason, v.Message = r.reason, r.message
-	return v, nil
+	return v
 }
 
-// matches reports whether any string value in v matches.
-func (r *regexInterceptor) matches(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return r.filter.admits(x) && r.re.MatchString(x)
-	case map[string]any:
-		for _, e := range x {
-			if r.matches(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if r.matches(e) {
-				return true
-			}
-		}
-	}
-	return false
+// anyMatch reports whether any string value or object key in v matches.
+func (r *regexInterceptor) anyMatch(v any) bool { return anyText(v, r.matchString) }
+
+// matchString reports whether s matches, the literal filter first.
+func (r *regexInterceptor) matchString(s string) bool {
+	return r.filter.admits(s) && r.re.MatchString(s)
 }
 
-// replace rewrites every match in the string values of v, in place (v is
-// the interceptor's own copy), and reports whether anything changed.
-// Numbers (json.Number), booleans and nulls are returned untouched.
-func (r *regexInterceptor) replace(v any) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		if !r.filter.admits(x) {
-			return x, false
-		}
-		out := r.re.ReplaceAllLiteralString(x, r.replacement)
-		return out, out != x
-	case map[string]any:
-		changed := false
-		for k, e := range x {
-			ne, ch := r.replace(e)
-			if ch {
-				x[k] = ne
-				changed = true
-			}
-		}
-		return x, changed
-	case []any:
-		changed := false
-		for i, e := range x {
-			ne, ch := r.replace(e)
-			if ch {
-				x[i] = ne
-				changed = true
-			}
-		}
-		return x, changed
+// replaceString replaces every match in s and reports whether s changed.
+// One search finds the matches: a string without any costs no allocation,
+// and one with some is not searched twice.
+func (r *regexInterceptor) replaceString(s string) (string, bool) {
+	if !r.filter.admits(s) {
+		return s, false
 	}
-	return v, false
+	locs := r.re.FindAllStringIndex(s, -1)
+	if locs == nil {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, loc := range locs {
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(r.replacement)
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	out := b.String()
+	return out, out != s
 }

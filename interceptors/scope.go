@@ -1,0 +1,200 @@
+package interceptors
+
+import (
+	"fmt"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// Values of the scope option of the content-scanning types (regex, redact,
+// egress).
+const (
+	// scopeRequest judges, at pre_model_call, the request members beside
+	// the target too: the tool declarations and model.params. The default.
+	scopeRequest = "request"
+	// scopeTarget judges the target alone.
+	scopeTarget = "target"
+)
+
+// Context members judged beside the target. They are the gateway's own
+// member names, so messages may name them.
+const (
+	memberTools  = "tools"
+	memberParams = "model.params"
+)
+
+// scanScope says what a content-scanning type judges besides the target.
+// Only pre_model_call is widened: every other point's context is judged
+// through its target alone, as the conformance vectors expect.
+type scanScope struct {
+	request bool
+}
+
+// scopeOf reads the scope option; "" means request.
+func scopeOf(spec config.Interceptor, s string) (scanScope, []config.Problem) {
+	switch s {
+	case "", scopeRequest:
+		return scanScope{request: true}, nil
+	case scopeTarget:
+		return scanScope{}, nil
+	}
+	return scanScope{}, []config.Problem{spec.Problemf("scope", "must be request or target (got %q)", s)}
+}
+
+// firstOutside runs found over each context member judged beside c's
+// target, in a fixed order, and returns the name of the first in which it
+// found something. It only reads c.
+func (s scanScope) firstOutside(c enforcement.Context, found func(v any) bool) (string, bool) {
+	if !s.request || c.Point() != enforcement.PreModelCall {
+		return "", false
+	}
+	if v, ok := c["tools"]; ok && found(v) {
+		return memberTools, true
+	}
+	if model, ok := c["model"].(map[string]any); ok {
+		if v, ok := model["params"]; ok && found(v) {
+			return memberParams, true
+		}
+	}
+	return "", false
+}
+
+// outsideMessage explains a deny for a match a transform cannot reach: a
+// transform addresses $target only (spec §5.2). It names the member, never
+// what matched.
+func outsideMessage(policy, member, action string) string {
+	return fmt.Sprintf("content that policy %s would %s lies in %s, outside the rewritable target, so it is denied", policy, action, member)
+}
+
+// mergeMessage explains a deny for a rewrite that would make two members
+// of one object equal: a transform must not silently drop one of them.
+func mergeMessage(policy string) string {
+	return "rewriting object keys under policy " + policy + " would merge two members of one object, so it denies instead"
+}
+
+// anyText reports whether match holds for a string value or an object key
+// anywhere in v: a key can carry a secret as well as a value can.
+func anyText(v any, match func(string) bool) bool {
+	switch x := v.(type) {
+	case string:
+		return match(x)
+	case map[string]any:
+		for k, e := range x {
+			if match(k) || anyText(e, match) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if anyText(e, match) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// textRewriter applies a string rewrite to every string value and object
+// key of a value tree without modifying it. When anything changed, the
+// result is the rewriter's own: every container on it is new, unchanged
+// ones deep-copied once (strings and numbers are immutable and shared),
+// so it can go into a verdict as it is. When nothing changed, the input
+// is returned. Numbers, booleans and nulls stay as they are.
+type textRewriter struct {
+	// text rewrites one string and reports whether it changed.
+	text func(string) (string, bool)
+	// merged is set when renaming keys made two members of one object
+	// equal; the result is then unusable.
+	merged bool
+}
+
+// renamedKey is one object key a rewrite changed.
+type renamedKey struct{ from, to string }
+
+// tree rewrites v and reports whether anything changed.
+func (w *textRewriter) tree(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		return w.text(x)
+	case map[string]any:
+		return w.object(x)
+	case []any:
+		return w.array(x)
+	}
+	return v, false
+}
+
+// array rewrites the elements of x.
+func (w *textRewriter) array(x []any) (any, bool) {
+	var out []any
+	for i, e := range x {
+		if ne, changed := w.tree(e); changed {
+			if out == nil {
+				out = make([]any, len(x))
+			}
+			out[i] = ne
+		}
+	}
+	if out == nil {
+		return x, false
+	}
+	// A changed element is never nil: the slots still nil are the
+	// unchanged ones.
+	for i, e := range x {
+		if out[i] == nil {
+			out[i] = jsonvalue.DeepCopy(e)
+		}
+	}
+	return out, true
+}
+
+// object rewrites the members and keys of x.
+func (w *textRewriter) object(x map[string]any) (any, bool) {
+	var out map[string]any
+	var renames []renamedKey
+	for k, e := range x {
+		if ne, changed := w.tree(e); changed {
+			if out == nil {
+				out = make(map[string]any, len(x))
+			}
+			out[k] = ne
+		}
+		if nk, changed := w.text(k); changed && nk != k {
+			renames = append(renames, renamedKey{from: k, to: nk})
+		}
+	}
+	if out == nil && renames == nil {
+		return x, false
+	}
+	if out == nil {
+		out = make(map[string]any, len(x))
+	}
+	for k, e := range x {
+		if _, done := out[k]; !done {
+			out[k] = jsonvalue.DeepCopy(e)
+		}
+	}
+	w.rename(out, renames)
+	return out, true
+}
+
+// rename moves the renamed members of obj to their new keys. A new key
+// equal to a key that stays, or to another new key, merges two members.
+func (w *textRewriter) rename(obj map[string]any, renames []renamedKey) {
+	if len(renames) == 0 {
+		return
+	}
+	vals := make([]any, len(renames))
+	for i, r := range renames {
+		vals[i] = obj[r.from]
+		delete(obj, r.from)
+	}
+	for i, r := range renames {
+		if _, taken := obj[r.to]; taken {
+			w.merged = true
+		}
+		obj[r.to] = vals[i]
+	}
+}

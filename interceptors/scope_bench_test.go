@@ -1,0 +1,94 @@
+package interceptors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// benchTools is a request's tool declarations as the gateway projects
+// them: names, prose descriptions and parameter schemas, with no secret.
+func benchTools() []any {
+	tools := make([]any, 0, 8)
+	for i := range 8 {
+		tools = append(tools, map[string]any{
+			"name":        fmt.Sprintf("tool_%d", i),
+			"description": "Looks a record up by its id and returns the fields the caller names, at most 50 per call.",
+			"schema": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"id":     map[string]any{"type": "string", "description": "The record id, such as r-1234."},
+					"fields": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+					"limit":  map[string]any{"type": "integer", "minimum": json.Number("1"), "maximum": json.Number("50")},
+				},
+				"required": []any{"id"},
+			},
+		})
+	}
+	return tools
+}
+
+// benchRequest is a pre_model_call context over msgs with tools and
+// model.params, as the gateway builds it for a tool-using agent.
+func benchRequest(msgs []any) enforcement.Context {
+	c := at(enforcement.PreModelCall, msgs)
+	c["tools"] = benchTools()
+	c["model"] = map[string]any{"id": "gpt-4o", "params": map[string]any{
+		"temperature": json.Number("0.2"),
+		"tool_choice": "auto",
+		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{
+			"name": "answer", "strict": true,
+			"schema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
+		}},
+	}}
+	return c
+}
+
+// BenchmarkScan measures regex (deny and redact), redact and egress over
+// the redact benchmark's messages, with the request's tools and
+// model.params beside them ("request") and without ("messages"), on 1 KiB
+// and 64 KiB message arrays.
+func BenchmarkScan(b *testing.B) {
+	policies := []struct {
+		name, src string
+		want      enforcement.Decision
+	}{
+		{"regex-deny", "  - name: r\n    type: regex\n    action: deny\n    patterns: ['sk-[A-Za-z0-9_-]{20,}', 'AKIA[0-9A-Z]{16}']\n", enforcement.DecisionAllow},
+		{"regex-redact", "  - name: r\n    type: regex\n    action: redact\n    patterns: ['[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}']\n", enforcement.DecisionTransform},
+		{"redact", "  - name: r\n    type: redact\n", enforcement.DecisionTransform},
+		{"egress-deny", "  - name: e\n    type: egress\n    allow_hosts: ['*.example.com']\n", enforcement.DecisionAllow},
+	}
+	for _, p := range policies {
+		reg, err := Build(specsOf(b, p.src)[0], Env{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ic := reg.Interceptor
+		for _, size := range []int{1 << 10, 64 << 10} {
+			msgs := benchMessages(size)
+			n := 0
+			for _, m := range msgs {
+				n += len(m.(map[string]any)["content"].(string))
+			}
+			for _, shape := range []string{"messages", "request"} {
+				c := at(enforcement.PreModelCall, msgs)
+				if shape == "request" {
+					c = benchRequest(msgs)
+				}
+				b.Run(fmt.Sprintf("%s/%s/%dKiB", p.name, shape, size>>10), func(b *testing.B) {
+					b.SetBytes(int64(n))
+					b.ReportAllocs()
+					for b.Loop() {
+						v, err := ic.Intercept(context.Background(), c)
+						if err != nil || v.Decision != p.want {
+							b.Fatalf("%+v, %v", v, err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
