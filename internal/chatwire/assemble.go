@@ -32,7 +32,7 @@ var (
 type assembler struct {
 	pc         partsCollector
 	meta       chunkMeta
-	metaSeen   map[string][]byte // first raw value of each metadata member
+	metaSeen   map[string]string // first value of each metadata member
 	calls      map[int]*callAcc
 	lastCall   int
 	maxCall    int // highest index in calls; keeps index-less fragments O(1)
@@ -115,24 +115,35 @@ func (a *assembler) readUsage(raw []byte, v any) error {
 // malformed one, or one that changes between chunks, makes the stream
 // re-synthesized with the first well-shaped value.
 func (a *assembler) readMeta(key string, v any) {
-	raw, err := json.Marshal(v)
-	if err != nil || !metaOK(raw, member{key: key, val: span{0, len(raw)}}, "chat.completion.chunk") {
+	var val string
+	switch x := v.(type) {
+	case string:
+		val = x
+	case json.Number:
+		val = string(x)
+	case nil:
+		val = "null"
+	default:
 		a.replayable = false
 		return
-	}
-	if a.metaSeen == nil {
-		a.metaSeen = map[string][]byte{}
 	}
 	if first, ok := a.metaSeen[key]; ok {
 		// openai-go's accumulator drops chunks whose id differs from the
 		// first; the re-synthesized stream carries one value throughout.
-		if string(first) != string(raw) {
+		if first != val {
 			a.replayable = false
 		}
 		return
 	}
-	a.metaSeen[key] = raw
-	a.meta.set(raw, member{key: key, val: span{0, len(raw)}})
+	if !metaValueOK(key, v, "chat.completion.chunk") {
+		a.replayable = false
+		return
+	}
+	if a.metaSeen == nil {
+		a.metaSeen = make(map[string]string, len(topMeta))
+	}
+	a.metaSeen[key] = val
+	a.meta.setValue(key, v)
 }
 
 func (a *assembler) choice(v any, field string) error {
@@ -217,7 +228,7 @@ func (a *assembler) delta(d map[string]any, field string) error {
 var deltaOrder = []string{"role", wireReasoningContent, wireReasoning, wireReasoningDetails, "content", "annotations", "refusal", "tool_calls", "function_call", "audio"}
 
 // sortedKeys returns d's keys: the known ones in deltaOrder, then the
-// others sorted.
+// others sorted (so allowed extras are projected in a stable order).
 func sortedKeys(d map[string]any) []string {
 	keys := make([]string, 0, len(d))
 	for _, k := range deltaOrder {
@@ -225,14 +236,17 @@ func sortedKeys(d map[string]any) []string {
 			keys = append(keys, k)
 		}
 	}
-	var rest []string
+	if len(keys) == len(d) {
+		return keys
+	}
+	n := len(keys)
 	for k := range d {
 		if !slices.Contains(deltaOrder, k) {
-			rest = append(rest, k)
+			keys = append(keys, k)
 		}
 	}
-	slices.Sort(rest)
-	return append(keys, rest...)
+	slices.Sort(keys[n:])
+	return keys
 }
 
 // extra folds an allowed extra member of a delta: string fragments are
@@ -385,6 +399,7 @@ func (a *assembler) response() *Response {
 		c := a.calls[k]
 		a.pc.ans.calls[i] = call{id: c.id, name: c.name, arguments: c.args}
 	}
+	a.pc.finish()
 	r := &Response{meta: a.meta, ans: a.pc.ans, usage: a.usage, streamed: true}
 	r.build()
 	return r

@@ -1,6 +1,7 @@
 package chatwire
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strconv"
@@ -64,6 +65,23 @@ func metaOK(b []byte, m member, object string) bool {
 	s, err := jsonvalue.Decode(v)
 	str, _ := s.(string)
 	return err == nil && metaPatterns[m.key].MatchString(str)
+}
+
+// metaValueOK is metaOK for a decoded value.
+func metaValueOK(key string, v any, object string) bool {
+	switch key {
+	case "object":
+		return v == object
+	case "created":
+		n, ok := v.(json.Number)
+		return ok && isUint(string(n)) && len(n) <= 12
+	case "system_fingerprint", "service_tier":
+		if v == nil {
+			return true
+		}
+	}
+	s, ok := v.(string)
+	return ok && metaPatterns[key].MatchString(s)
 }
 
 // topMeta lists the top-level metadata members of both body kinds.

@@ -228,8 +228,27 @@ func (r *Response) readMessage(s span, pc *partsCollector) error {
 type partsCollector struct {
 	ans   answer
 	allow memberSet
-	// stream assembly state: indexes of the reasoning channels by source
-	reasoningAt map[string]int
+	// Stream assembly state: the text channels grow in builders (deltas
+	// are many and small), and reasoning channels are found by source.
+	text, refusal       strings.Builder
+	sawText, sawRefusal bool
+	reasoningB          []strings.Builder
+	reasoningAt         map[string]int
+}
+
+// finish moves the stream builders' text into the answer.
+func (pc *partsCollector) finish() {
+	if pc.sawText {
+		t := pc.text.String()
+		pc.ans.text = &t
+	}
+	if pc.sawRefusal {
+		r := pc.refusal.String()
+		pc.ans.refusal = &r
+	}
+	for i := range pc.reasoningB {
+		pc.ans.reasoning[i].text = pc.reasoningB[i].String()
+	}
 }
 
 // known returns the message-level member set extended by the allowed
@@ -260,7 +279,10 @@ func (pc *partsCollector) member(key string, v any, field string, delta bool) (b
 	case "content":
 		return pc.content(v, field, delta)
 	case "refusal":
-		return true, appendOpt(&a.refusal, v, field, delta)
+		if delta {
+			return true, appendDelta(&pc.refusal, &pc.sawRefusal, v, field)
+		}
+		return true, appendOpt(&a.refusal, v, field)
 	case wireReasoningContent, wireReasoning:
 		s, ok := v.(string)
 		if !ok && v != nil {
@@ -294,7 +316,10 @@ func (pc *partsCollector) content(v any, field string, delta bool) (bool, error)
 	case nil:
 		return true, nil
 	case string:
-		return true, appendOpt(&a.text, c, field, delta)
+		if delta {
+			return true, appendDelta(&pc.text, &pc.sawText, c, field)
+		}
+		return true, appendOpt(&a.text, c, field)
 	case []any:
 		if delta {
 			return false, &ResponseError{Field: field, Msg: "must be a string in a stream, got array"}
@@ -322,18 +347,26 @@ func (pc *partsCollector) content(v any, field string, delta bool) (bool, error)
 	return false, &ResponseError{Field: field, Msg: "must be a string, an array of parts or null, got " + typeName(v)}
 }
 
-// appendOpt sets (JSON) or extends (stream) an optional text channel.
-func appendOpt(dst **string, v any, field string, delta bool) error {
+// appendOpt sets an optional text channel of a JSON message.
+func appendOpt(dst **string, v any, field string) error {
 	switch s := v.(type) {
 	case nil:
 		return nil
 	case string:
-		if delta && *dst != nil {
-			joined := **dst + s
-			*dst = &joined
-			return nil
-		}
 		*dst = &s
+		return nil
+	}
+	return &ResponseError{Field: field, Msg: "must be a string, got " + typeName(v)}
+}
+
+// appendDelta extends a stream text channel by one delta.
+func appendDelta(b *strings.Builder, saw *bool, v any, field string) error {
+	switch s := v.(type) {
+	case nil:
+		return nil
+	case string:
+		b.WriteString(s)
+		*saw = true
 		return nil
 	}
 	return &ResponseError{Field: field, Msg: "must be a string, got " + typeName(v)}
@@ -348,11 +381,15 @@ func (pc *partsCollector) reasoningText(member, key, text string, delta bool) {
 		if pc.reasoningAt == nil {
 			pc.reasoningAt = map[string]int{}
 		}
-		if i, ok := pc.reasoningAt[id]; ok {
-			a.reasoning[i].text += text
-			return
+		i, ok := pc.reasoningAt[id]
+		if !ok {
+			i = len(a.reasoning)
+			pc.reasoningAt[id] = i
+			a.reasoning = append(a.reasoning, reasoningText{member: member, key: key})
+			pc.reasoningB = append(pc.reasoningB, strings.Builder{})
 		}
-		pc.reasoningAt[id] = len(a.reasoning)
+		pc.reasoningB[i].WriteString(text)
+		return
 	}
 	a.reasoning = append(a.reasoning, reasoningText{member: member, key: key, text: text})
 }
@@ -612,6 +649,27 @@ func (r *Response) Created() int64 { return r.meta.created }
 type chunkMeta struct {
 	id, model, systemFingerprint, serviceTier string
 	created                                   int64
+}
+
+// setValue records a decoded metadata value that passed metaValueOK.
+func (m *chunkMeta) setValue(key string, v any) {
+	switch x := v.(type) {
+	case json.Number:
+		if key == "created" {
+			m.created, _ = strconv.ParseInt(string(x), 10, 64)
+		}
+	case string:
+		switch key {
+		case "id":
+			m.id = x
+		case "model":
+			m.model = x
+		case "system_fingerprint":
+			m.systemFingerprint = x
+		case "service_tier":
+			m.serviceTier = x
+		}
+	}
 }
 
 // set records a metadata member that passed metaOK.
