@@ -44,30 +44,16 @@ var metaPatterns = map[string]*regexp.Regexp{
 }
 
 // metaOK reports whether the raw value of a top-level metadata member is
-// well shaped. object must be the expected constant; created a
-// non-negative integer token; the strings match metaPatterns; fingerprint
-// and tier may also be null.
+// well shaped (see metaValueOK).
 func metaOK(b []byte, m member, object string) bool {
-	v := b[m.val.start:m.val.end]
-	switch m.key {
-	case "object":
-		return string(v) == `"`+object+`"`
-	case "created":
-		return isUint(string(v)) && len(v) <= 12
-	case "system_fingerprint", "service_tier":
-		if m.val.isNull(b) {
-			return true
-		}
-	}
-	if m.val.kind(b) != '"' {
-		return false
-	}
-	s, err := jsonvalue.Decode(v)
-	str, _ := s.(string)
-	return err == nil && metaPatterns[m.key].MatchString(str)
+	v, err := jsonvalue.Decode(b[m.val.start:m.val.end])
+	return err == nil && metaValueOK(m.key, v, object)
 }
 
-// metaValueOK is metaOK for a decoded value.
+// metaValueOK reports whether a decoded metadata value is well shaped:
+// object must be the expected constant; created a non-negative integer
+// token; the strings match metaPatterns; fingerprint and tier may also be
+// null.
 func metaValueOK(key string, v any, object string) bool {
 	switch key {
 	case "object":
@@ -206,33 +192,7 @@ func isUint(s string) bool {
 // allows them at the message level (wire.chat.allow_response_members),
 // where they are projected.
 func ResponseMembers() []MemberDoc {
-	return slices.Concat(
-		topMetaDocs(),
-		[]MemberDoc{
-			{Name: "choices", Treatment: TreatProjected},
-			{Name: "choices[].index", Treatment: TreatMetadata},
-			{Name: "choices[].finish_reason", Treatment: TreatProjected},
-			{Name: "choices[].logprobs", Treatment: TreatRemoved},
-			{Name: "choices[].message.role", Treatment: TreatMetadata},
-			{Name: "choices[].message.content", Treatment: TreatProjected},
-			{Name: "choices[].message.refusal", Treatment: TreatProjected},
-			{Name: "choices[].message." + wireReasoningContent, Treatment: TreatProjected},
-			{Name: "choices[].message." + wireReasoning, Treatment: TreatProjected},
-			{Name: "choices[].message." + wireReasoningDetails + "[].text", Treatment: TreatProjected},
-			{Name: "choices[].message." + wireReasoningDetails + "[].summary", Treatment: TreatProjected},
-			{Name: "choices[].message.annotations[].url_citation.url", Treatment: TreatProjected},
-			{Name: "choices[].message.annotations[].url_citation.title", Treatment: TreatProjected},
-			{Name: "choices[].message.annotations[].url_citation.start_index", Treatment: TreatMetadata},
-			{Name: "choices[].message.annotations[].url_citation.end_index", Treatment: TreatMetadata},
-			{Name: "choices[].message.tool_calls[].id", Treatment: TreatProjected},
-			{Name: "choices[].message.tool_calls[].type", Treatment: TreatMetadata},
-			{Name: "choices[].message.tool_calls[].function.name", Treatment: TreatProjected},
-			{Name: "choices[].message.tool_calls[].function.arguments", Treatment: TreatProjected},
-			{Name: "choices[].message.function_call", Treatment: TreatRefused},
-			{Name: "choices[].message.audio", Treatment: TreatRefused},
-		},
-		usageDocs(),
-	)
+	return slices.Concat(topMetaDocs(), choiceDocs("message", nil), usageDocs())
 }
 
 // ChunkMembers lists how the gateway treats each member of a streamed
@@ -240,31 +200,45 @@ func ResponseMembers() []MemberDoc {
 func ChunkMembers() []MemberDoc {
 	return slices.Concat(
 		topMetaDocs(),
-		[]MemberDoc{
-			{Name: "obfuscation", Treatment: TreatRemoved},
-			{Name: "choices", Treatment: TreatProjected},
-			{Name: "choices[].index", Treatment: TreatMetadata},
-			{Name: "choices[].finish_reason", Treatment: TreatProjected},
-			{Name: "choices[].logprobs", Treatment: TreatRemoved},
-			{Name: "choices[].delta.role", Treatment: TreatMetadata},
-			{Name: "choices[].delta.content", Treatment: TreatProjected},
-			{Name: "choices[].delta.refusal", Treatment: TreatProjected},
-			{Name: "choices[].delta." + wireReasoningContent, Treatment: TreatProjected},
-			{Name: "choices[].delta." + wireReasoning, Treatment: TreatProjected},
-			{Name: "choices[].delta." + wireReasoningDetails + "[].text", Treatment: TreatProjected},
-			{Name: "choices[].delta." + wireReasoningDetails + "[].summary", Treatment: TreatProjected},
-			{Name: "choices[].delta.annotations[].url_citation.url", Treatment: TreatProjected},
-			{Name: "choices[].delta.annotations[].url_citation.title", Treatment: TreatProjected},
-			{Name: "choices[].delta.tool_calls[].index", Treatment: TreatMetadata},
-			{Name: "choices[].delta.tool_calls[].id", Treatment: TreatProjected},
-			{Name: "choices[].delta.tool_calls[].type", Treatment: TreatMetadata},
-			{Name: "choices[].delta.tool_calls[].function.name", Treatment: TreatProjected},
-			{Name: "choices[].delta.tool_calls[].function.arguments", Treatment: TreatProjected},
-			{Name: "choices[].delta.function_call", Treatment: TreatRefused},
-			{Name: "choices[].delta.audio", Treatment: TreatRefused},
-			{Name: "error", Treatment: TreatRefused},
-		},
+		[]MemberDoc{{Name: "obfuscation", Treatment: TreatRemoved}},
+		choiceDocs("delta", []MemberDoc{{Name: "tool_calls[].index", Treatment: TreatMetadata}}),
+		[]MemberDoc{{Name: "error", Treatment: TreatRefused}},
 		usageDocs(),
+	)
+}
+
+// choiceDocs lists the members of choices[] whose answer object is named
+// msg (message in a body, delta in a chunk); extra rows about that object
+// follow its annotations.
+func choiceDocs(msg string, extra []MemberDoc) []MemberDoc {
+	p := "choices[]." + msg + "."
+	docs := []MemberDoc{
+		{Name: "choices", Treatment: TreatProjected},
+		{Name: "choices[].index", Treatment: TreatMetadata},
+		{Name: "choices[].finish_reason", Treatment: TreatProjected},
+		{Name: "choices[].logprobs", Treatment: TreatRemoved},
+		{Name: p + "role", Treatment: TreatMetadata},
+		{Name: p + "content", Treatment: TreatProjected},
+		{Name: p + "refusal", Treatment: TreatProjected},
+		{Name: p + wireReasoningContent, Treatment: TreatProjected},
+		{Name: p + wireReasoning, Treatment: TreatProjected},
+		{Name: p + wireReasoningDetails + "[].text", Treatment: TreatProjected},
+		{Name: p + wireReasoningDetails + "[].summary", Treatment: TreatProjected},
+		{Name: p + "annotations[].url_citation.url", Treatment: TreatProjected},
+		{Name: p + "annotations[].url_citation.title", Treatment: TreatProjected},
+		{Name: p + "annotations[].url_citation.start_index", Treatment: TreatMetadata},
+		{Name: p + "annotations[].url_citation.end_index", Treatment: TreatMetadata},
+	}
+	for _, e := range extra {
+		docs = append(docs, MemberDoc{Name: p + e.Name, Treatment: e.Treatment})
+	}
+	return append(docs,
+		MemberDoc{Name: p + "tool_calls[].id", Treatment: TreatProjected},
+		MemberDoc{Name: p + "tool_calls[].type", Treatment: TreatMetadata},
+		MemberDoc{Name: p + "tool_calls[].function.name", Treatment: TreatProjected},
+		MemberDoc{Name: p + "tool_calls[].function.arguments", Treatment: TreatProjected},
+		MemberDoc{Name: p + "function_call", Treatment: TreatRefused},
+		MemberDoc{Name: p + "audio", Treatment: TreatRefused},
 	)
 }
 
