@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 )
 
 // The mock upstream's answers must be what the gateway accepts from a real

@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 )
 
 // Wire configures how the gateway reads each API surface's wire format.

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // AzureConfig configures an Azure OpenAI upstream.
@@ -121,9 +123,16 @@ func (a *Azure) Name() string { return a.http.name }
 // the models named in its deployment map, sorted.
 func (a *Azure) Models() []string { return slices.Clone(a.models) }
 
-// ChatCompletion posts body to the deployment serving the body's model. A
-// body without a usable model fails with an error wrapping ErrInvalidRequest.
-func (a *Azure) ChatCompletion(ctx context.Context, body []byte, clientHeader http.Header) (*http.Response, error) {
+// Serves reports whether op is chat completions.
+func (a *Azure) Serves(op wire.Operation) bool { return op == wire.OpChatCompletions }
+
+// Send posts a chat-completions body to the deployment serving the body's
+// model. A body without a usable model fails with an error wrapping
+// ErrInvalidRequest.
+func (a *Azure) Send(ctx context.Context, op wire.Operation, body []byte, clientHeader http.Header) (*http.Response, error) {
+	if !a.Serves(op) {
+		return nil, a.http.errorf("%w", ErrUnsupported)
+	}
 	info, err := scanRequest(body)
 	if err != nil {
 		return nil, a.http.errorf("%w", err)

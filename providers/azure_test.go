@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"errors"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestAzureForwardsRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := up.ChatCompletion(t.Context(), []byte(tt.body), clientHeaders())
+			resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(tt.body), clientHeaders())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestAzureRejectsBodyWithoutDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, body := range []string{`{"messages":[]}`, `{"model":".."}`, `{"model":42}`, `not json secret-text`} {
-		_, err := up.ChatCompletion(t.Context(), []byte(body), nil)
+		_, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(body), nil)
 		if !errors.Is(err, ErrInvalidRequest) {
 			t.Errorf("%s: err = %v, want ErrInvalidRequest", body, err)
 		}

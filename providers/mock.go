@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // Mock is an in-process, deterministic model: no network, the same body
@@ -43,12 +45,18 @@ func (m *Mock) Name() string { return m.name }
 // Models returns the literal model names the mock was configured with.
 func (m *Mock) Models() []string { return slices.Clone(m.models) }
 
-// ChatCompletion answers body in-process. It fails only when ctx is done;
-// a malformed request or directive is answered with HTTP 400, as a real
-// provider would.
-func (m *Mock) ChatCompletion(ctx context.Context, body []byte, _ http.Header) (*http.Response, error) {
+// Serves reports whether op is chat completions.
+func (m *Mock) Serves(op wire.Operation) bool { return op == wire.OpChatCompletions }
+
+// Send answers body in-process. It fails only when ctx is done or op is not
+// served; a malformed request or directive is answered with HTTP 400, as a
+// real provider would.
+func (m *Mock) Send(ctx context.Context, op wire.Operation, body []byte, _ http.Header) (*http.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, m.errorf(err)
+	}
+	if !m.Serves(op) {
+		return nil, m.errorf(ErrUnsupported)
 	}
 	req, err := parseMockRequest(body)
 	if err != nil {

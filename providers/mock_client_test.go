@@ -2,6 +2,7 @@ package providers
 
 import (
 	"errors"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +28,7 @@ func officialClient(t *testing.T) openai.Client {
 			t.Error(err)
 			return
 		}
-		resp, err := m.ChatCompletion(r.Context(), body, r.Header)
+		resp, err := m.Send(r.Context(), wire.OpChatCompletions, body, r.Header)
 		if err != nil {
 			t.Error(err)
 			return

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"strings"
 	"testing"
@@ -78,7 +79,7 @@ func TestMockDirectivesNonStream(t *testing.T) {
 	m := NewMock("", nil)
 	for _, tt := range directiveTests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := m.ChatCompletion(t.Context(), mockBody(t, tt.text, false, false), nil)
+			resp, err := m.Send(t.Context(), wire.OpChatCompletions, mockBody(t, tt.text, false, false), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +114,7 @@ func TestMockDirectivesStream(t *testing.T) {
 	for _, tt := range directiveTests {
 		for _, includeUsage := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/usage=%v", tt.name, includeUsage), func(t *testing.T) {
-				resp, err := m.ChatCompletion(t.Context(), mockBody(t, tt.text, true, includeUsage), nil)
+				resp, err := m.Send(t.Context(), wire.OpChatCompletions, mockBody(t, tt.text, true, includeUsage), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -288,7 +289,7 @@ func mustJSON(t *testing.T, v any) []byte {
 
 func TestMockStreamExactBytes(t *testing.T) {
 	body := []byte(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"/say hi you"}]}`)
-	resp, err := NewMock("", nil).ChatCompletion(t.Context(), body, nil)
+	resp, err := NewMock("", nil).Send(t.Context(), wire.OpChatCompletions, body, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestMockStreamExactBytes(t *testing.T) {
 
 func TestMockChunks200(t *testing.T) {
 	text := strings.Repeat("ab ", 150) + "çé"
-	resp, err := NewMock("", nil).ChatCompletion(t.Context(), mockBody(t, "/chunks 200 "+text, true, false), nil)
+	resp, err := NewMock("", nil).Send(t.Context(), wire.OpChatCompletions, mockBody(t, "/chunks 200 "+text, true, false), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,12 +437,12 @@ func TestMockSleep(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start = time.Now()
-	_, err := m.ChatCompletion(ctx, mockBody(t, "/sleep 10s never", false, false), nil)
+	_, err := m.Send(ctx, wire.OpChatCompletions, mockBody(t, "/sleep 10s never", false, false), nil)
 	if !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
 		t.Errorf("err = %v after %v, want a prompt context.Canceled", err, time.Since(start))
 	}
 
-	_, err = m.ChatCompletion(ctx, mockBody(t, "hi", false, false), nil)
+	_, err = m.Send(ctx, wire.OpChatCompletions, mockBody(t, "hi", false, false), nil)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "mock") {
 		t.Errorf("done ctx: err = %v, want context.Canceled naming the upstream", err)
 	}
@@ -480,7 +481,7 @@ func TestSplitHelpers(t *testing.T) {
 
 func mustMock(t *testing.T, m *Mock, body []byte) *http.Response {
 	t.Helper()
-	resp, err := m.ChatCompletion(t.Context(), body, nil)
+	resp, err := m.Send(t.Context(), wire.OpChatCompletions, body, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

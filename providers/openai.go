@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // DefaultOpenAIBaseURL is the base URL used when OpenAIConfig.BaseURL is empty.
@@ -42,7 +44,7 @@ type OpenAIConfig struct {
 // itself or any compatible server (vLLM, Ollama, LiteLLM, …).
 type OpenAI struct {
 	http          *httpClient
-	endpoint      string
+	endpoints     map[wire.Operation]string
 	auth          string // "Bearer <key>", or empty
 	passClientKey bool
 	models        []string
@@ -68,9 +70,13 @@ func newOpenAI(name string, cfg OpenAIConfig) (*OpenAI, error) {
 	if base == "" {
 		base = DefaultOpenAIBaseURL
 	}
-	endpoint, err := endpointURL(base, "chat/completions")
-	if err != nil {
-		return nil, fmt.Errorf("base URL: %w", err)
+	endpoints := make(map[wire.Operation]string, 2)
+	for op, rel := range map[wire.Operation]string{wire.OpChatCompletions: "chat/completions", wire.OpResponses: "responses"} {
+		u, err := endpointURL(base, rel)
+		if err != nil {
+			return nil, fmt.Errorf("base URL: %w", err)
+		}
+		endpoints[op] = u
 	}
 	if !validHeaderValue(cfg.APIKey) {
 		return nil, errors.New("api key contains control characters")
@@ -83,7 +89,7 @@ func newOpenAI(name string, cfg OpenAIConfig) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &OpenAI{http: c, endpoint: endpoint, passClientKey: cfg.PassClientKey, models: literalModels(cfg.Models)}
+	o := &OpenAI{http: c, endpoints: endpoints, passClientKey: cfg.PassClientKey, models: literalModels(cfg.Models)}
 	if cfg.APIKey != "" {
 		o.auth = "Bearer " + cfg.APIKey
 	}
@@ -96,8 +102,15 @@ func (o *OpenAI) Name() string { return o.http.name }
 // Models returns the literal model names configured for the upstream.
 func (o *OpenAI) Models() []string { return slices.Clone(o.models) }
 
-// ChatCompletion posts body to {BaseURL}/chat/completions.
-func (o *OpenAI) ChatCompletion(ctx context.Context, body []byte, clientHeader http.Header) (*http.Response, error) {
+// Serves reports whether op is chat completions or responses.
+func (o *OpenAI) Serves(op wire.Operation) bool { return o.endpoints[op] != "" }
+
+// Send posts body to {BaseURL}/chat/completions or {BaseURL}/responses.
+func (o *OpenAI) Send(ctx context.Context, op wire.Operation, body []byte, clientHeader http.Header) (*http.Response, error) {
+	endpoint := o.endpoints[op]
+	if endpoint == "" {
+		return nil, o.http.errorf("%w", ErrUnsupported)
+	}
 	h := o.http.header(clientHeader, func() bool {
 		info, err := scanRequest(body)
 		return err == nil && info.Stream
@@ -107,7 +120,7 @@ func (o *OpenAI) ChatCompletion(ctx context.Context, body []byte, clientHeader h
 	} else if o.auth != "" {
 		h.Set("Authorization", o.auth)
 	}
-	return o.http.post(ctx, o.endpoint, body, h)
+	return o.http.post(ctx, endpoint, body, h)
 }
 
 // CloseIdleConnections closes idle upstream connections; call it when a

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -85,7 +86,7 @@ func TestOpenAIForwardsRequest(t *testing.T) {
 			if !tt.clientAuth {
 				h.Del("Authorization")
 			}
-			resp, err := up.ChatCompletion(t.Context(), []byte(testBody), h)
+			resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(testBody), h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +156,7 @@ func TestOpenAIAccept(t *testing.T) {
 			if tt.client != "" {
 				h.Set("Accept", tt.client)
 			}
-			resp, err := up.ChatCompletion(t.Context(), []byte(tt.body), h)
+			resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(tt.body), h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,8 +199,8 @@ func TestOpenAIDefaultsAndModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if up.Name() != "openai" || up.endpoint != "https://api.openai.com/v1/chat/completions" {
-		t.Errorf("defaults: name %q endpoint %q", up.Name(), up.endpoint)
+	if up.Name() != "openai" || up.endpoints[wire.OpChatCompletions] != "https://api.openai.com/v1/chat/completions" {
+		t.Errorf("defaults: name %q endpoint %q", up.Name(), up.endpoints[wire.OpChatCompletions])
 	}
 	if got := strings.Join(up.Models(), ","); got != "gpt-4o,o3" {
 		t.Errorf("Models = %s, want the literal patterns", got)
@@ -213,7 +214,7 @@ func TestOpenAITransportErrorNamesUpstreamNotKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = up.ChatCompletion(t.Context(), []byte(testBody), nil)
+	_, err = up.Send(t.Context(), wire.OpChatCompletions, []byte(testBody), nil)
 	if err == nil {
 		t.Fatal("want a connection error")
 	}
@@ -229,7 +230,7 @@ func TestOpenAICancelAbortsUpstream(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(50*time.Millisecond, cancel)
 		start := time.Now()
-		_, err := up.ChatCompletion(ctx, []byte(testBody), nil)
+		_, err := up.Send(ctx, wire.OpChatCompletions, []byte(testBody), nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -239,7 +240,7 @@ func TestOpenAICancelAbortsUpstream(t *testing.T) {
 		srv, done := stallingServer(t, true)
 		up := mustOpenAI(t, OpenAIConfig{BaseURL: srv.URL})
 		ctx, cancel := context.WithCancel(t.Context())
-		resp, err := up.ChatCompletion(ctx, []byte(testBody), nil)
+		resp, err := up.Send(ctx, wire.OpChatCompletions, []byte(testBody), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +261,7 @@ func TestOpenAITimeout(t *testing.T) {
 			srv, done := stallingServer(t, afterHeaders)
 			up := mustOpenAI(t, OpenAIConfig{BaseURL: srv.URL, Timeout: 100 * time.Millisecond})
 			start := time.Now()
-			resp, err := up.ChatCompletion(t.Context(), []byte(testBody), nil)
+			resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(testBody), nil)
 			if err == nil {
 				_, err = io.ReadAll(resp.Body)
 				resp.Body.Close()
@@ -287,7 +288,7 @@ func TestOpenAIDecompressesGzip(t *testing.T) {
 	}))
 	defer srv.Close()
 	up := mustOpenAI(t, OpenAIConfig{BaseURL: srv.URL})
-	resp, err := up.ChatCompletion(t.Context(), []byte(testBody), nil)
+	resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(testBody), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestOpenAIDoesNotFollowRedirects(t *testing.T) {
 	}))
 	defer srv.Close()
 	up := mustOpenAI(t, OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-gateway"})
-	resp, err := up.ChatCompletion(t.Context(), []byte(testBody), nil)
+	resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(testBody), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // Route sends the models matching any of Patterns to Upstream.
@@ -63,13 +65,22 @@ func NewRouter(routes []Route) (*Router, error) {
 }
 
 // Route returns the upstream of the first route with a pattern matching
-// model.
-func (r *Router) Route(model string) (Upstream, bool) {
+// model whose upstream serves op.
+func (r *Router) Route(model string, op wire.Operation) (Upstream, bool) {
+	return r.route(model, func(u Upstream) bool { return u.Serves(op) })
+}
+
+// route returns the upstream of the first route accepted by serves with a
+// pattern matching model.
+func (r *Router) route(model string, serves func(Upstream) bool) (Upstream, bool) {
 	if model == "" || strings.Contains(model, slashStandIn) {
 		return nil, false
 	}
 	name := strings.ReplaceAll(model, "/", slashStandIn)
 	for _, rt := range r.routes {
+		if !serves(rt.upstream) {
+			continue
+		}
 		for _, p := range rt.patterns {
 			// Patterns were validated, so Match cannot fail.
 			if ok, _ := path.Match(p, name); ok {
@@ -94,7 +105,7 @@ func (r *Router) advertised(routes []Route) []string {
 		names = append(names, rt.Upstream.Models()...)
 	}
 	names = slices.DeleteFunc(names, func(m string) bool {
-		_, ok := r.Route(m)
+		_, ok := r.route(m, func(Upstream) bool { return true })
 		return !ok
 	})
 	slices.Sort(names)

@@ -3,21 +3,28 @@ package providers
 import (
 	"context"
 	"errors"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// namedUpstream is an Upstream that only has a name and models.
+// namedUpstream is an Upstream that only has a name, models and the
+// operations it serves (chat completions when ops is empty).
 type namedUpstream struct {
 	name   string
 	models []string
+	ops    []wire.Operation
 }
 
 func (u namedUpstream) Name() string     { return u.name }
 func (u namedUpstream) Models() []string { return u.models }
-func (u namedUpstream) ChatCompletion(context.Context, []byte, http.Header) (*http.Response, error) {
+func (u namedUpstream) Serves(op wire.Operation) bool {
+	return len(u.ops) == 0 && op == wire.OpChatCompletions || slices.Contains(u.ops, op)
+}
+func (u namedUpstream) Send(context.Context, wire.Operation, []byte, http.Header) (*http.Response, error) {
 	return nil, errors.New("not used")
 }
 
@@ -43,12 +50,12 @@ func TestRouterRoute(t *testing.T) {
 		"Qwen/Qwen2.5-7B-Instruct": "fallback",
 	}
 	for model, want := range tests {
-		up, ok := r.Route(model)
+		up, ok := r.Route(model, wire.OpChatCompletions)
 		if !ok || up.Name() != want {
 			t.Errorf("Route(%q) = %v, %v; want %s", model, up, ok, want)
 		}
 	}
-	if _, ok := r.Route(""); ok {
+	if _, ok := r.Route("", wire.OpChatCompletions); ok {
 		t.Error("the empty model routed")
 	}
 }
@@ -59,11 +66,11 @@ func TestRouterNoMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, model := range []string{"gpt-4o-mini", "claude", "gpt-4o\x00"} {
-		if up, ok := r.Route(model); ok {
+		if up, ok := r.Route(model, wire.OpChatCompletions); ok {
 			t.Errorf("Route(%q) = %s, want no match", model, up.Name())
 		}
 	}
-	if up, ok := r.Route("gpt-4o"); !ok || up.Name() != "openai" {
+	if up, ok := r.Route("gpt-4o", wire.OpChatCompletions); !ok || up.Name() != "openai" {
 		t.Error("gpt-4o did not route")
 	}
 }
@@ -75,7 +82,7 @@ func TestRouterSlashLikePathMatchOtherwise(t *testing.T) {
 	}
 	// '?' matches any one character, '/' included.
 	for model, want := range map[string]bool{"a/b/c": true, "a///c": true, "a//c": false, "x*": true, "xy": false} {
-		if _, ok := r.Route(model); ok != want {
+		if _, ok := r.Route(model, wire.OpChatCompletions); ok != want {
 			t.Errorf("Route(%q) = %v, want %v", model, ok, want)
 		}
 	}
@@ -126,5 +133,24 @@ func TestRouterModels(t *testing.T) {
 	r.Models()[0] = "changed"
 	if r.Models()[0] != "gpt-4o" {
 		t.Error("Models exposes internal state")
+	}
+}
+
+func TestRouterRouteSkipsUpstreamsNotServingTheOperation(t *testing.T) {
+	r, err := NewRouter([]Route{
+		{Patterns: []string{"claude-*"}, Upstream: namedUpstream{name: "chat-only"}},
+		{Patterns: []string{"claude-*"}, Upstream: namedUpstream{name: "anthropic", ops: []wire.Operation{wire.OpMessages, wire.OpCountTokens}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up, ok := r.Route("claude-x", wire.OpMessages); !ok || up.Name() != "anthropic" {
+		t.Errorf("messages routed to %v, %v; want anthropic", up, ok)
+	}
+	if up, ok := r.Route("claude-x", wire.OpChatCompletions); !ok || up.Name() != "chat-only" {
+		t.Errorf("chat routed to %v, %v; want chat-only", up, ok)
+	}
+	if _, ok := r.Route("claude-x", wire.OpResponses); ok {
+		t.Error("responses routed although no upstream serves it")
 	}
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"crypto/x509"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"net"
 	"net/http"
@@ -39,7 +40,7 @@ func TestConnectionReuse(t *testing.T) {
 
 	up := mustOpenAI(t, OpenAIConfig{BaseURL: srv.URL, APIKey: "sk"})
 	for range 20 {
-		resp, err := up.ChatCompletion(t.Context(), []byte(testBody), nil)
+		resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(testBody), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +65,7 @@ func TestHTTP2OverTLS(t *testing.T) {
 	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 	tr.TLSClientConfig.RootCAs = pool
 	up := mustOpenAI(t, OpenAIConfig{BaseURL: srv.URL, Transport: tr})
-	resp, err := up.ChatCompletion(t.Context(), []byte(testBody), nil)
+	resp, err := up.Send(t.Context(), wire.OpChatCompletions, []byte(testBody), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

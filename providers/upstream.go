@@ -10,20 +10,25 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
-// Upstream sends chat-completion requests to one model provider.
+// Upstream sends model requests to one model provider.
 type Upstream interface {
 	// Name identifies the upstream in errors, logs and metrics.
 	Name() string
-	// ChatCompletion sends body (an OpenAI chat.completions request) and
-	// returns the upstream response untouched, whatever its status; the
-	// caller reads and closes Body (reading it to EOF lets the connection
-	// be reused). Cancelling ctx (client disconnect) aborts the upstream
-	// request, including the reading of Body. clientHeader carries the
-	// client's request headers; only the few listed in the package
-	// documentation are forwarded.
-	ChatCompletion(ctx context.Context, body []byte, clientHeader http.Header) (*http.Response, error)
+	// Serves reports whether the upstream speaks op.
+	Serves(op wire.Operation) bool
+	// Send posts body (a request of op's wire format, already verdicted)
+	// to the upstream's endpoint for op and returns the upstream response
+	// untouched, whatever its status; the caller reads and closes Body
+	// (reading it to EOF lets the connection be reused). Cancelling ctx
+	// (client disconnect) aborts the upstream request, including the
+	// reading of Body. clientHeader carries the client's request headers;
+	// only the few listed in the package documentation are forwarded. An
+	// op the upstream does not serve fails with ErrUnsupported.
+	Send(ctx context.Context, op wire.Operation, body []byte, clientHeader http.Header) (*http.Response, error)
 	// Models lists the model ids this upstream advertises at
 	// GET /v1/models: its configured patterns that contain no wildcard.
 	// It may be empty.
@@ -34,6 +39,10 @@ type Upstream interface {
 // body itself (for example an Azure request without a model), so the proxy
 // can answer 400 rather than blame the upstream.
 var ErrInvalidRequest = errors.New("invalid request")
+
+// ErrUnsupported is wrapped by Send errors for an operation the upstream
+// does not serve; the router never picks such an upstream.
+var ErrUnsupported = errors.New("operation not served by this upstream")
 
 const userAgent = "hooks-gateway"
 

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"mime"
 	"net/http"
@@ -14,8 +15,8 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 )
 
@@ -34,7 +35,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if o := observation(ctx); o != nil {
 		o.stream = req.Stream()
 	}
-	up, ok := pol.Router.Route(req.Model())
+	up, ok := pol.Router.Route(req.Model(), wire.OpChatCompletions)
 	if !ok {
 		writeError(w, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
 			message: "no upstream serves the requested model", param: "model"})
@@ -120,7 +121,7 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up providers.Upstream, body []byte, h http.Header) (*http.Response, error) {
 	ctx, h = s.startUpstreamSpan(ctx, uc, h)
 	uc.start = time.Now()
-	resp, err := up.ChatCompletion(ctx, body, h)
+	resp, err := up.Send(ctx, wire.OpChatCompletions, body, h)
 	if err != nil {
 		uc.doneErr(ctx, err)
 		if ctx.Err() != nil {
@@ -255,7 +256,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 
 // requestError maps a chatwire validation error to a 400 naming the field.
 func requestError(err error) error {
-	var re *chatwire.RequestError
+	var re *wire.RequestError
 	if errors.As(err, &re) {
 		return &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: re.Error(), param: re.Field}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"mime"
 	"net/http"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/chatwire"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 )
 
 // postCall evaluates an upstream response (post_model_call, then output
@@ -216,7 +217,7 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 	}
 	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit, pc.responseOptions())
 	if err != nil {
-		if errors.Is(err, chatwire.ErrBufferLimit) && ctx.Err() == nil {
+		if errors.Is(err, wire.ErrBufferLimit) && ctx.Err() == nil {
 			pc.upstream.doneStatus() // the upstream was fine; the stream outgrew the buffer
 		} else {
 			pc.upstream.doneErr(ctx, err)
@@ -238,7 +239,7 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
-	case errors.Is(err, chatwire.ErrBufferLimit):
+	case errors.Is(err, wire.ErrBufferLimit):
 		pc.s.metrics.StreamBufferOverflow()
 		fields := map[string]any{
 			"model":      map[string]any{"id": pc.modelID},
@@ -254,9 +255,9 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 			fmt.Sprintf("the upstream stream exceeds the %d-byte buffer", pc.s.opts.StreamBufferLimit))
 		pc.t.note(out)
 		return verdictError(out)
-	case errors.Is(err, chatwire.ErrUpstreamEvent):
+	case errors.Is(err, wire.ErrUpstreamEvent):
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_error", "the upstream reported an error inside the stream")
-	case errors.Is(err, chatwire.ErrResponseInvalid):
+	case errors.Is(err, wire.ErrResponseInvalid):
 		// chatwire errors name event numbers and fields, never content.
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream stream is not a chat completion stream: %v", err)
 	case errors.Is(err, context.DeadlineExceeded):

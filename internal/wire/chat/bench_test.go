@@ -1,0 +1,85 @@
+package chat
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// stream200 is a 200-chunk stream: 150 content pieces and two tool calls
+// whose arguments arrive in 25 fragments each.
+func stream200() []byte {
+	var b strings.Builder
+	head := `data: {"id":"chatcmpl-B","object":"chat.completion.chunk","created":1741570600,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_b","choices":[{"index":0,"delta":`
+	tail := `,"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
+	for i := range 150 {
+		b.WriteString(head + `{"content":"token ` + strconv.Itoa(i) + ` "}` + tail)
+	}
+	for c := range 2 {
+		id := `"call_` + strconv.Itoa(c) + `"`
+		b.WriteString(head + `{"tool_calls":[{"index":` + strconv.Itoa(c) + `,"id":` + id + `,"type":"function","function":{"name":"lookup","arguments":"{\"q\":\""}}]}` + tail)
+		for i := range 23 {
+			b.WriteString(head + `{"tool_calls":[{"index":` + strconv.Itoa(c) + `,"function":{"arguments":"part` + strconv.Itoa(i) + ` "}}]}` + tail)
+		}
+		b.WriteString(head + `{"tool_calls":[{"index":` + strconv.Itoa(c) + `,"function":{"arguments":"\"}"}}]}` + tail)
+	}
+	b.WriteString(`data: {"id":"chatcmpl-B","object":"chat.completion.chunk","created":1741570600,"model":"gpt-4o-2024-08-06","choices":[],"usage":{"prompt_tokens":900,"completion_tokens":200,"total_tokens":1100}}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return []byte(b.String())
+}
+
+func BenchmarkReadStream200Chunks(b *testing.B) {
+	data := stream200()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		st, err := ReadStream(bytes.NewReader(data), 8<<20, ResponseOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(st.Response().ans.calls) != 2 {
+			b.Fatal("calls not assembled")
+		}
+	}
+}
+
+// request2KiB is a ~2 KiB agent request with a dozen messages.
+func request2KiB() string {
+	var msgs []string
+	msgs = append(msgs, `{"role":"system","content":"You are a careful assistant. Answer briefly and cite tools.","x_weight":1.0}`)
+	for i := range 6 {
+		n := strconv.Itoa(i)
+		msgs = append(msgs,
+			`{"role":"user","content":"Question number `+n+`: what is the status of order 99`+n+`? Please check the system and reply."}`,
+			`{"role":"assistant","content":"Order 99`+n+` shipped on day `+n+`; tracking is available.","x_meta":{"score":1e2}}`)
+	}
+	return `{"model":"gpt-4o-mini","messages":[` + strings.Join(msgs, ",") + `],"temperature":0.2,"max_tokens":512,"stream":true,"user":"bench"}`
+}
+
+func BenchmarkUpstreamBody2KiB(b *testing.B) {
+	body := request2KiB()
+	r := mustRequest(b, body)
+	msgs, _ := r.Messages()
+	msgs[5].(map[string]any)["content"] = "[REDACTED]"
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.UpstreamBody(msgs, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkWriteBackUnchanged(b *testing.B) {
+	r := mustResponse(b, toolCallResponse)
+	target := r.Project()
+	b.SetBytes(int64(len(toolCallResponse)))
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := r.Release(target)
+		if err != nil || len(out) != len(toolCallResponse) {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,600 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// nMessage is the refusal for n > 1: a post_model_call must pair with
+// exactly one pre_model_call (spec §3.1(4)), so several choices cannot be
+// mediated.
+const nMessage = "n > 1 is not supported: AGENT-HOOKS pairs one post_model_call with each pre_model_call"
+
+// Request is a validated chat-completions request. It keeps the body and
+// the offsets of its top-level members, so UpstreamBody can rewrite one
+// member and leave every other byte as the client sent it. A Request is
+// immutable after ParseRequest and safe for concurrent use; it retains the
+// body slice, which the caller must not modify.
+type Request struct {
+	body    []byte
+	root    rawjson.Span
+	members []rawjson.Member
+
+	model        string
+	stream       bool
+	includeUsage bool
+
+	msgSpan rawjson.Span   // the messages array
+	msgRaw  []rawjson.Span // its elements, in order
+	msgs    []any          // their projections, index-aligned with msgRaw
+
+	tools     []any
+	toolNames []string
+	params    map[string]any
+}
+
+// RequestParser parses chat-completions requests under one deployment's
+// wire allowances. The zero value knows the standard members only (see
+// RequestMembers). A RequestParser is immutable and safe for concurrent
+// use.
+type RequestParser struct {
+	allow rawjson.MemberSet
+}
+
+// NewRequestParser returns a parser that also accepts the top-level
+// members named in allow, projecting them verbatim (null included) into
+// model.params and forwarding them. A known name in allow changes nothing
+// (its treatment is fixed), and a name differing from a known member only
+// in letter case never takes effect: such members are refused as
+// ambiguous before allow is consulted. Configuration checks each name with
+// CheckAllowedRequestMember.
+func NewRequestParser(allow []string) *RequestParser {
+	if len(allow) == 0 {
+		return &RequestParser{}
+	}
+	return &RequestParser{allow: rawjson.NewMemberSet(allow...)}
+}
+
+// ParseRequest parses body with the zero RequestParser: standard members
+// only.
+func ParseRequest(body []byte) (*Request, error) {
+	var p RequestParser
+	return p.Parse(body)
+}
+
+// Parse validates a chat-completions body and projects it. Errors are
+// *RequestError naming the offending field; they never quote content.
+//
+// The request is a closed world (see RequestMembers): every top-level
+// member is projected into the pre_model_call context, or is the gateway's
+// own transport, or is refused; a member that is neither known nor allowed
+// is refused, and so is one whose name differs from a known member only in
+// letter case, at every level the gateway interprets.
+//
+// Explicit nulls for optional standard members mean "not set", as on the
+// OpenAI API, and are not projected. Requests the gateway cannot mediate
+// are refused: n > 1, legacy functions/function_call (their responses
+// carry message.function_call, which has no place in the post_model_call
+// target), audio output (its transcript would bypass policy), and tools
+// other than function tools.
+func (p *RequestParser) Parse(body []byte) (*Request, error) {
+	if !json.Valid(body) {
+		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
+			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
+		}
+		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
+	}
+	r := &Request{body: body, root: rawjson.RootSpan(body)}
+	if r.root.Kind(body) != '{' {
+		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
+	}
+	ms, err := rawjson.ScanObject(body, r.root)
+	if err != nil {
+		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
+	}
+	r.members = ms
+	var haveModel, haveMessages bool
+	for _, m := range ms {
+		spec := requestMembersByName[m.Key]
+		if spec == nil {
+			if err := r.parseExtra(p.allow, m); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		haveModel = haveModel || spec.treat == projectModel
+		haveMessages = haveMessages || spec.treat == projectTarget
+		if err := r.parseKnown(spec, m); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case !haveModel:
+		return nil, &wire.RequestError{Field: "model", Msg: "is required"}
+	case !haveMessages:
+		return nil, &wire.RequestError{Field: "messages", Msg: "is required"}
+	}
+	return r, nil
+}
+
+// parseKnown handles one known top-level member by its treatment.
+func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
+	// messages are decoded strictly, element by element.
+	if spec.treat != projectTarget && rawjson.HasDuplicateKeys(r.body, m.Val) {
+		return &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
+	}
+	switch spec.treat {
+	case projectModel:
+		return r.parseModel(m.Val)
+	case projectTarget:
+		return r.parseMessages(m.Val)
+	case transportStream:
+		return r.parseStream(m.Val)
+	case transportStreamOptions:
+		return r.parseStreamOptions(m.Val)
+	case refuseN:
+		return parseN(r.body, m.Val)
+	case projectTools:
+		return r.parseTools(m.Val)
+	case refuseLegacy:
+		return &wire.RequestError{Field: spec.name, Msg: "legacy function calling is not supported; use tools"}
+	case refuseAudio:
+		return r.parseAudio(m.Val)
+	default:
+		return r.parseParam(spec, m.Val)
+	}
+}
+
+// parseExtra handles a top-level member the gateway does not know. One
+// whose name differs from a known member only in letter case is
+// ambiguous, one the deployment does not allow is refused, and an allowed
+// one is projected verbatim, null included: the gateway does not know
+// what null means to the upstream.
+func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
+	if known := requestKnown.FoldsOnto(m.Key); known != "" {
+		return &wire.RequestError{Msg: "body " + collisionMessage(known)}
+	}
+	if !allow.Has(m.Key) {
+		return unknownMemberError(m.Key)
+	}
+	field := safeField(m.Key)
+	if rawjson.HasDuplicateKeys(r.body, m.Val) {
+		return &wire.RequestError{Field: field, Msg: "has an object with a duplicate member"}
+	}
+	v, err := rawjson.DecodeSpan(r.body, m.Val)
+	if err != nil {
+		return &wire.RequestError{Field: field, Msg: rawjson.DecodeProblem(err)}
+	}
+	r.setParam(m.Key, v)
+	return nil
+}
+
+func (r *Request) parseModel(s rawjson.Span) error {
+	v, err := rawjson.DecodeSpan(r.body, s)
+	if err != nil {
+		return &wire.RequestError{Field: "model", Msg: rawjson.DecodeProblem(err)}
+	}
+	model, ok := v.(string)
+	if !ok || model == "" {
+		return &wire.RequestError{Field: "model", Msg: "must be a non-empty string"}
+	}
+	r.model = model
+	return nil
+}
+
+func (r *Request) parseMessages(s rawjson.Span) error {
+	if s.Kind(r.body) != '[' {
+		return &wire.RequestError{Field: "messages", Msg: "must be an array, got " + rawjson.KindName(r.body, s)}
+	}
+	r.msgSpan, r.msgRaw = s, rawjson.ScanArray(r.body, s)
+	if len(r.msgRaw) == 0 {
+		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
+	}
+	r.msgs = make([]any, len(r.msgRaw))
+	for i, es := range r.msgRaw {
+		field := "messages[" + strconv.Itoa(i) + "]"
+		v, err := jsonvalue.DecodeStrict(r.body[es.Start:es.End])
+		if err != nil {
+			return &wire.RequestError{Field: field, Msg: rawjson.DecodeProblem(err)}
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return &wire.RequestError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(v)}
+		}
+		// The context schema requires content on every message; OpenAI
+		// omits it on tool-call turns, where it means null.
+		if _, ok := m["content"]; !ok {
+			m["content"] = nil
+		}
+		if sub, msg := messageProblem(m); msg != "" {
+			return &wire.RequestError{Field: field + sub, Msg: msg}
+		}
+		r.msgs[i] = m
+	}
+	return nil
+}
+
+// messageProblem checks one projected message: no member name that
+// differs from a known one only in letter case (here, in its content parts
+// and in its tool calls), a string role, and content that is a string,
+// null or an array of content-part objects. It returns the sub-path
+// (".role", ".content[3]") and a message, or "" when valid.
+func messageProblem(m map[string]any) (sub, msg string) {
+	if known := messageMembers.CollisionIn(m); known != "" {
+		return "", collisionMessage(known)
+	}
+	if _, ok := m["role"].(string); !ok {
+		return ".role", "must be a string, got " + rawjson.TypeName(m["role"])
+	}
+	c, ok := m["content"]
+	if !ok {
+		return ".content", "is required (string, array of parts, or null)"
+	}
+	if sub, msg := contentProblem(c, ".content"); msg != "" {
+		return sub, msg
+	}
+	return toolCallsProblem(m["tool_calls"])
+}
+
+// toolCallsProblem checks an assistant message's tool_calls: absent, null
+// or an array of objects, so policies reading them see the wire's shape,
+// with no member (nor function member) differing from a known one only in
+// letter case.
+func toolCallsProblem(tc any) (sub, msg string) {
+	switch x := tc.(type) {
+	case nil:
+	case []any:
+		for i, c := range x {
+			path := ".tool_calls[" + strconv.Itoa(i) + "]"
+			call, ok := c.(map[string]any)
+			if !ok {
+				return path, "must be an object, got " + rawjson.TypeName(c)
+			}
+			if known := toolCallMembers.CollisionIn(call); known != "" {
+				return path, collisionMessage(known)
+			}
+			if fn, ok := call["function"].(map[string]any); ok {
+				if known := callFunctionMembers.CollisionIn(fn); known != "" {
+					return path + ".function", collisionMessage(known)
+				}
+			}
+		}
+	default:
+		return ".tool_calls", "must be an array, got " + rawjson.TypeName(tc)
+	}
+	return "", ""
+}
+
+// contentProblem checks a content value: string, null, or an array whose
+// elements are all objects (content parts are never flattened) with no
+// member differing from a known one only in letter case.
+func contentProblem(c any, path string) (sub, msg string) {
+	switch x := c.(type) {
+	case nil, string:
+		return "", ""
+	case []any:
+		for i, p := range x {
+			part, ok := p.(map[string]any)
+			if !ok {
+				return path + "[" + strconv.Itoa(i) + "]", "content part must be an object, got " + rawjson.TypeName(p)
+			}
+			if known := partMembers.CollisionIn(part); known != "" {
+				return path + "[" + strconv.Itoa(i) + "]", collisionMessage(known)
+			}
+		}
+		return "", ""
+	default:
+		return path, "must be a string, an array of parts or null, got " + rawjson.TypeName(c)
+	}
+}
+
+func (r *Request) parseStream(s rawjson.Span) error {
+	switch r.body[s.Start] {
+	case 't':
+		r.stream = true
+	case 'f', 'n':
+	default:
+		return &wire.RequestError{Field: "stream", Msg: "must be a boolean, got " + rawjson.KindName(r.body, s)}
+	}
+	return nil
+}
+
+// parseStreamOptions checks the gateway's own transport options: an
+// object (or null) whose members are known booleans.
+func (r *Request) parseStreamOptions(s rawjson.Span) error {
+	if s.IsNull(r.body) {
+		return nil
+	}
+	if s.Kind(r.body) != '{' {
+		return &wire.RequestError{Field: "stream_options", Msg: "must be an object, got " + rawjson.KindName(r.body, s)}
+	}
+	ms, err := rawjson.ScanObject(r.body, s)
+	if err != nil {
+		return &wire.RequestError{Field: "stream_options", Msg: "has a duplicate member"}
+	}
+	if i := streamOptionsMembers.Ambiguous(ms); i >= 0 {
+		return &wire.RequestError{Field: "stream_options", Msg: collisionMessage(streamOptionsMembers.FoldsOnto(ms[i].Key))}
+	}
+	for _, m := range ms {
+		if !streamOptionsMembers.Has(m.Key) {
+			return &wire.RequestError{Field: "stream_options", Msg: "has a member the gateway does not know (it knows " + strings.Join(streamOptionsMembers.SortedNames(), ", ") + ")"}
+		}
+		switch r.body[m.Val.Start] {
+		case 't':
+			if m.Key == "include_usage" {
+				r.includeUsage = true
+			}
+		case 'f', 'n':
+		default:
+			return &wire.RequestError{Field: "stream_options." + m.Key, Msg: "must be a boolean, got " + rawjson.KindName(r.body, m.Val)}
+		}
+	}
+	return nil
+}
+
+func parseN(body []byte, s rawjson.Span) error {
+	if s.IsNull(body) {
+		return nil
+	}
+	v, err := rawjson.DecodeSpan(body, s)
+	if err != nil {
+		return &wire.RequestError{Field: "n", Msg: rawjson.DecodeProblem(err)}
+	}
+	num, ok := v.(json.Number)
+	if !ok {
+		return &wire.RequestError{Field: "n", Msg: "must be an integer, got " + rawjson.TypeName(v)}
+	}
+	n, err := strconv.ParseInt(string(num), 10, 64)
+	if err != nil {
+		if !errors.Is(err, strconv.ErrRange) {
+			return &wire.RequestError{Field: "n", Msg: "must be an integer"}
+		}
+		n = 2 // beyond int64: only its sign matters
+		if num[0] == '-' {
+			n = 0
+		}
+	}
+	switch {
+	case n == 1:
+		return nil
+	case n > 1:
+		return &wire.RequestError{Field: "n", Msg: nMessage}
+	default:
+		return &wire.RequestError{Field: "n", Msg: "must be 1"}
+	}
+}
+
+func (r *Request) parseTools(s rawjson.Span) error {
+	if s.IsNull(r.body) {
+		return nil
+	}
+	v, err := rawjson.DecodeSpan(r.body, s)
+	if err != nil {
+		return &wire.RequestError{Field: "tools", Msg: rawjson.DecodeProblem(err)}
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return &wire.RequestError{Field: "tools", Msg: "must be an array, got " + rawjson.TypeName(v)}
+	}
+	for i, t := range list {
+		field := "tools[" + strconv.Itoa(i) + "]"
+		tool, ok := t.(map[string]any)
+		if !ok {
+			return &wire.RequestError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(t)}
+		}
+		if known := toolMembers.CollisionIn(tool); known != "" {
+			return &wire.RequestError{Field: field, Msg: collisionMessage(known)}
+		}
+		if typ, _ := tool["type"].(string); typ != "function" {
+			return &wire.RequestError{Field: field + ".type", Msg: `must be "function": only function tools can be mediated`}
+		}
+		if toolMembers.UnknownIn(tool) {
+			return &wire.RequestError{Field: field, Msg: "has a member the gateway does not know (a function tool has type and function only)"}
+		}
+		fn, ok := tool["function"].(map[string]any)
+		if !ok {
+			return &wire.RequestError{Field: field + ".function", Msg: "must be an object, got " + rawjson.TypeName(tool["function"])}
+		}
+		if known := toolFunctionMembers.CollisionIn(fn); known != "" {
+			return &wire.RequestError{Field: field + ".function", Msg: collisionMessage(known)}
+		}
+		if toolFunctionMembers.UnknownIn(fn) {
+			return &wire.RequestError{Field: field + ".function", Msg: "has a member the gateway does not know (it knows " + strings.Join(toolFunctionMembers.SortedNames(), ", ") + ")"}
+		}
+		switch st := fn["strict"].(type) {
+		case nil, bool:
+		default:
+			return &wire.RequestError{Field: field + ".function.strict", Msg: "must be a boolean, got " + rawjson.TypeName(st)}
+		}
+		name, ok := fn["name"].(string)
+		if !ok || name == "" {
+			return &wire.RequestError{Field: field + ".function.name", Msg: "must be a non-empty string"}
+		}
+		decl := map[string]any{"name": name}
+		switch d := fn["description"].(type) {
+		case nil:
+		case string:
+			decl["description"] = d
+		default:
+			return &wire.RequestError{Field: field + ".function.description", Msg: "must be a string, got " + rawjson.TypeName(d)}
+		}
+		switch p := fn["parameters"].(type) {
+		case nil:
+		case map[string]any:
+			decl["schema"] = p
+		default:
+			return &wire.RequestError{Field: field + ".function.parameters", Msg: "must be an object, got " + rawjson.TypeName(p)}
+		}
+		r.tools = append(r.tools, decl)
+		r.toolNames = append(r.toolNames, name)
+	}
+	return nil
+}
+
+// parseAudio refuses audio output; null means "not set".
+func (r *Request) parseAudio(s rawjson.Span) error {
+	if s.IsNull(r.body) {
+		return nil
+	}
+	return &wire.RequestError{Field: "audio", Msg: "audio output is not supported: its transcript cannot be mediated"}
+}
+
+// parseParam checks a known parameter's shape and records it for
+// model.params, refusing what would open an unmediated output channel or
+// hide a member behind letter case. null means "not set".
+func (r *Request) parseParam(spec *requestMember, s rawjson.Span) error {
+	v, err := rawjson.DecodeSpan(r.body, s)
+	if err != nil {
+		return &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
+	}
+	if v == nil {
+		return nil
+	}
+	if sub, msg := spec.shape.problem(v); msg != "" {
+		return &wire.RequestError{Field: spec.name + sub, Msg: msg}
+	}
+	var sub, msg string
+	switch spec.name {
+	case "modalities":
+		if slices.Contains(v.([]any), any("audio")) {
+			msg = "audio output is not supported: its transcript cannot be mediated"
+		}
+	case "response_format":
+		sub, msg = responseFormatProblem(v.(map[string]any))
+	case "tool_choice":
+		if obj, ok := v.(map[string]any); ok {
+			sub, msg = toolChoiceProblem(obj)
+		}
+	}
+	if msg != "" {
+		return &wire.RequestError{Field: spec.name + sub, Msg: msg}
+	}
+	r.setParam(spec.name, v)
+	return nil
+}
+
+// responseFormatProblem refuses members of response_format (and of its
+// json_schema) that differ from known ones only in letter case.
+func responseFormatProblem(rf map[string]any) (sub, msg string) {
+	if known := responseFormatMembers.CollisionIn(rf); known != "" {
+		return "", collisionMessage(known)
+	}
+	if js, ok := rf["json_schema"].(map[string]any); ok {
+		if known := jsonSchemaMembers.CollisionIn(js); known != "" {
+			return ".json_schema", collisionMessage(known)
+		}
+	}
+	return "", ""
+}
+
+// toolChoiceProblem refuses members of an object tool_choice (and of its
+// function, custom and allowed_tools) that differ from known ones only in
+// letter case.
+func toolChoiceProblem(tc map[string]any) (sub, msg string) {
+	if known := toolChoiceMembers.CollisionIn(tc); known != "" {
+		return "", collisionMessage(known)
+	}
+	for _, name := range []string{"function", "custom"} {
+		if obj, ok := tc[name].(map[string]any); ok {
+			if known := namedToolMembers.CollisionIn(obj); known != "" {
+				return "." + name, collisionMessage(known)
+			}
+		}
+	}
+	if obj, ok := tc["allowed_tools"].(map[string]any); ok {
+		if known := allowedToolsMembers.CollisionIn(obj); known != "" {
+			return ".allowed_tools", collisionMessage(known)
+		}
+	}
+	return "", ""
+}
+
+// setParam records one model.params member.
+func (r *Request) setParam(name string, v any) {
+	if r.params == nil {
+		r.params = map[string]any{}
+	}
+	r.params[name] = v
+}
+
+// safeField returns key for use as an error's Field, or "" when it is not
+// a short identifier: arbitrary client-chosen key text is never echoed.
+func safeField(key string) string {
+	if plainName(key) {
+		return key
+	}
+	return ""
+}
+
+// plainName reports whether s is a short identifier safe to put in an error.
+func plainName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Model returns the request's model name.
+func (r *Request) Model() string { return r.model }
+
+// Stream reports whether the client asked for an SSE stream.
+func (r *Request) Stream() bool { return r.stream }
+
+// IncludeUsage reports whether the client asked for the usage chunk
+// (stream_options.include_usage: true).
+func (r *Request) IncludeUsage() bool { return r.includeUsage }
+
+// ToolNames returns the names of the request's function tools, in order
+// (agent_startup's tools_registered).
+func (r *Request) ToolNames() []string { return slices.Clone(r.toolNames) }
+
+// Messages returns the pre_model_call projection of the messages: each
+// message decoded as-is (role, content as string / part array / null,
+// tool_calls with function.arguments as the wire has it, tool_call_id,
+// name, unknown members), with content set to null where the wire omits
+// it. The result is a fresh tree the caller may mutate. The error is
+// reserved for projections that can fail; ParseRequest has already
+// validated everything this projection needs, so it is currently nil.
+func (r *Request) Messages() ([]any, error) {
+	out := make([]any, len(r.msgs))
+	for i, m := range r.msgs {
+		out[i] = jsonvalue.DeepCopy(m)
+	}
+	return out, nil
+}
+
+// Tools returns the context's optional tools: [{name, description?,
+// schema?}], or nil when the request declares none.
+func (r *Request) Tools() []any {
+	if len(r.tools) == 0 {
+		return nil
+	}
+	return jsonvalue.DeepCopy(r.tools).([]any)
+}
+
+// Params returns model.params: every top-level member other than model,
+// messages, tools, stream, stream_options and n, verbatim (temperature,
+// top_p, max_tokens, stop, response_format, tool_choice, seed, user,
+// metadata, ..., and the members the deployment allows). Standard members
+// set to null are left out (null means "not set"); allowed extras keep
+// theirs. It is nil when there are none.
+func (r *Request) Params() map[string]any {
+	if len(r.params) == 0 {
+		return nil
+	}
+	return jsonvalue.DeepCopy(r.params).(map[string]any)
+}
