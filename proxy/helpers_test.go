@@ -139,7 +139,7 @@ type gatewayConfig struct {
 	// log receives the gateway's logs and the HTTP server's error log
 	// (recovered handler panics); nil discards both.
 	log io.Writer
-	// allowRequestMembers is Options.AllowRequestMembers.
+	// allowRequestMembers are the chat surface's extra request members.
 	allowRequestMembers []string
 }
 

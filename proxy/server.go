@@ -197,8 +197,13 @@ func (s *Server) routes() http.Handler {
 	if s.opts.AdminOnMain && s.opts.AdminToken != "" {
 		r.Mount("/admin", s.adminRoutes())
 	}
+	// Clients probe the base URL before their first call (Claude Code
+	// sends HEAD /); the answer carries nothing.
+	r.Head("/", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.refuseStoredState(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, errorf(http.StatusNotFound, typeNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
+		s.log.Info("no route", "method", r.Method, "path", loggablePath(r.URL.Path))
+		writeError(w, errorf(http.StatusNotFound, typeNotFound, "not_found", "no route for %s %s", r.Method, loggablePath(r.URL.Path)))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusMethodNotAllowed, typeInvalid, "method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path))

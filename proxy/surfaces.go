@@ -1,6 +1,11 @@
 package proxy
 
 import (
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
@@ -29,4 +34,31 @@ func surfacePath(api wire.API) string {
 		return "/v1/messages"
 	}
 	return "/v1/" + string(api)
+}
+
+// refuseStoredState answers the routes that read or change state kept at
+// the provider (stored responses, their input items, cancellation) with a
+// 400 saying why: what they return was never judged by the policy in this
+// session, and proxying them blind would bypass it.
+func (s *Server) refuseStoredState(r chi.Router) {
+	refuse := func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusBadRequest, typeInvalid, "stored_state_unsupported",
+			"%s %s reads or changes state stored at the provider, which the gateway cannot mediate; send the whole conversation in each request (store: false)",
+			r.Method, loggablePath(r.URL.Path)))
+	}
+	r.HandleFunc("/v1/responses/*", refuse)
+	r.HandleFunc("/v1/conversations", refuse)
+	r.HandleFunc("/v1/conversations/*", refuse)
+	r.HandleFunc("/v1/messages/batches", refuse)
+	r.HandleFunc("/v1/messages/batches/*", refuse)
+}
+
+// loggablePath is a request path fit for a log line or an error message:
+// quoted (no control characters reach the log) and at most 200 bytes.
+func loggablePath(p string) string {
+	const max = 200
+	if len(p) > max {
+		p = p[:max] + "…"
+	}
+	return strconv.Quote(p)
 }
