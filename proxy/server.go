@@ -187,6 +187,9 @@ func (s *Server) routes() http.Handler {
 	for _, surf := range s.opts.Surfaces {
 		path := surfacePath(surf.API())
 		r.Post(path, s.traced("POST "+path, s.handleModelCall(surf)))
+		if tc, ok := surf.(tokenCounter); ok {
+			r.Post(path+"/count_tokens", s.traced("POST "+path+"/count_tokens", s.handleCountTokens(surf, tc)))
+		}
 	}
 	r.Get("/v1/models", s.handleModels)
 	r.Post("/v1/agent-hooks/emit", s.traced("POST /v1/agent-hooks/emit", s.handleEmit))
