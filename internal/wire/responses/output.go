@@ -2,7 +2,6 @@ package responses
 
 import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
@@ -198,5 +197,3 @@ func parseArguments(s string) (map[string]any, bool) {
 	}
 	return map[string]any{"raw_arguments": s}, true
 }
-
-var _ = wire.ErrResponseInvalid
