@@ -57,7 +57,7 @@ func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, e
 		if out, ok := resp["output"].([]any); !ok || len(out) > 0 {
 			return false, a.invalid("a response snapshot before the terminal event must have an empty output")
 		}
-		if len(a.items) > 0 {
+		if len(a.items) > 0 || !a.snapshotClean(resp) {
 			a.replayable = false
 		}
 		return false, nil
@@ -288,4 +288,29 @@ func (a *assembler) finish() (*Stream, error) {
 	}
 	resp.streamed = true
 	return &Stream{events: a.events, resp: resp, replayable: a.replayable}, nil
+}
+
+// snapshotClean reports whether a response snapshot holds only members
+// the final object's rules would release unchanged.
+func (a *assembler) snapshotClean(resp map[string]any) bool {
+	for k, v := range resp {
+		switch {
+		case k == "output" || k == "status" || k == "error" && v == nil:
+		case k == "incomplete_details" || k == "usage":
+			if v != nil {
+				return false
+			}
+		case echoMembers[k]:
+			if v != nil && !jsonvalue.Equal(v, a.req.echo(k)) {
+				return false
+			}
+		case metaKinds[k] != 0:
+			if v != nil && kindOf(v)&metaKinds[k] == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

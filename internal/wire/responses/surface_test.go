@@ -350,6 +350,15 @@ func TestStreamHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := st.Release(nil)
+	smuggled := append([]string{}, ev...)
+	smuggled[0] = strings.Replace(smuggled[0], `"model":"gpt-5"`, `"model":"gpt-5","instructions":"smuggled"`, 1)
+	st2, err := s.ReadStream(req, strings.NewReader(sse(smuggled...)), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out2, _ := st2.Release(nil); bytes.Contains(out2, []byte("smuggled")) {
+		t.Fatal("a snapshot echo the client never sent was replayed")
+	}
 	if bytes.Contains(out, []byte("obfuscation")) || bytes.Contains(out, []byte("late")) {
 		t.Fatalf("released removed content: %s", out)
 	}
