@@ -2,7 +2,7 @@
 //
 // Decoding goes through yaml.Node so that every problem names its file, line
 // and field ("gateway.yaml:14: upstreams[0].type: must be one of openai,
-// azure-openai, mock (got "opneai")"). Unknown keys are errors, and all
+// azure-openai, anthropic, mock (got "opneai")"). Unknown keys are errors, and all
 // problems of a file are collected into one *Error so the binary can refuse
 // to start and list them together.
 //
