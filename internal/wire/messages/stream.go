@@ -46,6 +46,7 @@ func StreamEvents() []MemberDoc {
 		{"message_delta", "stop_reason, stop_sequence and other delta members overwrite the message's; usage members overwrite usage's (as the SDKs accumulate)"},
 		{"message_stop", "ends the stream; every block must be closed; later bytes are not read"},
 		{"ping", "dropped"},
+		{"(no event name)", "skipped, as both SDKs skip it; never released"},
 		{"error", "the model call errored: ErrUpstreamEvent, nothing is released"},
 	}
 }
@@ -82,6 +83,11 @@ func (a *assembler) fail(msg string) error {
 // handle applies one event; it reports message_stop.
 func (a *assembler) handle(ev sseEvent) (bool, error) {
 	a.n++
+	if ev.name == "" {
+		// Both SDKs skip events without an event name; so does the
+		// gateway, and it never releases them.
+		return false, nil
+	}
 	v, err := jsonvalue.DecodeStrict(ev.data)
 	if err != nil {
 		return false, a.fail("data " + rawjson.DecodeProblem(err))
@@ -92,7 +98,7 @@ func (a *assembler) handle(ev sseEvent) (bool, error) {
 	if known == nil {
 		return false, a.fail("is not an event type the gateway knows")
 	}
-	if ev.name != "" && ev.name != typ {
+	if ev.name != typ {
 		return false, a.fail("its event name differs from its data type")
 	}
 	if typ == "error" {
