@@ -202,7 +202,7 @@ func (r *Request) parseSystem(s rawjson.Span, v any) error {
 			if !ok || b["type"] != "text" {
 				return &wire.RequestError{Field: field, Msg: "must be a text block"}
 			}
-			p, err := r.projectBlock(field, b, false)
+			p, err := r.projectBlock(field, b)
 			if err != nil {
 				return err
 			}
@@ -322,7 +322,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 			calls = append(calls, c)
 			r.pool.add(poolCall, c, raw)
 		default:
-			p, err := r.projectBlock(bf, b, true)
+			p, err := r.projectBlock(bf, b)
 			if err != nil {
 				return nil, err
 			}
@@ -387,7 +387,7 @@ func joinNames(s rawjson.MemberSet) string {
 }
 
 // projectBlock projects one non-tool block as a content part.
-func (r *Request) projectBlock(field string, b map[string]any, _ bool) (any, error) {
+func (r *Request) projectBlock(field string, b map[string]any) (any, error) {
 	switch b["type"] {
 	case "text":
 		t, ok := b["text"].(string)
@@ -478,7 +478,7 @@ func (r *Request) projectToolResult(field string, b map[string]any) (map[string]
 			if spec.kind != kindText && spec.kind != kindImage && spec.kind != kindNative {
 				return nil, &wire.RequestError{Field: pf, Msg: "is a block type a tool result cannot carry"}
 			}
-			if parts[i], err = r.projectBlock(pf, pb, true); err != nil {
+			if parts[i], err = r.projectBlock(pf, pb); err != nil {
 				return nil, err
 			}
 		}

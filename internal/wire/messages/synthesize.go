@@ -90,8 +90,4 @@ func appendJSONEvent(out []byte, name string, v any) []byte {
 	return appendEvent(out, name, data)
 }
 
-func jsonNumber(i int) any {
-	return jsonNumberString(strconv.Itoa(i))
-}
-
-func jsonNumberString(s string) any { return json.Number(s) }
+func jsonNumber(i int) any { return json.Number(strconv.Itoa(i)) }
