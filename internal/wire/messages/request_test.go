@@ -176,11 +176,11 @@ func TestCountTokensRequest(t *testing.T) {
 	for body, ok := range map[string]bool{
 		`{"input_tokens":12}`: true,
 		`{"input_tokens":12,"context_management":{"original_input_tokens":20}}`: true,
-		`{"input_tokens":-1}`:                  false,
-		`{"input_tokens":1.5}`:                 false,
-		`{"input_tokens":1,"note":"hi"}`:       false,
-		`{"input_tokens":1,"input_tokens":2}`:  false,
-		`[1]`:                                  false,
+		`{"input_tokens":-1}`:                 false,
+		`{"input_tokens":1.5}`:                false,
+		`{"input_tokens":1,"note":"hi"}`:      false,
+		`{"input_tokens":1,"input_tokens":2}`: false,
+		`[1]`:                                 false,
 	} {
 		out, err := CountTokensRelease([]byte(body))
 		switch {

@@ -41,7 +41,7 @@ func StreamEvents() []MemberDoc {
 	return []MemberDoc{
 		{"message_start", "opens the message (exactly once, first); its message is the answer's metadata"},
 		{"content_block_start", "opens block `index`, which must be the next index; tool_use input must be `{}` when input_json_delta follows"},
-		{"content_block_delta", "extends an open block: text_delta, input_json_delta (the joined partial_json must be an object), thinking_delta, signature_delta, citations_delta; a delta type that does not fit the block, or for a block not open, is refused"},
+		{"content_block_delta", "extends an open block: text_delta, input_json_delta (the joined partial_json must be an object), thinking_delta, signature_delta (once, onto an empty signature: the SDKs disagree otherwise), citations_delta; a delta type that does not fit the block, or for a block not open, is refused"},
 		{"content_block_stop", "closes an open block"},
 		{"message_delta", "stop_reason, stop_sequence and other delta members overwrite the message's; usage members overwrite usage's (as the SDKs accumulate)"},
 		{"message_stop", "ends the stream; every block must be closed; later bytes are not read"},
@@ -223,6 +223,11 @@ func (a *assembler) delta(obj map[string]any) error {
 	}
 	switch dt {
 	case "signature_delta":
+		// anthropic-sdk-go appends signatures, the TypeScript SDK
+		// replaces: only one signature, onto an empty one, reads alike.
+		if prev, _ := b.obj["signature"].(string); prev != "" || b.sig.Len() > 0 {
+			return a.fail("a second signature for one thinking block")
+		}
 		b.sig.WriteString(s)
 	case "input_json_delta":
 		if !b.exactIn {
