@@ -139,6 +139,9 @@ func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
 	case serverMCP:
 		return r.parseMCPServers(v)
 	}
+	if v == nil && spec.name != "max_tokens" {
+		return nil // null means "not set"; it carries nothing to judge
+	}
 	if !spec.shape.fits(v) {
 		return &wire.RequestError{Field: spec.name, Msg: "must be " + spec.shape.describe() + ", got " + rawjson.TypeName(v)}
 	}

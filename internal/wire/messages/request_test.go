@@ -30,9 +30,11 @@ func parseOK(t *testing.T, s *Surface, body string) *Request {
 	return r.(*Request)
 }
 
+func readFixture() ([]byte, error) { return os.ReadFile("testdata/claude_code_request.json") }
+
 func claudeCodeBody(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/claude_code_request.json")
+	b, err := readFixture()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +126,7 @@ func TestRequestRefusals(t *testing.T) {
 		{name: "metadata member", body: base + `,"metadata":{"user_id":"u","email":"e"}}`, field: "metadata"},
 		{name: "role", body: `{"model":"m","max_tokens":5,"messages":[{"role":"tool","content":"x"}]}`, field: "messages[0].role"},
 		{name: "message member", body: `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x","name":"n"}]}`, field: "messages[0]"},
+		{name: "null max_tokens", body: `{"model":"m","max_tokens":null,` + msgs + `}`, field: "max_tokens"},
 		{name: "stream type", body: base + `,"stream":"yes"}`, field: "stream"},
 	}
 	for _, c := range cases {
@@ -189,5 +192,12 @@ func TestCountTokensRequest(t *testing.T) {
 		case !ok && !errors.Is(err, wire.ErrResponseInvalid):
 			t.Errorf("%s: err = %v, want ErrResponseInvalid", body, err)
 		}
+	}
+}
+
+func TestNullParamIsNotSet(t *testing.T) {
+	r := parseOK(t, New(Options{}), `{"model":"m","max_tokens":3,"temperature":null,"messages":[{"role":"user","content":"hi"}]}`)
+	if _, ok := r.Params()["temperature"]; ok {
+		t.Errorf("null temperature projected: %v", r.Params())
 	}
 }
