@@ -23,6 +23,9 @@ var eventMembers = map[string]rawjson.MemberSet{
 	"error":               rawjson.NewMemberSet("type", "error", "request_id"),
 }
 
+// messageDeltaMembers are the message members a message_delta may set.
+var messageDeltaMembers = rawjson.NewMemberSet("stop_reason", "stop_sequence", "stop_details", "container")
+
 // deltaTypes maps each content_block_delta type to its text member and
 // the block types it may extend.
 var deltaTypes = map[string]struct {
@@ -43,7 +46,7 @@ func StreamEvents() []MemberDoc {
 		{"content_block_start", "opens block `index`, which must be the next index; tool_use input must be `{}` when input_json_delta follows"},
 		{"content_block_delta", "extends an open block: text_delta, input_json_delta (the joined partial_json must be an object), thinking_delta, signature_delta (once, onto an empty signature: the SDKs disagree otherwise), citations_delta; a delta type that does not fit the block, or for a block not open, is refused"},
 		{"content_block_stop", "closes an open block"},
-		{"message_delta", "stop_reason, stop_sequence and other delta members overwrite the message's; usage members overwrite usage's (as the SDKs accumulate)"},
+		{"message_delta", "delta members stop_reason, stop_sequence, stop_details and container overwrite the message's, others are removed; usage members overwrite usage's (as the SDKs accumulate), unknown ones removed"},
 		{"message_stop", "ends the stream; every block must be closed; later bytes are not read"},
 		{"ping", "dropped"},
 		{"(no event name)", "skipped, as both SDKs skip it; never released"},
@@ -248,9 +251,16 @@ func (a *assembler) messageDelta(obj map[string]any) error {
 		return a.fail("message_delta without a delta object")
 	}
 	for k, v := range d {
+		if !messageDeltaMembers.Has(k) {
+			a.replayable = false // removed: not copied, not replayed
+			continue
+		}
 		a.msg[k] = v
 	}
 	if u, ok := obj["usage"].(map[string]any); ok {
+		if usageMembers.UnknownIn(u) {
+			a.replayable = false
+		}
 		mu, _ := a.msg["usage"].(map[string]any)
 		if mu == nil {
 			mu = map[string]any{}

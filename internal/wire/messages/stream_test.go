@@ -173,13 +173,19 @@ func TestStreamRemovals(t *testing.T) {
 	if bytes.Contains(out, []byte("LATE")) || bytes.Contains(out, []byte("ping")) {
 		t.Errorf("released bytes hold what was not assembled")
 	}
-	evs[len(evs)-3] = `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42},"debug":"hidden"}`
-	st = readStream(t, Options{}, sse(evs...))
-	out, err := st.Release(nil)
-	if err != nil || bytes.Contains(out, []byte("hidden")) {
-		t.Errorf("an event member the gateway does not know was released (%v)", err)
-	}
-	if !jsonvalue.Equal(any(readStream(t, Options{}, string(out)).Response().Project()), any(st.Response().Project())) {
-		t.Error("the synthesized stream assembles differently")
+	for _, md := range []string{
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42},"debug":"hidden"}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null,"content":[{"type":"text","text":"hidden"}]},"usage":{"output_tokens":42}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42,"note":"hidden"}}`,
+	} {
+		evs[len(evs)-3] = md
+		st = readStream(t, Options{}, sse(evs...))
+		out, err := st.Release(nil)
+		if err != nil || bytes.Contains(out, []byte("hidden")) {
+			t.Errorf("an event member the gateway does not know was released (%v)", err)
+		}
+		if !jsonvalue.Equal(any(readStream(t, Options{}, string(out)).Response().Project()), any(st.Response().Project())) {
+			t.Error("the synthesized stream assembles differently")
+		}
 	}
 }
