@@ -308,23 +308,8 @@ func collisionMessage(known string) string {
 	return "has a member whose name differs from " + strconv.Quote(known) + " only in letter case"
 }
 
-// plainName reports whether name may appear in an error: an ASCII
-// identifier of at most 64 characters.
-func plainName(name string) bool {
-	if name == "" || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 func unknownMemberError(key string) *wire.RequestError {
-	if !plainName(key) {
+	if !rawjson.PlainName(key) {
 		return &wire.RequestError{Msg: "body has a member whose name is not a plain identifier; unknown members are refused, and " +
 			AllowRequestMembersKey + " allows plain identifiers only"}
 	}
@@ -346,7 +331,7 @@ func CheckAllowedResponseMember(name string) error {
 }
 
 func checkAllowed(name string, known rawjson.MemberSet, side string) error {
-	if !plainName(name) {
+	if !rawjson.PlainName(name) {
 		return errors.New("must be a plain identifier (ASCII letters, digits, _ and -, at most 64 characters)")
 	}
 	if known.Has(name) {

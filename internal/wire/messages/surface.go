@@ -83,7 +83,7 @@ func checkQuery(q url.Values) error {
 			}
 			return &wire.RequestError{Field: "beta", Msg: "query parameter must be true or false, once"}
 		}
-		if plainName(k) {
+		if rawjson.PlainName(k) {
 			return &wire.RequestError{Field: k, Msg: "is not a query parameter the gateway knows (it knows beta)"}
 		}
 		return &wire.RequestError{Msg: "the query has a parameter the gateway does not know (it knows beta)"}
