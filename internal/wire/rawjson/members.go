@@ -108,3 +108,20 @@ func (s MemberSet) SortedNames() []string {
 	slices.Sort(names)
 	return names
 }
+
+// PlainName reports whether name may appear in an error or a wire
+// allowance: an ASCII identifier (letters, digits, _ and -) of at most 64
+// characters. Member names that are not plain are never quoted, since
+// they could carry payload.
+func PlainName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

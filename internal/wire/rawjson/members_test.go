@@ -29,3 +29,15 @@ func TestMemberSetCollides(t *testing.T) {
 		t.Errorf("Kelvin-sign K must fold onto k as encoding/json folds it; ambiguous = %d", got)
 	}
 }
+
+func TestPlainName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"max_tokens": true, "x-y_Z9": true, "": false, "a b": false, "é": false, "a.b": false,
+		"0123456789012345678901234567890123456789012345678901234567890123":  true,
+		"01234567890123456789012345678901234567890123456789012345678901234": false,
+	} {
+		if got := PlainName(name); got != want {
+			t.Errorf("PlainName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,344 @@
+package messages
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// This file is the closed world of the Messages wire: every top-level
+// request member, content block type, tool type, answer member and stream
+// event the gateway knows, with what it does with each. Anything not
+// listed is refused (requests) or removed / refused (answers).
+
+// Configuration keys named by refusals.
+const (
+	// AllowRequestMembersKey lets extra top-level request members through.
+	AllowRequestMembersKey = "wire.messages.allow_request_members"
+	// AllowResponseMembersKey keeps extra top-level answer members.
+	AllowResponseMembersKey = "wire.messages.allow_response_members"
+	// AllowServerToolsKey admits provider-executed tools and mcp_servers.
+	AllowServerToolsKey = "wire.messages.allow_server_tools"
+)
+
+// treatment is what the gateway does with one known top-level member.
+type treatment int
+
+const (
+	projectParam    treatment = iota // verbatim into model.params once its shape is checked
+	projectModel                     // model.id
+	projectTarget                    // the pre_model_call target
+	projectSystem                    // a leading system message of the target
+	projectTools                     // the context's tools
+	transportStream                  // the gateway's own transport
+	serverMCP                        // provider-executed MCP servers: refused unless allowed
+)
+
+// shape is the JSON type a projected parameter must have.
+type shape int
+
+const (
+	shapeAny shape = iota
+	shapeNumber
+	shapeBoolean
+	shapeString
+	shapeObject
+	shapeStringList
+	shapeStringOrObject
+)
+
+type requestMember struct {
+	name  string
+	treat treatment
+	shape shape
+	note  string
+}
+
+// requestMemberTable lists the known top-level members: the fields of
+// anthropic-sdk-go's MessageNewParams (v2.17.0) and the members Claude
+// Code sends on the beta endpoint.
+var requestMemberTable = []requestMember{
+	{name: "model", treat: projectModel},
+	{name: "messages", treat: projectTarget},
+	{name: "system", treat: projectSystem},
+	{name: "tools", treat: projectTools},
+	{name: "stream", treat: transportStream},
+	{name: "mcp_servers", treat: serverMCP},
+	{name: "max_tokens", shape: shapeNumber, note: "required on messages, optional on count_tokens"},
+	{name: "metadata", shape: shapeObject, note: "members user_id only"},
+	{name: "stop_sequences", shape: shapeStringList},
+	{name: "temperature", shape: shapeNumber},
+	{name: "top_p", shape: shapeNumber},
+	{name: "top_k", shape: shapeNumber},
+	{name: "tool_choice", shape: shapeObject},
+	{name: "thinking", shape: shapeObject, note: "type enabled (with budget_tokens), disabled or adaptive"},
+	{name: "context_management", shape: shapeObject},
+	{name: "output_config", shape: shapeObject},
+	{name: "service_tier", shape: shapeString},
+	{name: "container", shape: shapeStringOrObject},
+	{name: "inference_geo", shape: shapeString},
+	{name: "speed", shape: shapeString},
+	{name: "cache_control", shape: shapeObject},
+	{name: "diagnostics", shape: shapeObject},
+}
+
+var (
+	requestMembersByName = func() map[string]*requestMember {
+		m := make(map[string]*requestMember, len(requestMemberTable))
+		for i := range requestMemberTable {
+			m[requestMemberTable[i].name] = &requestMemberTable[i]
+		}
+		return m
+	}()
+	requestKnown = func() rawjson.MemberSet {
+		s := make(rawjson.MemberSet, len(requestMemberTable))
+		for _, m := range requestMemberTable {
+			s[m.name] = struct{}{}
+		}
+		return s
+	}()
+)
+
+// blockKind classifies a request content block type.
+type blockKind int
+
+const (
+	kindText blockKind = iota
+	kindImage
+	kindNative // projected as a native part, written back as the part
+	kindToolUse
+	kindToolResult
+	kindThinking
+	kindRedacted
+	kindServer // provider-executed tool blocks: refused unless allowed
+)
+
+// blockSpec is one known content block type: its members and treatment.
+type blockSpec struct {
+	typ     string
+	kind    blockKind
+	members rawjson.MemberSet
+	doc     string
+}
+
+// blockTable lists every content block a request message may hold
+// (anthropic-sdk-go ContentBlockParamUnion, v2.17.0).
+var blockTable = []blockSpec{
+	{"text", kindText, rawjson.NewMemberSet("type", "text", "citations", "cache_control"), "`{\"type\":\"text\",\"text\"}` part (a string content stays a string); citations and cache_control are metadata kept with the block's bytes"},
+	{"image", kindImage, rawjson.NewMemberSet("type", "source", "cache_control"), "url source: `{\"type\":\"image_url\",\"image_url\":{\"url\"}}`; base64 and file sources: the native block as a part"},
+	{"document", kindNative, rawjson.NewMemberSet("type", "source", "title", "context", "citations", "cache_control"), "the native block as a part"},
+	{"search_result", kindNative, rawjson.NewMemberSet("type", "source", "title", "content", "citations", "cache_control"), "the native block as a part"},
+	{"tool_reference", kindNative, rawjson.NewMemberSet("type", "tool_name", "cache_control"), "the native block as a part (tool_result content only)"},
+	{"tool_use", kindToolUse, rawjson.NewMemberSet("type", "id", "name", "input", "cache_control", "caller", "toolset_name"), "assistant `tool_calls` entry `{id, type:\"function\", function:{name, arguments}}`, arguments the JSON text of input (an object)"},
+	{"tool_result", kindToolResult, rawjson.NewMemberSet("type", "tool_use_id", "content", "is_error", "cache_control", "toolset_name"), "a `{role:\"tool\", tool_call_id, content}` message (is_error: true kept as a member) at its position in the user turn"},
+	{"thinking", kindThinking, rawjson.NewMemberSet("type", "thinking", "signature"), "`{\"type\":\"reasoning\",\"text\"}` part; signed, so a transform may remove it but not change it"},
+	{"redacted_thinking", kindRedacted, rawjson.NewMemberSet("type", "data"), "`{\"type\":\"redacted_thinking\"}` part without its encrypted data; may be removed, not changed"},
+	{"server_tool_use", kindServer, rawjson.NewMemberSet("type", "id", "name", "input", "cache_control", "caller"), serverBlockDoc},
+	{"mcp_tool_use", kindServer, rawjson.NewMemberSet("type", "id", "name", "server_name", "input", "cache_control"), serverBlockDoc},
+	{"mcp_tool_result", kindServer, rawjson.NewMemberSet("type", "tool_use_id", "content", "is_error", "cache_control"), serverBlockDoc},
+	{"web_search_tool_result", kindServer, serverResultMembers, serverBlockDoc},
+	{"web_fetch_tool_result", kindServer, serverResultMembers, serverBlockDoc},
+	{"code_execution_tool_result", kindServer, serverResultMembers, serverBlockDoc},
+	{"bash_code_execution_tool_result", kindServer, serverResultMembers, serverBlockDoc},
+	{"text_editor_code_execution_tool_result", kindServer, serverResultMembers, serverBlockDoc},
+	{"tool_search_tool_result", kindServer, serverResultMembers, serverBlockDoc},
+	{"container_upload", kindServer, rawjson.NewMemberSet("type", "file_id", "cache_control"), serverBlockDoc},
+}
+
+const serverBlockDoc = "provider-executed: refused unless " + AllowServerToolsKey + "; then the native block as a part"
+
+var serverResultMembers = rawjson.NewMemberSet("type", "tool_use_id", "content", "cache_control", "caller")
+
+var blocksByType = func() map[string]*blockSpec {
+	m := make(map[string]*blockSpec, len(blockTable))
+	for i := range blockTable {
+		m[blockTable[i].typ] = &blockTable[i]
+	}
+	return m
+}()
+
+// Members known inside other objects the gateway interprets.
+var (
+	messageMembers    = rawjson.NewMemberSet("role", "content")
+	metadataMembers   = rawjson.NewMemberSet("user_id")
+	thinkingMembers   = rawjson.NewMemberSet("type", "budget_tokens", "display")
+	customToolMembers = rawjson.NewMemberSet("type", "name", "description", "input_schema", "cache_control", "defer_loading", "strict", "input_examples", "eager_input_streaming", "allowed_callers")
+	imageSourceKinds  = rawjson.NewMemberSet("base64", "url", "file")
+)
+
+// Tool type prefixes. Anthropic-defined client tools (bash, text editor,
+// computer use, memory) run on the client: they are ordinary tools.
+// Provider-executed tools run at Anthropic and their results come back
+// inside the answer without a tool call the gateway mediates.
+var (
+	clientToolPrefixes = []string{"bash_", "text_editor_", "computer_", "memory_"}
+	serverToolPrefixes = []string{"web_search_", "web_fetch_", "code_execution_", "tool_search_tool_", "mcp_toolset", "browser_toolset_", "computer_toolset_"}
+)
+
+// toolClass tells a tool declaration's class from its type.
+type toolClass int
+
+const (
+	toolUnknown toolClass = iota
+	toolCustom
+	toolClient
+	toolServer
+)
+
+func classifyTool(typ string, hasType bool) toolClass {
+	if !hasType || typ == "custom" {
+		return toolCustom
+	}
+	for _, p := range serverToolPrefixes {
+		if strings.HasPrefix(typ, p) {
+			return toolServer
+		}
+	}
+	for _, p := range clientToolPrefixes {
+		if strings.HasPrefix(typ, p) {
+			return toolClient
+		}
+	}
+	return toolUnknown
+}
+
+// MemberDoc documents one known member, block type or event.
+type MemberDoc struct {
+	Name      string
+	Treatment string
+}
+
+// RequestMembers lists every top-level request member the gateway knows
+// with its treatment.
+func RequestMembers() []MemberDoc {
+	out := make([]MemberDoc, len(requestMemberTable))
+	for i := range requestMemberTable {
+		m := &requestMemberTable[i]
+		out[i] = MemberDoc{Name: m.name, Treatment: m.treatment()}
+	}
+	return out
+}
+
+// RequestBlocks lists every request content block type with its
+// projection.
+func RequestBlocks() []MemberDoc {
+	out := make([]MemberDoc, len(blockTable))
+	for i, b := range blockTable {
+		out[i] = MemberDoc{Name: b.typ, Treatment: b.doc}
+	}
+	return out
+}
+
+func (m *requestMember) treatment() string {
+	switch m.treat {
+	case projectModel:
+		return "routes the request; projected as `model.id`; a non-empty string"
+	case projectTarget:
+		return "projected as the pre_model_call target; a transform is written back"
+	case projectSystem:
+		return "projected as the leading system message (string content, or text parts for text blocks)"
+	case projectTools:
+		return "projected as `tools` (`{name, description?, schema?}`); provider-executed tools refused unless " + AllowServerToolsKey
+	case transportStream:
+		return "transport, not projected; a boolean; the stream is buffered and assembled before release"
+	case serverMCP:
+		return "provider-executed: refused unless " + AllowServerToolsKey + "; then each server is a tool `{name, description}` and `model.params.partial_context` is true (not in params: it carries credentials)"
+	}
+	s := "projected into `model.params`; must be " + m.shape.describe()
+	if m.note != "" {
+		s += "; " + m.note
+	}
+	return s
+}
+
+func (s shape) describe() string {
+	switch s {
+	case shapeNumber:
+		return "a number"
+	case shapeBoolean:
+		return "a boolean"
+	case shapeString:
+		return "a string"
+	case shapeObject:
+		return "an object"
+	case shapeStringList:
+		return "an array of strings"
+	case shapeStringOrObject:
+		return "a string or an object"
+	}
+	return "any JSON value"
+}
+
+// fits reports whether v has the shape.
+func (s shape) fits(v any) bool {
+	switch s {
+	case shapeNumber:
+		return rawjson.TypeName(v) == "number"
+	case shapeBoolean:
+		_, ok := v.(bool)
+		return ok
+	case shapeString:
+		_, ok := v.(string)
+		return ok
+	case shapeObject:
+		_, ok := v.(map[string]any)
+		return ok
+	case shapeStringList:
+		l, ok := v.([]any)
+		for _, e := range l {
+			if _, isStr := e.(string); !isStr {
+				return false
+			}
+		}
+		return ok
+	case shapeStringOrObject:
+		switch v.(type) {
+		case string, map[string]any:
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+func collisionMessage(known string) string {
+	return "has a member whose name differs from " + strconv.Quote(known) + " only in letter case"
+}
+
+func unknownMemberError(key string) *wire.RequestError {
+	if !rawjson.PlainName(key) {
+		return &wire.RequestError{Msg: "body has a member whose name is not a plain identifier; unknown members are refused, and " +
+			AllowRequestMembersKey + " allows plain identifiers only"}
+	}
+	return &wire.RequestError{Field: key, Msg: "is not a request member the gateway knows; allow it with " + AllowRequestMembersKey +
+		" to have it projected into model.params and forwarded"}
+}
+
+// CheckAllowedRequestMember reports whether name may be listed in
+// wire.messages.allow_request_members: a plain identifier that is neither
+// a known member nor differs from one only in letter case.
+func CheckAllowedRequestMember(name string) error {
+	return checkAllowed(name, requestKnown, "request")
+}
+
+// CheckAllowedResponseMember is CheckAllowedRequestMember for
+// wire.messages.allow_response_members.
+func CheckAllowedResponseMember(name string) error {
+	return checkAllowed(name, responseKnown, "response")
+}
+
+func checkAllowed(name string, known rawjson.MemberSet, side string) error {
+	if !rawjson.PlainName(name) {
+		return errors.New("must be a plain identifier (ASCII letters, digits, _ and -, at most 64 characters)")
+	}
+	if known.Has(name) {
+		return errors.New("is a known " + side + " member; the gateway's treatment of it is fixed")
+	}
+	if k := known.FoldsOnto(name); k != "" {
+		return errors.New("differs from the known member " + strconv.Quote(k) + " only in letter case; such members are refused as ambiguous")
+	}
+	return nil
+}

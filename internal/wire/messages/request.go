@@ -1,0 +1,562 @@
+package messages
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// Request is a validated Messages request. It keeps the body and the
+// offsets of its members so that UpstreamBody rewrites only what a
+// verdict changed. It is immutable and safe for concurrent use.
+type Request struct {
+	s       *Surface
+	body    []byte
+	root    rawjson.Span
+	members []rawjson.Member
+	op      wire.Operation
+
+	model  string
+	stream bool
+
+	sysMember int   // index of the system member in members, or -1
+	sysProj   []any // the projected system message, or nil
+
+	msgSpan rawjson.Span
+	msgRaw  []rawjson.Span
+	groups  [][]any // projected messages of each wire message
+
+	pool pool // original blocks, for byte-exact reuse on write-back
+
+	tools     []any
+	toolNames []string
+	params    map[string]any
+}
+
+// parse validates body as a request for op.
+func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
+	if !json.Valid(body) {
+		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
+			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
+		}
+		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
+	}
+	r := &Request{s: s, body: body, root: rawjson.RootSpan(body), op: op, sysMember: -1}
+	if r.root.Kind(body) != '{' {
+		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
+	}
+	ms, err := rawjson.ScanObject(body, r.root)
+	if err != nil {
+		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
+	}
+	r.members = ms
+	seen := map[treatment]bool{}
+	haveMaxTokens := false
+	for i, m := range ms {
+		spec := requestMembersByName[m.Key]
+		if spec == nil {
+			if err := r.parseExtra(m); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		seen[spec.treat] = true
+		haveMaxTokens = haveMaxTokens || spec.name == "max_tokens"
+		if spec.treat == projectSystem {
+			r.sysMember = i
+		}
+		if err := r.parseKnown(spec, m); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case !seen[projectModel]:
+		return nil, &wire.RequestError{Field: "model", Msg: "is required"}
+	case !seen[projectTarget]:
+		return nil, &wire.RequestError{Field: "messages", Msg: "is required"}
+	case op == wire.OpMessages && !haveMaxTokens:
+		return nil, &wire.RequestError{Field: "max_tokens", Msg: "is required"}
+	case op == wire.OpCountTokens && r.stream:
+		return nil, &wire.RequestError{Field: "stream", Msg: "count_tokens does not stream"}
+	}
+	return r, nil
+}
+
+func (r *Request) parseExtra(m rawjson.Member) error {
+	if known := requestKnown.FoldsOnto(m.Key); known != "" {
+		return &wire.RequestError{Msg: "body " + collisionMessage(known)}
+	}
+	if !r.s.allowReq.Has(m.Key) {
+		return unknownMemberError(m.Key)
+	}
+	v, err := jsonvalue.DecodeStrict(r.body[m.Val.Start:m.Val.End])
+	if err != nil {
+		return &wire.RequestError{Field: m.Key, Msg: rawjson.DecodeProblem(err)}
+	}
+	r.setParam(m.Key, v)
+	return nil
+}
+
+func (r *Request) setParam(k string, v any) {
+	if r.params == nil {
+		r.params = map[string]any{}
+	}
+	r.params[k] = v
+}
+
+// parseKnown decodes one known member strictly (duplicate keys anywhere
+// inside are refused) and handles it by its treatment.
+func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
+	v, err := jsonvalue.DecodeStrict(r.body[m.Val.Start:m.Val.End])
+	if err != nil {
+		return &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
+	}
+	switch spec.treat {
+	case projectModel:
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return &wire.RequestError{Field: "model", Msg: "must be a non-empty string"}
+		}
+		r.model = s
+		return nil
+	case projectTarget:
+		return r.parseMessages(m.Val, v)
+	case projectSystem:
+		return r.parseSystem(m.Val, v)
+	case projectTools:
+		return r.parseTools(v)
+	case transportStream:
+		b, ok := v.(bool)
+		if !ok {
+			return &wire.RequestError{Field: "stream", Msg: "must be a boolean, got " + rawjson.TypeName(v)}
+		}
+		r.stream = b
+		return nil
+	case serverMCP:
+		return r.parseMCPServers(v)
+	}
+	if v == nil && spec.name != "max_tokens" {
+		return nil // null means "not set"; it carries nothing to judge
+	}
+	if !spec.shape.fits(v) {
+		return &wire.RequestError{Field: spec.name, Msg: "must be " + spec.shape.describe() + ", got " + rawjson.TypeName(v)}
+	}
+	if err := paramProblem(spec.name, v); err != nil {
+		return err
+	}
+	r.setParam(spec.name, v)
+	return nil
+}
+
+// paramProblem checks the members of the parameters whose inner shape
+// the gateway interprets.
+func paramProblem(name string, v any) error {
+	switch name {
+	case "metadata":
+		obj := v.(map[string]any)
+		if k := metadataMembers.CollisionIn(obj); k != "" {
+			return &wire.RequestError{Field: name, Msg: collisionMessage(k)}
+		}
+		if metadataMembers.UnknownIn(obj) {
+			return &wire.RequestError{Field: name, Msg: "has a member the gateway does not know (it knows user_id)"}
+		}
+		if u, ok := obj["user_id"]; ok && u != nil {
+			if _, ok := u.(string); !ok {
+				return &wire.RequestError{Field: "metadata.user_id", Msg: "must be a string or null"}
+			}
+		}
+	case "thinking":
+		obj := v.(map[string]any)
+		if k := thinkingMembers.CollisionIn(obj); k != "" {
+			return &wire.RequestError{Field: name, Msg: collisionMessage(k)}
+		}
+		switch obj["type"] {
+		case "enabled":
+			if rawjson.TypeName(obj["budget_tokens"]) != "number" {
+				return &wire.RequestError{Field: "thinking.budget_tokens", Msg: "must be a number when type is enabled"}
+			}
+		case "disabled", "adaptive":
+		default:
+			return &wire.RequestError{Field: "thinking.type", Msg: "must be enabled, disabled or adaptive"}
+		}
+		if thinkingMembers.UnknownIn(obj) {
+			return &wire.RequestError{Field: name, Msg: "has a member the gateway does not know (it knows type, budget_tokens, display)"}
+		}
+	}
+	return nil
+}
+
+// parseSystem projects the system member: a string, or text blocks.
+func (r *Request) parseSystem(s rawjson.Span, v any) error {
+	switch x := v.(type) {
+	case string:
+		r.sysProj = []any{map[string]any{"role": "system", "content": x}}
+		return nil
+	case []any:
+		spans := rawjson.ScanArray(r.body, s)
+		parts := make([]any, len(x))
+		for i, e := range x {
+			field := "system[" + strconv.Itoa(i) + "]"
+			b, ok := e.(map[string]any)
+			if !ok || b["type"] != "text" {
+				return &wire.RequestError{Field: field, Msg: "must be a text block"}
+			}
+			p, err := r.projectBlock(field, b)
+			if err != nil {
+				return err
+			}
+			parts[i] = p
+			r.pool.add(poolPart, p, r.body[spans[i].Start:spans[i].End])
+		}
+		r.sysProj = []any{map[string]any{"role": "system", "content": parts}}
+		return nil
+	}
+	return &wire.RequestError{Field: "system", Msg: "must be a string or an array of text blocks, got " + rawjson.TypeName(v)}
+}
+
+// parseMessages validates and projects the conversation.
+func (r *Request) parseMessages(s rawjson.Span, v any) error {
+	list, ok := v.([]any)
+	if !ok {
+		return &wire.RequestError{Field: "messages", Msg: "must be an array, got " + rawjson.TypeName(v)}
+	}
+	if len(list) == 0 {
+		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
+	}
+	r.msgSpan, r.msgRaw = s, rawjson.ScanArray(r.body, s)
+	r.groups = make([][]any, len(list))
+	for i, e := range list {
+		g, err := r.projectMessage(i, e)
+		if err != nil {
+			return err
+		}
+		r.groups[i] = g
+	}
+	return nil
+}
+
+// projectMessage projects wire message i into one or more normalized
+// messages: a user turn holding tool results splits into tool messages
+// and user messages, in block order.
+func (r *Request) projectMessage(i int, e any) ([]any, error) {
+	field := "messages[" + strconv.Itoa(i) + "]"
+	m, ok := e.(map[string]any)
+	if !ok {
+		return nil, &wire.RequestError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(e)}
+	}
+	if k := messageMembers.CollisionIn(m); k != "" {
+		return nil, &wire.RequestError{Field: field, Msg: collisionMessage(k)}
+	}
+	if messageMembers.UnknownIn(m) {
+		return nil, &wire.RequestError{Field: field, Msg: "has a member the gateway does not know (it knows role, content)"}
+	}
+	role, _ := m["role"].(string)
+	switch role {
+	case "user", "assistant", "system":
+	default:
+		return nil, &wire.RequestError{Field: field + ".role", Msg: "must be user, assistant or system"}
+	}
+	switch c := m["content"].(type) {
+	case string:
+		return []any{map[string]any{"role": role, "content": c}}, nil
+	case []any:
+		spans := r.contentSpans(r.msgRaw[i])
+		return r.projectBlocks(field+".content", role, c, spans)
+	}
+	return nil, &wire.RequestError{Field: field + ".content", Msg: "must be a string or an array of content blocks, got " + rawjson.TypeName(m["content"])}
+}
+
+// contentSpans returns the spans of the content blocks of the message at s.
+func (r *Request) contentSpans(s rawjson.Span) []rawjson.Span {
+	ms, _ := rawjson.ScanObject(r.body, s) // decoded strictly already
+	return rawjson.ScanArray(r.body, ms[rawjson.Find(ms, "content")].Val)
+}
+
+// projectBlocks projects a block array of one wire message.
+func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjson.Span) ([]any, error) {
+	var out []any
+	var parts []any
+	var calls []any
+	pending := false // parts belong to a message not yet emitted
+	flush := func() {
+		if pending {
+			out = append(out, map[string]any{"role": role, "content": parts})
+		}
+		parts, pending = nil, false
+	}
+	pending = true
+	parts = []any{}
+	for j, e := range blocks {
+		bf := field + "[" + strconv.Itoa(j) + "]"
+		b, ok := e.(map[string]any)
+		if !ok {
+			return nil, &wire.RequestError{Field: bf, Msg: "must be a content block object, got " + rawjson.TypeName(e)}
+		}
+		raw := r.body[spans[j].Start:spans[j].End]
+		spec, err := r.checkBlock(bf, b)
+		if err != nil {
+			return nil, err
+		}
+		if err := roleAllows(bf, role, spec.kind); err != nil {
+			return nil, err
+		}
+		switch spec.kind {
+		case kindToolResult:
+			tm, err := r.projectToolResult(bf, b)
+			if err != nil {
+				return nil, err
+			}
+			if len(parts) > 0 {
+				flush()
+			} else {
+				pending = false
+			}
+			out = append(out, tm)
+			r.pool.add(poolResult, tm, raw)
+		case kindToolUse:
+			if err := checkToolUse(bf, b); err != nil {
+				return nil, err
+			}
+			c := projectCall(b, r.body, spans[j])
+			calls = append(calls, c)
+			r.pool.add(poolCall, c, raw)
+		default:
+			p, err := r.projectBlock(bf, b)
+			if err != nil {
+				return nil, err
+			}
+			if !pending {
+				pending, parts = true, []any{}
+			}
+			parts = append(parts, p)
+			r.pool.add(poolPart, p, raw)
+		}
+	}
+	if role == "assistant" {
+		msg := map[string]any{"role": role, "content": parts}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+		}
+		return []any{msg}, nil
+	}
+	flush()
+	return out, nil
+}
+
+// roleAllows refuses blocks a role cannot carry on the wire.
+func roleAllows(field, role string, k blockKind) error {
+	switch {
+	case role == "assistant" && k == kindToolResult,
+		role != "assistant" && (k == kindToolUse || k == kindThinking || k == kindRedacted),
+		role == "system" && k != kindText:
+		return &wire.RequestError{Field: field, Msg: "is a block type the message's role cannot carry"}
+	}
+	return nil
+}
+
+// checkBlock checks a block's type and members.
+func (r *Request) checkBlock(field string, b map[string]any) (*blockSpec, error) {
+	typ, _ := b["type"].(string)
+	spec := blocksByType[typ]
+	if spec == nil {
+		return nil, &wire.RequestError{Field: field + ".type", Msg: "is not a content block type the gateway knows"}
+	}
+	if spec.kind == kindServer && !r.s.serverTools {
+		return nil, &wire.RequestError{Field: field, Msg: "is a provider-executed tool block; allow them with " + AllowServerToolsKey + ": true"}
+	}
+	if k := spec.members.CollisionIn(b); k != "" {
+		return nil, &wire.RequestError{Field: field, Msg: collisionMessage(k)}
+	}
+	if spec.members.UnknownIn(b) {
+		return nil, &wire.RequestError{Field: field, Msg: "has a member the gateway does not know for its type (it knows " + joinNames(spec.members) + ")"}
+	}
+	return spec, nil
+}
+
+func joinNames(s rawjson.MemberSet) string {
+	names := s.SortedNames()
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
+
+// projectBlock projects one non-tool block as a content part.
+func (r *Request) projectBlock(field string, b map[string]any) (any, error) {
+	switch b["type"] {
+	case "text":
+		t, ok := b["text"].(string)
+		if !ok {
+			return nil, &wire.RequestError{Field: field + ".text", Msg: "must be a string"}
+		}
+		if err := optArray(field+".citations", b["citations"]); err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "text", "text": t}, nil
+	case "image":
+		src, ok := b["source"].(map[string]any)
+		st, _ := src["type"].(string)
+		if !ok || !imageSourceKinds.Has(st) {
+			return nil, &wire.RequestError{Field: field + ".source", Msg: "must be an object of type base64, url or file"}
+		}
+		if st == "url" {
+			u, ok := src["url"].(string)
+			if !ok {
+				return nil, &wire.RequestError{Field: field + ".source.url", Msg: "must be a string"}
+			}
+			return map[string]any{"type": "image_url", "image_url": map[string]any{"url": u}}, nil
+		}
+		return jsonvalue.DeepCopy(b), nil
+	case "thinking":
+		t, ok1 := b["thinking"].(string)
+		_, ok2 := b["signature"].(string)
+		if !ok1 || !ok2 {
+			return nil, &wire.RequestError{Field: field, Msg: "thinking and signature must be strings"}
+		}
+		return map[string]any{"type": "reasoning", "text": t}, nil
+	case "redacted_thinking":
+		if _, ok := b["data"].(string); !ok {
+			return nil, &wire.RequestError{Field: field + ".data", Msg: "must be a string"}
+		}
+		return map[string]any{"type": "redacted_thinking"}, nil
+	}
+	return jsonvalue.DeepCopy(b), nil
+}
+
+func optArray(field string, v any) error {
+	switch v.(type) {
+	case nil, []any:
+		return nil
+	}
+	return &wire.RequestError{Field: field, Msg: "must be an array or null"}
+}
+
+// projectCall projects a tool_use block as a chat tool call whose
+// arguments are the JSON text the client sent for input.
+func projectCall(b map[string]any, body []byte, s rawjson.Span) map[string]any {
+	ms, _ := rawjson.ScanObject(body, s)
+	in := ms[rawjson.Find(ms, "input")].Val
+	return map[string]any{
+		"id":   b["id"],
+		"type": "function",
+		"function": map[string]any{
+			"name":      b["name"],
+			"arguments": string(body[in.Start:in.End]),
+		},
+	}
+}
+
+// projectToolResult projects a tool_result block as a tool message.
+func (r *Request) projectToolResult(field string, b map[string]any) (map[string]any, error) {
+	id, ok := b["tool_use_id"].(string)
+	if !ok {
+		return nil, &wire.RequestError{Field: field + ".tool_use_id", Msg: "must be a string"}
+	}
+	tm := map[string]any{"role": "tool", "tool_call_id": id}
+	switch c := b["content"].(type) {
+	case nil:
+		tm["content"] = nil
+	case string:
+		tm["content"] = c
+	case []any:
+		parts := make([]any, len(c))
+		for i, e := range c {
+			pf := field + ".content[" + strconv.Itoa(i) + "]"
+			pb, ok := e.(map[string]any)
+			if !ok {
+				return nil, &wire.RequestError{Field: pf, Msg: "must be a content block object"}
+			}
+			spec, err := r.checkBlock(pf, pb)
+			if err != nil {
+				return nil, err
+			}
+			if spec.kind != kindText && spec.kind != kindImage && spec.kind != kindNative {
+				return nil, &wire.RequestError{Field: pf, Msg: "is a block type a tool result cannot carry"}
+			}
+			if parts[i], err = r.projectBlock(pf, pb); err != nil {
+				return nil, err
+			}
+		}
+		tm["content"] = parts
+	default:
+		return nil, &wire.RequestError{Field: field + ".content", Msg: "must be a string or an array of blocks"}
+	}
+	switch e := b["is_error"].(type) {
+	case nil:
+	case bool:
+		if e {
+			tm["is_error"] = true
+		}
+	default:
+		return nil, &wire.RequestError{Field: field + ".is_error", Msg: "must be a boolean"}
+	}
+	return tm, nil
+}
+
+// checkToolUse checks a tool_use block's id, name and object input.
+func checkToolUse(field string, b map[string]any) error {
+	if _, ok := b["id"].(string); !ok {
+		return &wire.RequestError{Field: field + ".id", Msg: "must be a string"}
+	}
+	if n, ok := b["name"].(string); !ok || n == "" {
+		return &wire.RequestError{Field: field + ".name", Msg: "must be a non-empty string"}
+	}
+	if _, ok := b["input"].(map[string]any); !ok {
+		return &wire.RequestError{Field: field + ".input", Msg: "must be an object"}
+	}
+	return nil
+}
+
+// Model implements wire.Request.
+func (r *Request) Model() string { return r.model }
+
+// Stream implements wire.Request.
+func (r *Request) Stream() bool { return r.stream }
+
+// Operation implements wire.Request.
+func (r *Request) Operation() wire.Operation { return r.op }
+
+// ToolNames lists the client-executed tools (custom and Anthropic-defined
+// client tools) in order.
+func (r *Request) ToolNames() []string { return append([]string(nil), r.toolNames...) }
+
+// Messages implements wire.Request: the system member (if any) as a
+// leading system message, then every wire message's projection.
+func (r *Request) Messages() []any {
+	out := make([]any, 0, len(r.groups)+1)
+	for _, m := range r.sysProj {
+		out = append(out, jsonvalue.DeepCopy(m))
+	}
+	for _, g := range r.groups {
+		for _, m := range g {
+			out = append(out, jsonvalue.DeepCopy(m))
+		}
+	}
+	return out
+}
+
+// Tools implements wire.Request.
+func (r *Request) Tools() []any {
+	if len(r.tools) == 0 {
+		return nil
+	}
+	return jsonvalue.DeepCopy(r.tools).([]any)
+}
+
+// Params implements wire.Request: every top-level member other than
+// model, messages, system, tools, stream and mcp_servers, verbatim, plus
+// partial_context: true when provider-executed tools are declared.
+func (r *Request) Params() map[string]any {
+	if len(r.params) == 0 {
+		return nil
+	}
+	return jsonvalue.DeepCopy(r.params).(map[string]any)
+}

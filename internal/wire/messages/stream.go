@@ -1,0 +1,404 @@
+package messages
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// Members known in each stream event object; an event holding any other
+// member is not replayed (the stream is synthesized without it).
+var eventMembers = map[string]rawjson.MemberSet{
+	"message_start":       rawjson.NewMemberSet("type", "message"),
+	"content_block_start": rawjson.NewMemberSet("type", "index", "content_block"),
+	"content_block_delta": rawjson.NewMemberSet("type", "index", "delta"),
+	"content_block_stop":  rawjson.NewMemberSet("type", "index"),
+	"message_delta":       rawjson.NewMemberSet("type", "delta", "usage", "context_management"),
+	"message_stop":        rawjson.NewMemberSet("type"),
+	"ping":                rawjson.NewMemberSet("type"),
+	"error":               rawjson.NewMemberSet("type", "error", "request_id"),
+}
+
+// messageDeltaMembers are the message members a message_delta may set.
+var messageDeltaMembers = rawjson.NewMemberSet("stop_reason", "stop_sequence", "stop_details", "container")
+
+// deltaTypes maps each content_block_delta type to its text member and
+// the block types it may extend.
+var deltaTypes = map[string]struct {
+	member string
+	blocks []string
+}{
+	"text_delta":       {"text", []string{"text"}},
+	"input_json_delta": {"partial_json", []string{"tool_use", "server_tool_use", "mcp_tool_use"}},
+	"thinking_delta":   {"thinking", []string{"thinking"}},
+	"signature_delta":  {"signature", []string{"thinking"}},
+	"citations_delta":  {"citation", []string{"text"}},
+}
+
+// StreamEvents documents each stream event's treatment.
+func StreamEvents() []MemberDoc {
+	return []MemberDoc{
+		{"message_start", "opens the message (exactly once, first); its message is the answer's metadata"},
+		{"content_block_start", "opens block `index`, which must be the next index; tool_use input must be `{}` when input_json_delta follows"},
+		{"content_block_delta", "extends an open block: text_delta, input_json_delta (the joined partial_json must be an object), thinking_delta, signature_delta (once, onto an empty signature: the SDKs disagree otherwise), citations_delta; a delta type that does not fit the block, or for a block not open, is refused"},
+		{"content_block_stop", "closes an open block"},
+		{"message_delta", "delta members stop_reason, stop_sequence, stop_details and container overwrite the message's, others are removed; usage members overwrite usage's (as the SDKs accumulate), unknown ones removed"},
+		{"message_stop", "ends the stream; every block must be closed; later bytes are not read"},
+		{"ping", "dropped"},
+		{"(no event name)", "skipped, as both SDKs skip it; never released"},
+		{"error", "the model call errored: ErrUpstreamEvent, nothing is released"},
+	}
+}
+
+// sblock is a block being assembled.
+type sblock struct {
+	obj      map[string]any
+	open     bool
+	text     strings.Builder // text, thinking or partial_json
+	sig      strings.Builder
+	cites    []any
+	jsonIn   bool // input_json_delta seen
+	exactIn  bool // the start's input was exactly {}
+	textSeen bool
+}
+
+// assembler accumulates events as anthropic-sdk-go's Message.Accumulate
+// and the TypeScript SDK's MessageStream do, refusing what they would
+// read differently or ignore.
+type assembler struct {
+	s          *Surface
+	msg        map[string]any
+	blocks     []*sblock
+	events     []sseEvent
+	replayable bool
+	n          int
+	cur        []byte // the data of the event being applied
+}
+
+func (a *assembler) fail(msg string) error {
+	return &wire.StreamError{Kind: wire.ErrResponseInvalid, Event: a.n, Detail: msg}
+}
+
+// handle applies one event; it reports message_stop.
+func (a *assembler) handle(ev sseEvent) (bool, error) {
+	a.n++
+	if ev.name == "" {
+		// Both SDKs skip events without an event name; so does the
+		// gateway, and it never releases them.
+		return false, nil
+	}
+	v, err := jsonvalue.DecodeStrict(ev.data)
+	if err != nil {
+		return false, a.fail("data " + rawjson.DecodeProblem(err))
+	}
+	obj, _ := v.(map[string]any)
+	typ, _ := obj["type"].(string)
+	known := eventMembers[typ]
+	if known == nil {
+		return false, a.fail("is not an event type the gateway knows")
+	}
+	if ev.name != typ {
+		return false, a.fail("its event name differs from its data type")
+	}
+	if typ == "error" {
+		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: a.n}
+	}
+	if k := known.CollisionIn(obj); k != "" {
+		return false, a.fail(collisionMessage(k))
+	}
+	if known.UnknownIn(obj) || ev.multiLine {
+		a.replayable = false
+	}
+	if typ == "ping" {
+		return false, nil
+	}
+	if a.msg == nil && typ != "message_start" {
+		return false, a.fail("an event before message_start")
+	}
+	a.events = append(a.events, sseEvent{name: typ, data: ev.data})
+	a.cur = ev.data
+	switch typ {
+	case "message_start":
+		return false, a.start(obj)
+	case "content_block_start":
+		return false, a.blockStart(obj)
+	case "content_block_delta":
+		return false, a.delta(obj)
+	case "content_block_stop":
+		b, err := a.openBlock(obj)
+		if err != nil {
+			return false, err
+		}
+		b.open = false
+		return false, nil
+	case "message_delta":
+		return false, a.messageDelta(obj)
+	}
+	for _, b := range a.blocks {
+		if b.open {
+			return true, a.fail("message_stop with a block still open")
+		}
+	}
+	return true, nil
+}
+
+func (a *assembler) start(obj map[string]any) error {
+	if a.msg != nil {
+		return a.fail("a second message_start")
+	}
+	m, ok := obj["message"].(map[string]any)
+	if !ok {
+		return a.fail("message_start without a message object")
+	}
+	a.msg = m
+	content, _ := m["content"].([]any)
+	for _, e := range content {
+		b, _ := e.(map[string]any)
+		if b == nil {
+			return a.fail("message_start content holds a non-object")
+		}
+		a.blocks = append(a.blocks, &sblock{obj: b})
+	}
+	return nil
+}
+
+func (a *assembler) index(obj map[string]any) (int, bool) {
+	n, ok := count(obj["index"])
+	return int(n), ok && n < 1<<31
+}
+
+func (a *assembler) blockStart(obj map[string]any) error {
+	i, ok := a.index(obj)
+	if !ok || i != len(a.blocks) {
+		return a.fail("content_block_start for an index other than the next")
+	}
+	b, ok := obj["content_block"].(map[string]any)
+	if !ok {
+		return a.fail("content_block_start without a content_block object")
+	}
+	sb := &sblock{obj: b, open: true}
+	sb.exactIn = startInputIsEmpty(a.cur)
+	a.blocks = append(a.blocks, sb)
+	return nil
+}
+
+func (a *assembler) openBlock(obj map[string]any) (*sblock, error) {
+	i, ok := a.index(obj)
+	if !ok || i >= len(a.blocks) || !a.blocks[i].open {
+		return nil, a.fail("an event for a block that is not open")
+	}
+	return a.blocks[i], nil
+}
+
+func (a *assembler) delta(obj map[string]any) error {
+	b, err := a.openBlock(obj)
+	if err != nil {
+		return err
+	}
+	d, _ := obj["delta"].(map[string]any)
+	dt, _ := d["type"].(string)
+	spec, ok := deltaTypes[dt]
+	if !ok {
+		return a.fail("a delta type the gateway does not know")
+	}
+	fits := false
+	for _, t := range spec.blocks {
+		fits = fits || b.obj["type"] == t
+	}
+	if !fits || len(d) != 2 {
+		return a.fail("a delta that does not fit its block")
+	}
+	val := d[spec.member]
+	if dt == "citations_delta" {
+		if _, ok := val.(map[string]any); !ok {
+			return a.fail("a citation that is not an object")
+		}
+		b.cites = append(b.cites, val)
+		return nil
+	}
+	s, ok := val.(string)
+	if !ok {
+		return a.fail("a delta whose text is not a string")
+	}
+	switch dt {
+	case "signature_delta":
+		// anthropic-sdk-go appends signatures, the TypeScript SDK
+		// replaces: only one signature, onto an empty one, reads alike.
+		if prev, _ := b.obj["signature"].(string); prev != "" || b.sig.Len() > 0 {
+			return a.fail("a second signature for one thinking block")
+		}
+		b.sig.WriteString(s)
+	case "input_json_delta":
+		if !b.exactIn {
+			return a.fail("input_json_delta after a start whose input is not {}")
+		}
+		b.jsonIn = true
+		b.text.WriteString(s)
+	default:
+		b.textSeen = true
+		b.text.WriteString(s)
+	}
+	return nil
+}
+
+func (a *assembler) messageDelta(obj map[string]any) error {
+	d, ok := obj["delta"].(map[string]any)
+	if !ok {
+		return a.fail("message_delta without a delta object")
+	}
+	for k, v := range d {
+		if !messageDeltaMembers.Has(k) {
+			a.replayable = false // removed: not copied, not replayed
+			continue
+		}
+		a.msg[k] = v
+	}
+	if u, ok := obj["usage"].(map[string]any); ok {
+		if usageMembers.UnknownIn(u) {
+			a.replayable = false
+		}
+		mu, _ := a.msg["usage"].(map[string]any)
+		if mu == nil {
+			mu = map[string]any{}
+			a.msg["usage"] = mu
+		}
+		for k, v := range u {
+			mu[k] = v
+		}
+	} else if obj["usage"] != nil {
+		return a.fail("message_delta usage is not an object")
+	}
+	if cm, ok := obj["context_management"]; ok {
+		a.msg["context_management"] = cm
+	}
+	return nil
+}
+
+// message renders the assembled answer as a Message body.
+func (a *assembler) message() ([]byte, error) {
+	content := make([]any, len(a.blocks))
+	for i, b := range a.blocks {
+		o := b.obj
+		switch o["type"] {
+		case "text":
+			if b.textSeen {
+				prev, _ := o["text"].(string)
+				o["text"] = prev + b.text.String()
+			}
+			if len(b.cites) > 0 {
+				prev, _ := o["citations"].([]any)
+				o["citations"] = append(prev, b.cites...)
+			}
+		case "thinking":
+			if b.textSeen {
+				prev, _ := o["thinking"].(string)
+				o["thinking"] = prev + b.text.String()
+			}
+			if b.sig.Len() > 0 {
+				prev, _ := o["signature"].(string)
+				o["signature"] = prev + b.sig.String()
+			}
+		}
+		if b.jsonIn && b.text.Len() > 0 {
+			in, err := jsonvalue.DecodeStrict([]byte(b.text.String()))
+			if _, obj := in.(map[string]any); err != nil || !obj {
+				return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "content block " + strconv.Itoa(i) + ": the streamed tool input is not a JSON object"}
+			}
+			o["input"] = in
+		}
+		content[i] = o
+	}
+	a.msg["content"] = content
+	out, err := jsonvalue.Marshal(a.msg)
+	if err != nil {
+		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "the assembled message is not encodable"}
+	}
+	return out, nil
+}
+
+// Stream is a buffered, assembled Messages stream.
+type Stream struct {
+	resp       *Response
+	events     []sseEvent
+	buffered   int64
+	replayable bool
+}
+
+func (s *Surface) readStream(r io.Reader, limit int64) (*Stream, error) {
+	a := &assembler{s: s, replayable: true}
+	n, err := readEvents(r, limit, a.handle)
+	if err != nil {
+		return nil, err
+	}
+	body, err := a.message()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.parseMessage(body)
+	if err != nil {
+		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "the assembled message", Err: err}
+	}
+	return &Stream{resp: resp, events: a.events, buffered: n, replayable: a.replayable && resp.clean}, nil
+}
+
+// Response implements wire.Stream.
+func (st *Stream) Response() wire.Response { return st.resp }
+
+// BufferedBytes implements wire.Stream.
+func (st *Stream) BufferedBytes() int64 { return st.buffered }
+
+// Release implements wire.Stream: the upstream's own events (pings
+// dropped, each re-framed as event and data lines) when the target is the
+// projection and every event held only known members; otherwise a stream
+// synthesized from the released message.
+func (st *Stream) Release(target any) ([]byte, error) {
+	if target == nil {
+		target = st.resp.proj
+	}
+	body, err := st.resp.render(target)
+	if err != nil {
+		return nil, err
+	}
+	if st.replayable && jsonvalue.Equal(target, st.resp.proj) {
+		var out []byte
+		for _, ev := range st.events {
+			out = appendEvent(out, ev.name, ev.data)
+		}
+		return out, nil
+	}
+	return synthesize(body)
+}
+
+func appendEvent(out []byte, name string, data []byte) []byte {
+	out = append(out, "event: "...)
+	out = append(out, name...)
+	out = append(out, "\ndata: "...)
+	out = append(out, data...)
+	return append(out, "\n\n"...)
+}
+
+// startInputIsEmpty reports whether a content_block_start's input is the
+// exact text {}: anthropic-sdk-go replaces input by the streamed JSON only
+// then (and appends to anything else), while the TypeScript SDK always
+// replaces it, so only that start is read alike by both.
+func startInputIsEmpty(data []byte) bool {
+	root := rawjson.RootSpan(data)
+	ms, err := rawjson.ScanObject(data, root)
+	if err != nil {
+		return false
+	}
+	i := rawjson.Find(ms, "content_block")
+	if i < 0 || ms[i].Val.Kind(data) != '{' {
+		return false
+	}
+	bs, err := rawjson.ScanObject(data, ms[i].Val)
+	if err != nil {
+		return false
+	}
+	j := rawjson.Find(bs, "input")
+	return j >= 0 && string(data[bs[j].Val.Start:bs[j].Val.End]) == "{}"
+}

@@ -1,0 +1,110 @@
+package messages
+
+import (
+	"io"
+	"net/url"
+	"slices"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// Options are one deployment's allowances on the Messages wire.
+type Options struct {
+	// AllowRequestMembers are extra top-level request members projected
+	// verbatim into model.params and forwarded
+	// (wire.messages.allow_request_members).
+	AllowRequestMembers []string
+	// AllowResponseMembers are extra top-level answer members kept and
+	// projected as member parts (wire.messages.allow_response_members).
+	AllowResponseMembers []string
+	// AllowServerTools admits provider-executed tools, their blocks and
+	// mcp_servers (wire.messages.allow_server_tools). Their work happens
+	// at the provider, so the context is marked partial.
+	AllowServerTools bool
+}
+
+// Surface is the Anthropic Messages wire (POST /v1/messages and
+// /v1/messages/count_tokens). It is immutable and safe for concurrent use.
+type Surface struct {
+	allowReq    rawjson.MemberSet
+	allowResp   rawjson.MemberSet
+	serverTools bool
+}
+
+var _ wire.Surface = (*Surface)(nil)
+
+// New returns the surface under opts. Configuration checks each allowed
+// name with CheckAllowedRequestMember / CheckAllowedResponseMember.
+func New(opts Options) *Surface {
+	return &Surface{
+		allowReq:    rawjson.NewMemberSet(opts.AllowRequestMembers...),
+		allowResp:   rawjson.NewMemberSet(opts.AllowResponseMembers...),
+		serverTools: opts.AllowServerTools,
+	}
+}
+
+// API implements wire.Surface.
+func (s *Surface) API() wire.API { return wire.Messages }
+
+// ParseRequest implements wire.Surface for POST /v1/messages. The query
+// may hold beta=true (Claude Code's beta endpoint); any other parameter
+// is refused.
+func (s *Surface) ParseRequest(body []byte, query url.Values) (wire.Request, error) {
+	if err := checkQuery(query); err != nil {
+		return nil, err
+	}
+	return s.parse(body, wire.OpMessages)
+}
+
+// ParseCountTokens parses a POST /v1/messages/count_tokens body: the same
+// closed world as ParseRequest, with max_tokens optional and stream
+// refused unless false. Its Operation is wire.OpCountTokens; the answer is
+// checked with CountTokensRelease.
+func (s *Surface) ParseCountTokens(body []byte, query url.Values) (wire.Request, error) {
+	if err := checkQuery(query); err != nil {
+		return nil, err
+	}
+	return s.parse(body, wire.OpCountTokens)
+}
+
+// checkQuery admits the beta parameter only, naming others when they are
+// plain identifiers.
+func checkQuery(q url.Values) error {
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if k == "beta" {
+			if v := q[k]; len(v) == 1 && (v[0] == "true" || v[0] == "false") {
+				continue
+			}
+			return &wire.RequestError{Field: "beta", Msg: "query parameter must be true or false, once"}
+		}
+		if rawjson.PlainName(k) {
+			return &wire.RequestError{Field: k, Msg: "is not a query parameter the gateway knows (it knows beta)"}
+		}
+		return &wire.RequestError{Msg: "the query has a parameter the gateway does not know (it knows beta)"}
+	}
+	return nil
+}
+
+// ParseResponse implements wire.Surface.
+func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, error) {
+	r, err := s.parseMessage(body)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReadStream implements wire.Surface.
+func (s *Surface) ReadStream(req wire.Request, r io.Reader, limit int64) (wire.Stream, error) {
+	st, err := s.readStream(r, limit)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
