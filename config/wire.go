@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
+	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	responseswire "github.com/hooks-gateway/hooks-gateway/internal/wire/responses"
 )
@@ -119,6 +120,9 @@ func (v *validator) wire() {
 	r := v.c.Wire.Responses
 	v.memberNames("wire.responses.allow_request_members", r.AllowRequestMembers, extraMember(docNames(responseswire.RequestMembers())))
 	v.memberNames("wire.responses.allow_response_members", r.AllowResponseMembers, chatwire.CheckPlainMemberName)
+	m := v.c.Wire.Messages
+	v.memberNames("wire.messages.allow_request_members", m.AllowRequestMembers, messageswire.CheckAllowedRequestMember)
+	v.memberNames("wire.messages.allow_response_members", m.AllowResponseMembers, messageswire.CheckAllowedResponseMember)
 }
 
 // docNames lists the names of a surface's member table.

@@ -117,5 +117,5 @@ func responsesHostileCases() []hostileCase {
 
 // allHostileCases are the hostile cases of every surface.
 func allHostileCases() []hostileCase {
-	return append(hostileCases(), responsesHostileCases()...)
+	return append(append(hostileCases(), responsesHostileCases()...), messagesHostileCases()...)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
+	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
 	responseswire "github.com/hooks-gateway/hooks-gateway/internal/wire/responses"
 )
 
@@ -24,6 +25,11 @@ func Surfaces(cfg *config.Config) []wire.Surface {
 			AllowRequestMembers:  cfg.Wire.Responses.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Responses.AllowResponseMembers,
 			AllowServerState:     cfg.Wire.Responses.AllowServerState,
+		}),
+		messageswire.New(messageswire.Options{
+			AllowRequestMembers:  cfg.Wire.Messages.AllowRequestMembers,
+			AllowResponseMembers: cfg.Wire.Messages.AllowResponseMembers,
+			AllowServerTools:     cfg.Wire.Messages.AllowServerTools,
 		}),
 	}
 }
