@@ -295,7 +295,11 @@ func (a *assembler) finish() (*Stream, error) {
 func (a *assembler) snapshotClean(resp map[string]any) bool {
 	for k, v := range resp {
 		switch {
-		case k == "output" || k == "status" || k == "error" && v == nil:
+		case k == "output" || k == "error" && v == nil:
+		case k == "status":
+			if !responseStatuses[v] {
+				return false
+			}
 		case k == "incomplete_details" || k == "usage":
 			if v != nil {
 				return false
@@ -304,8 +308,8 @@ func (a *assembler) snapshotClean(resp map[string]any) bool {
 			if v != nil && !jsonvalue.Equal(v, a.req.echo(k)) {
 				return false
 			}
-		case metaKinds[k] != 0:
-			if v != nil && kindOf(v)&metaKinds[k] == 0 {
+		case metaChecks[k] != nil:
+			if !metaOK(k, v) {
 				return false
 			}
 		default:

@@ -47,6 +47,11 @@ func readOutputItem(body []byte, s rawjson.Span, e any, field string) (*outItem,
 	it := &outItem{span: s, ms: ms}
 	it.id, _ = obj["id"].(string)
 	typ, _ := obj["type"].(string)
+	if !hostedCallTypes[typ] { // a hosted item is projected whole
+		if err := checkItemMeta(obj, field); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case typ == "message":
 		return it, it.readMessage(obj, field)
@@ -107,7 +112,7 @@ func (it *outItem) readMessage(obj map[string]any, field string) error {
 			if len(anns) > 0 {
 				part["annotations"] = anns
 			}
-			if lp, ok := p["logprobs"].([]any); (ok && len(lp) > 0) || outTextMembers.UnknownIn(p) {
+			if lp, ok := p["logprobs"].([]any); (ok && len(lp) > 0) || outTextMembers.UnknownIn(p) || !citationsClean(p["annotations"]) {
 				it.drop = append(it.drop, -1) // the item is re-rendered without them
 			}
 			it.parts = append(it.parts, part)
@@ -122,6 +127,32 @@ func (it *outItem) readMessage(obj map[string]any, field string) error {
 		}
 	}
 	return nil
+}
+
+// citationsClean reports whether every url_citation annotation holds
+// only what its projection and its offsets account for: {type, url,
+// title, start_index, end_index} with count offsets. Otherwise the item is
+// re-rendered from the projection.
+func citationsClean(v any) bool {
+	list, _ := v.([]any)
+	for _, e := range list {
+		a, _ := e.(map[string]any)
+		if a["type"] != "url_citation" {
+			continue
+		}
+		for k, x := range a {
+			switch k {
+			case "type", "url", "title":
+			case "start_index", "end_index":
+				if !isCount(x) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // projectAnnotations projects output_text annotations: url_citation as

@@ -209,6 +209,9 @@ func (r *Response) render(target any) ([]byte, error) {
 	for i := range r.drop {
 		p.Drop(i)
 	}
+	if r.usageRaw != nil {
+		p.Set("usage", r.usageRaw)
+	}
 	out, err := r.renderOutput(text, t["tool_calls"].([]any), calls)
 	if err != nil {
 		return nil, err
