@@ -10,15 +10,15 @@ import (
 
 // Response is a parsed upstream response object.
 type Response struct {
-	req   *Request
-	body  []byte
-	root  rawjson.Span
-	top   []rawjson.Member
-	drop  map[int]bool // top-level members removed on release
+	req  *Request
+	body []byte
+	root rawjson.Span
+	top  []rawjson.Member
+	drop map[int]bool // top-level members removed on release
 	// usageRaw, when set, replaces the usage member on release (it held
 	// more than the known counts).
 	usageRaw []byte
-	items []outItem
+	items    []outItem
 	// status and reason are the upstream's status and
 	// incomplete_details.reason.
 	status, reason string
