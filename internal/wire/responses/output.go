@@ -64,6 +64,9 @@ func readOutputItem(body []byte, s rawjson.Span, e any, field string) (*outItem,
 			return nil, respErr(rerr.Field, rerr.Msg)
 		}
 		it.parts = parts
+		summary, hasSummary := obj["summary"].([]any)
+		_, hasContent := obj["content"].([]any)
+		it.hasSummary, it.hasContent, it.nSummary = hasSummary, hasContent, len(summary)
 	case hostedCallTypes[typ]:
 		if hostedItemMembers.AmbiguousKeys(obj) {
 			return nil, respErr(field, "has a member whose name differs from a known one only in letter case")

@@ -36,6 +36,10 @@ type outItem struct {
 	drop  []int // members removed on release (logprobs, unknown)
 	id    string
 	parts []any // normalized parts this item contributes to content
+	// reasoning: whether summary and content are arrays, and how many
+	// of parts came from summary
+	hasSummary, hasContent bool
+	nSummary               int
 	// function calls
 	callID, name, ns, arguments string
 	args                        map[string]any
