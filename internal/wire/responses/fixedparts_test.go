@@ -124,3 +124,23 @@ func streamOf(t *testing.T, s *Surface, req *Request, body string) wire.Stream {
 	}
 	return st
 }
+
+// A stream whose events only repeat their done items replays byte for
+// byte: the echo checks do not turn clean streams into synthesized ones.
+func TestCleanStreamsReplay(t *testing.T) {
+	s := New(Options{})
+	req := mustParse(t, s, codexRequest)
+	for name, in := range map[string]string{
+		"text stream": sse(streamEvents("hello", "hello")...),
+		"synthesized": func() string { b, _ := synthesize([]byte(fixedAnswer)); return string(b) }(),
+	} {
+		st, err := s.ReadStream(req, strings.NewReader(in), 1<<20)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out, err := st.Release(nil)
+		if err != nil || string(out) != in {
+			t.Errorf("%s: not replayed (%v):\n%s\nwant\n%s", name, err, out, in)
+		}
+	}
+}

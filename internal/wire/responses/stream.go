@@ -180,6 +180,9 @@ type streamItem struct {
 	done    any    // the output_item.done item, decoded
 	doneRaw []byte // its bytes
 	texts   map[string]*strings.Builder
+	// echoes are values events repeated from the item; the upstream's
+	// events are replayed only when they agree with the done item.
+	echoes []echo
 }
 
 func (it *streamItem) text(key string) *strings.Builder {
