@@ -14,6 +14,10 @@ var (
 	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 	modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
 	enumPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	// opaquePattern is reasoning's encrypted_content: a base64 token the
+	// client echoes back. It is released unchanged and never projected, so
+	// at least it cannot be prose.
+	opaquePattern = regexp.MustCompile(`^[A-Za-z0-9+/=_-]*$`)
 )
 
 // maxNumberLen bounds a metadata number token: digits can spell text too.

@@ -64,6 +64,9 @@ func readOutputItem(body []byte, s rawjson.Span, e any, field string) (*outItem,
 			return nil, respErr(rerr.Field, rerr.Msg)
 		}
 		it.parts = parts
+		if v, ok := obj["encrypted_content"]; ok && v != nil && !matches(opaquePattern, v) {
+			return nil, respErr(field+".encrypted_content", "is not an opaque base64 token")
+		}
 		summary, hasSummary := obj["summary"].([]any)
 		_, hasContent := obj["content"].([]any)
 		it.hasSummary, it.hasContent, it.nSummary = hasSummary, hasContent, len(summary)
