@@ -8,10 +8,10 @@ import (
 // OutputItems documents the treatment of each output item type.
 func OutputItems() []MemberDoc {
 	return []MemberDoc{
-		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; logprobs removed"},
-		{"function_call", "projected: tool_calls {id: call_id, name (namespace-qualified), args}"},
-		{"reasoning", "projected: one reasoning part per summary and reasoning_text entry; encrypted_content released unchanged, never projected"},
-		{"web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools", "projected: the whole item as a native part of content"},
+		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; logprobs, unknown members and url_citation members beyond integer offsets removed (re-rendered); id and status metadata (502 when outside their shape)"},
+		{"function_call", "projected: tool_calls {id: call_id, name (namespace-qualified), args}; id and status metadata (502 when outside their shape)"},
+		{"reasoning", "projected: one reasoning part per summary and reasoning_text entry, written back to its entry (rewritten or removed, not added); encrypted_content (a base64 token, else 502) and id released unchanged, never projected"},
+		{"web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools", "projected: the whole item as a native part of content, written back as the item (string values may change; type, id and members stay; not added or removed)"},
 		{"any other", "refused (502)"},
 	}
 }
