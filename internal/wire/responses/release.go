@@ -292,7 +292,7 @@ func (r *Response) renderOutput(v *verdict, tcalls []any) ([]byte, error) {
 		case itemFunctionCall:
 			if !textDone && len(text) > 0 {
 				textDone = true
-				add((&outItem{id: "msg_" + it.callID}).renderMessage(text, nil))
+				add((&outItem{id: newMessageID(it.callID)}).renderMessage(text, nil))
 			}
 			if nextCall < len(calls) {
 				item, err := calls[nextCall].renderCall(r.body, tcalls[nextCall].(map[string]any))
@@ -311,9 +311,18 @@ func (r *Response) renderOutput(v *verdict, tcalls []any) ([]byte, error) {
 		}
 	}
 	if !textDone && len(text) > 0 {
-		add((&outItem{id: "msg_" + r.id()}).renderMessage(text, nil))
+		add((&outItem{id: newMessageID(r.id())}).renderMessage(text, nil))
 	}
 	return append(b, ']'), nil
+}
+
+// newMessageID names a message item the gateway adds: "msg_" and the id
+// of what it answers, when that makes an id of the item id shape.
+func newMessageID(base string) string {
+	if id := "msg_" + base; idPattern.MatchString(id) {
+		return id
+	}
+	return "msg_gateway"
 }
 
 // id is the response id, or "".
@@ -349,9 +358,13 @@ func (it *outItem) patch(body []byte) *rawjson.ObjPatch {
 // renderMessage renders a message item holding parts (normalized text and
 // refusal parts), keeping the item's id and status.
 func (it *outItem) renderMessage(parts []any, body []byte) []byte {
-	b := []byte(`{"id":`)
-	b = appendString(b, it.id)
-	b = append(b, `,"type":"message","status":"completed","role":"assistant","content":[`...)
+	b := []byte{'{'}
+	if it.id != "" { // an item the upstream sent without an id stays so
+		b = append(b, `"id":`...)
+		b = appendString(b, it.id)
+		b = append(b, ',')
+	}
+	b = append(b, `"type":"message","status":"completed","role":"assistant","content":[`...)
 	for i, p := range parts {
 		if i > 0 {
 			b = append(b, ',')
