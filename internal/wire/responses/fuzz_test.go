@@ -9,7 +9,9 @@ import (
 
 // Seeds beyond testdata/fuzz: the fixtures of the package's tests. Run
 // locally only, e.g. go test -run '^$' -fuzz FuzzRequestRoundTrip
-// -fuzztime 30s ./internal/wire/responses/.
+// -fuzztime 30s -fuzzminimizetime 1s ./internal/wire/responses/ (streams
+// are large inputs: without the short minimization the worker spends the
+// whole run minimizing new inputs).
 
 // FuzzRequestRoundTrip: an accepted request goes upstream byte for byte,
 // whether the conversation is kept (nil) or its unchanged projection is
@@ -123,7 +125,7 @@ func projStrings(proj map[string]any, into map[string]bool) {
 // metaShapes are the metadata members and the shapes a released value
 // may have without being judged.
 var metaShapes = map[string]func(any) bool{
-	"id": func(v any) bool { return matches(idPattern, v) }, "model": func(v any) bool { return matches(modelPattern, v) },
+	"id": func(v any) bool { return matches(idPattern, v) }, "item_id": func(v any) bool { return matches(idPattern, v) }, "model": func(v any) bool { return matches(modelPattern, v) },
 	"object": func(v any) bool { return v == "response" }, "encrypted_content": func(v any) bool { return matches(opaquePattern, v) },
 	"type": func(v any) bool { return matches(enumPattern, v) }, "status": func(v any) bool { return responseStatuses[v] || itemStatuses[v] },
 	"role": func(v any) bool { return v == "assistant" }, "reason": func(v any) bool { return incompleteReasons[v.(string)] },
@@ -149,7 +151,7 @@ var knownNames = func() map[string]bool {
 func firstUnjudged(v any, key string, judged, request map[string]bool) (string, bool) {
 	switch x := v.(type) {
 	case string:
-		if judged[x] || request[x] || metaShapes[key] != nil && metaShapes[key](x) {
+		if x == "" || judged[x] || request[x] || metaShapes[key] != nil && metaShapes[key](x) {
 			return "", true
 		}
 		if key == "arguments" { // the projected args, serialized
@@ -175,4 +177,75 @@ func firstUnjudged(v any, key string, judged, request map[string]bool) (string, 
 		}
 	}
 	return "", true
+}
+
+// FuzzStreamReleasesOnlyProjected: an accepted stream released with its
+// own projection (replayed or synthesized) carries no string the policy
+// did not see, as FuzzResponseReleasesOnlyProjected; a delta may be any
+// piece of a judged string.
+func FuzzStreamReleasesOnlyProjected(f *testing.F) {
+	synth, _ := synthesize([]byte(fixedAnswer))
+	for _, s := range []string{
+		sse(streamEvents("hello", "hello")...), string(synth),
+		strings.Replace(sse(streamEvents("hello", "hello")...), `"content":[]}`, `"content":[],"x":"sk-x"}`, 1),
+		strings.Replace(sse(streamEvents("hello", "hello")...), `"model":"gpt-5","output":[]`, `"model":"gpt 5","output":[]`, 1),
+	} {
+		f.Add([]byte(s))
+	}
+	s := New(Options{})
+	req, err := s.ParseRequest([]byte(codexRequest), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	reqStrings := map[string]bool{}
+	collectStrings(req.(*Request).body, reqStrings)
+	for name := range eventMembers {
+		reqStrings[name] = true // event types
+	}
+	for _, set := range eventMembers {
+		for _, n := range set.SortedNames() {
+			reqStrings[n] = true
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		st, err := s.ReadStream(req, strings.NewReader(string(body)), 1<<20)
+		if err != nil {
+			return
+		}
+		proj := st.Response().Project()
+		out, err := st.Release(proj)
+		if err != nil {
+			t.Fatalf("the projection is refused: %v", err)
+		}
+		judged := map[string]bool{}
+		projStrings(proj, judged)
+		for line := range strings.Lines(string(out)) {
+			data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
+			if !ok {
+				continue
+			}
+			v, err := jsonvalue.Decode([]byte(data))
+			if err != nil {
+				t.Fatalf("released event is not JSON: %v", err)
+			}
+			ev := v.(map[string]any)
+			if d, ok := ev["delta"].(string); ok && pieceOf(d, judged) {
+				delete(ev, "delta")
+			}
+			if bad, ok := firstUnjudged(ev, "", judged, reqStrings); !ok {
+				t.Fatalf("released %q, which the projection lacks:\n%s", bad, out)
+			}
+		}
+	})
+}
+
+// pieceOf reports whether d is part of a judged string (or of a judged
+// call's serialized args).
+func pieceOf(d string, judged map[string]bool) bool {
+	for s := range judged {
+		if strings.Contains(s, d) {
+			return true
+		}
+	}
+	return false
 }
