@@ -107,6 +107,41 @@ func responsesHostileCases() []hostileCase {
 		{name: "sse comment, id and retry lines", stream: true, body: ": " + s + "\nid: " + s + "\nretry: 10\n\n" + rsEvents(textStream("fine", "fine")...), want: removed},
 		{name: "sse event name disagreeing with its type", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), "event: response.output_text.delta", "event: x"+s, 1), want: refused},
 		{name: "sse upstream error event", stream: true, body: rsEvents(`{"type":"error","code":"server_error","message":"` + s + `","param":null}`), want: refused},
+
+		// Metadata and replayed event members outside their shape.
+		{name: "json usage member name", body: strings.Replace(responseObject(messageItem(fine, ""), ""), `"total_tokens":2`, `"total_tokens":2,"`+s+`":1`, 1), want: removed},
+		{name: "json usage details member", body: strings.Replace(responseObject(messageItem(fine, ""), ""), `"total_tokens":2`, `"total_tokens":2,"input_tokens_details":{"cached_tokens":0,"note":"`+s+`"}`, 1), want: removed},
+		{name: "json incomplete_details of a completed response", body: strings.Replace(responseObject(messageItem(fine, ""), ""), `"incomplete_details":null`, `"incomplete_details":{"reason":"`+s+`"}`, 1), want: removed},
+		{name: "json url citation extra member", body: responseObject(messageItem(outputText("fine", `,"annotations":[{"type":"url_citation","url":"https://x.test/","title":"t","start_index":0,"end_index":4,"note":"`+s+`"}]`), ""), ""), want: removed},
+		{name: "json url citation index as text", body: responseObject(messageItem(outputText("fine", `,"annotations":[{"type":"url_citation","url":"https://x.test/","title":"t","start_index":"`+s+`","end_index":4}]`), ""), ""), want: removed},
+		{name: "json message id shaped like text", body: strings.Replace(responseObject(messageItem(fine, ""), ""), `"id":"msg_h"`, `"id":"msg `+s+`"`, 1), want: refused},
+		{name: "json item status shaped like text", body: strings.Replace(responseObject(messageItem(fine, ""), ""), `"status":"completed","role"`, `"status":"`+s+`","role"`, 1), want: refused},
+		{name: "json encrypted reasoning that is prose", body: responseObject(`{"type":"reasoning","id":"rs_h","summary":[],"encrypted_content":"key: `+s+`"},`+messageItem(fine, ""), ""), want: refused},
+		{name: "json web search with reasoning", body: responseObject(`{"type":"reasoning","id":"rs_h","summary":[{"type":"summary_text","text":"look up"}],"encrypted_content":"E"},{"type":"web_search_call","id":"ws_h","status":"completed","action":{"type":"search","query":"q `+s+`","sources":[{"type":"url","url":"https://x.test/`+s+`"}]}},`+messageItem(fine, ""), ""), want: judged},
+		{name: "sse snapshot model shaped like text", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), `"status":"in_progress","model":"m"`, `"status":"in_progress","model":"m `+s+`"`, 1), want: removed},
+		{name: "sse snapshot status shaped like text", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), `"status":"in_progress","model":"m"`, `"status":"`+s+`","model":"m"`, 1), want: removed},
+		{name: "sse added item member the done item lacks", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), `"role":"assistant","content":[]}`, `"role":"assistant","content":[],"x_note":"`+s+`"}`, 1), want: removed},
+		{name: "sse added part member", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), `"text":"","annotations":[]}`, `"text":"","annotations":[],"x_note":"`+s+`"}`, 1), want: removed},
+		{name: "sse done part member", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), `"part":{"type":"output_text","text":"fine"}`, `"part":{"type":"output_text","text":"fine","x_note":"`+s+`"}`, 1), want: removed},
+		{name: "sse content_index as text", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), `"content_index":0,"delta"`, `"content_index":"`+s+`","delta"`, 1), want: refused},
+		{name: "sse annotation the done item lacks", stream: true, body: rsEvents(append(textStream("fine", "fine")[:4:4], append([]string{
+			`{"type":"response.output_text.annotation.added","item_id":"msg_h","output_index":0,"content_index":0,"annotation_index":0,"annotation":{"type":"url_citation","url":"https://x.test/` + s + `","title":"t","start_index":0,"end_index":4}}`},
+			textStream("fine", "fine")[4:]...)...)...), want: removed},
+		{name: "sse function call name on arguments.done", stream: true, body: rsEvents(rsStream(
+			`{"type":"function_call","id":"fc_h","call_id":"call_1","name":"send","arguments":"","status":"in_progress"}`, call("send", `{\"v\":\"fine\"}`),
+			`{"type":"response.function_call_arguments.delta","item_id":"fc_h","output_index":0,"delta":"{\"v\":\"fine\"}"}`,
+			`{"type":"response.function_call_arguments.done","item_id":"fc_h","output_index":0,"arguments":"{\"v\":\"fine\"}","name":"`+s+`"}`)...), want: removed},
+		{name: "sse reasoning summary", stream: true, body: rsEvents(rsStream(
+			`{"type":"reasoning","id":"rs_h","summary":[]}`, `{"type":"reasoning","id":"rs_h","summary":[{"type":"summary_text","text":"think `+s+`"}]}`,
+			`{"type":"response.reasoning_summary_part.added","item_id":"rs_h","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}`,
+			`{"type":"response.reasoning_summary_text.delta","item_id":"rs_h","output_index":0,"summary_index":0,"delta":"think `+hostileHead+`"}`,
+			`{"type":"response.reasoning_summary_text.delta","item_id":"rs_h","output_index":0,"summary_index":0,"delta":"`+hostileTail+`"}`,
+			`{"type":"response.reasoning_summary_text.done","item_id":"rs_h","output_index":0,"summary_index":0,"text":"think `+s+`"}`,
+			`{"type":"response.reasoning_summary_part.done","item_id":"rs_h","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":"think `+s+`"}}`)...), want: judged},
+		{name: "sse web search query", stream: true, body: rsEvents(rsStream(
+			`{"type":"web_search_call","id":"ws_h","status":"in_progress"}`, `{"type":"web_search_call","id":"ws_h","status":"completed","action":{"type":"search","query":"`+s+`"}}`,
+			`{"type":"response.web_search_call.in_progress","item_id":"ws_h","output_index":0}`,
+			`{"type":"response.web_search_call.completed","item_id":"ws_h","output_index":0}`)...), want: judged},
 	}
 	for i := range cases {
 		cases[i].api = wire.Responses

@@ -51,6 +51,13 @@ func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, e
 	if known.UnknownIn(obj) {
 		a.replayable = false
 	}
+	for _, k := range indexMembers {
+		if v, ok := obj[k]; ok {
+			if _, ok := index(v); !ok {
+				return false, a.invalid("an index member is not a non-negative integer")
+			}
+		}
+	}
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
 		resp, _ := obj["response"].(map[string]any)
@@ -72,7 +79,7 @@ func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, e
 		}
 		id, _ := item["id"].(string)
 		t, _ := item["type"].(string)
-		a.items = append(a.items, &streamItem{id: id, typ: t})
+		a.items = append(a.items, &streamItem{id: id, typ: t, echoes: []echo{{value: item, added: true}}})
 		if !emptyAdded(item) {
 			a.replayable = false
 		}
@@ -141,6 +148,9 @@ func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) err
 	case "response.refusal.done":
 		return check(c, obj["refusal"])
 	case "response.function_call_arguments.done":
+		if name, ok := obj["name"]; ok {
+			it.echo([]any{"name"}, name, false)
+		}
 		return check("args", obj["arguments"])
 	case "response.code_interpreter_call_code.done":
 		return check("args", obj["code"])
@@ -150,17 +160,22 @@ func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) err
 		if p, _ := obj["part"].(map[string]any); p["text"] != nil && p["text"] != "" || p["refusal"] != nil && p["refusal"] != "" {
 			a.replayable = false
 		}
+		it.echo(partPath(typ, ci, si), obj["part"], true)
 	case "response.content_part.done":
 		p, _ := obj["part"].(map[string]any)
+		it.echo(partPath(typ, ci, si), obj["part"], false)
 		if p["type"] == "refusal" {
 			return check(c, p["refusal"])
 		}
 		return check(c, p["text"])
 	case "response.reasoning_summary_part.done":
 		p, _ := obj["part"].(map[string]any)
+		it.echo(partPath(typ, ci, si), obj["part"], false)
 		return check(sk, p["text"])
 	case "response.output_text.annotation.added":
 		// Annotations are judged in the done item; the event repeats one.
+		ai, _ := index(obj["annotation_index"])
+		it.echo([]any{"content", ci, "annotations", ai}, obj["annotation"], false)
 	}
 	return nil
 }
@@ -217,6 +232,9 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 	}
 	if !okAll {
 		return a.invalid("output_item.done disagrees with the streamed deltas")
+	}
+	if !it.echoesAgree() {
+		a.replayable = false
 	}
 	return nil
 }
@@ -295,7 +313,11 @@ func (a *assembler) finish() (*Stream, error) {
 func (a *assembler) snapshotClean(resp map[string]any) bool {
 	for k, v := range resp {
 		switch {
-		case k == "output" || k == "status" || k == "error" && v == nil:
+		case k == "output" || k == "error" && v == nil:
+		case k == "status":
+			if !responseStatuses[v] {
+				return false
+			}
 		case k == "incomplete_details" || k == "usage":
 			if v != nil {
 				return false
@@ -304,8 +326,8 @@ func (a *assembler) snapshotClean(resp map[string]any) bool {
 			if v != nil && !jsonvalue.Equal(v, a.req.echo(k)) {
 				return false
 			}
-		case metaKinds[k] != 0:
-			if v != nil && kindOf(v)&metaKinds[k] == 0 {
+		case metaChecks[k] != nil:
+			if !metaOK(k, v) {
 				return false
 			}
 		default:

@@ -8,10 +8,10 @@ import (
 // OutputItems documents the treatment of each output item type.
 func OutputItems() []MemberDoc {
 	return []MemberDoc{
-		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; logprobs removed"},
-		{"function_call", "projected: tool_calls {id: call_id, name (namespace-qualified), args}"},
-		{"reasoning", "projected: one reasoning part per summary and reasoning_text entry; encrypted_content released unchanged, never projected"},
-		{"web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools", "projected: the whole item as a native part of content"},
+		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; logprobs, unknown members and url_citation members beyond integer offsets removed (re-rendered); id and status metadata (502 when outside their shape)"},
+		{"function_call", "projected: tool_calls {id: call_id, name (namespace-qualified), args}; id and status metadata (502 when outside their shape)"},
+		{"reasoning", "projected: one reasoning part per summary and reasoning_text entry, written back to its entry (rewritten or removed, not added); encrypted_content (a base64 token, else 502) and id released unchanged, never projected"},
+		{"web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools", "projected: the whole item as a native part of content, written back as the item (string values may change; type, id and members stay; not added or removed)"},
 		{"any other", "refused (502)"},
 	}
 }
@@ -47,6 +47,11 @@ func readOutputItem(body []byte, s rawjson.Span, e any, field string) (*outItem,
 	it := &outItem{span: s, ms: ms}
 	it.id, _ = obj["id"].(string)
 	typ, _ := obj["type"].(string)
+	if !hostedCallTypes[typ] { // a hosted item is projected whole
+		if err := checkItemMeta(obj, field); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case typ == "message":
 		return it, it.readMessage(obj, field)
@@ -59,6 +64,12 @@ func readOutputItem(body []byte, s rawjson.Span, e any, field string) (*outItem,
 			return nil, respErr(rerr.Field, rerr.Msg)
 		}
 		it.parts = parts
+		if v, ok := obj["encrypted_content"]; ok && v != nil && !matches(opaquePattern, v) {
+			return nil, respErr(field+".encrypted_content", "is not an opaque base64 token")
+		}
+		summary, hasSummary := obj["summary"].([]any)
+		_, hasContent := obj["content"].([]any)
+		it.hasSummary, it.hasContent, it.nSummary = hasSummary, hasContent, len(summary)
 	case hostedCallTypes[typ]:
 		if hostedItemMembers.AmbiguousKeys(obj) {
 			return nil, respErr(field, "has a member whose name differs from a known one only in letter case")
@@ -107,7 +118,7 @@ func (it *outItem) readMessage(obj map[string]any, field string) error {
 			if len(anns) > 0 {
 				part["annotations"] = anns
 			}
-			if lp, ok := p["logprobs"].([]any); (ok && len(lp) > 0) || outTextMembers.UnknownIn(p) {
+			if lp, ok := p["logprobs"].([]any); (ok && len(lp) > 0) || outTextMembers.UnknownIn(p) || !citationsClean(p["annotations"]) {
 				it.drop = append(it.drop, -1) // the item is re-rendered without them
 			}
 			it.parts = append(it.parts, part)
@@ -122,6 +133,32 @@ func (it *outItem) readMessage(obj map[string]any, field string) error {
 		}
 	}
 	return nil
+}
+
+// citationsClean reports whether every url_citation annotation holds
+// only what its projection and its offsets account for: {type, url,
+// title, start_index, end_index} with count offsets. Otherwise the item is
+// re-rendered from the projection.
+func citationsClean(v any) bool {
+	list, _ := v.([]any)
+	for _, e := range list {
+		a, _ := e.(map[string]any)
+		if a["type"] != "url_citation" {
+			continue
+		}
+		for k, x := range a {
+			switch k {
+			case "type", "url", "title":
+			case "start_index", "end_index":
+				if !isCount(x) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // projectAnnotations projects output_text annotations: url_citation as

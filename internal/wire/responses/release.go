@@ -8,50 +8,67 @@ import (
 
 // CheckWriteBack reports whether target can be released. Rules: exactly
 // content, tool_calls and finish_reason; content may change its text and
-// refusal parts only (reasoning and provider-tool parts must stay, equal
-// and in order); tool calls may be dropped, reordered or changed (string
-// id of an upstream call, non-empty name, object args) but not added;
-// finish_reason is stop, length, tool_calls or content_filter.
+// refusal parts freely, rewrite or remove reasoning parts (not add them),
+// and change the string values of provider-tool parts (not their type, id
+// or members; they cannot be added or removed); fixed parts keep their
+// order (see fixedparts.go); tool calls may be dropped, reordered or
+// changed (string id of an upstream call, non-empty name, object args) but
+// not added; finish_reason is stop, length, tool_calls or content_filter.
 func (r *Response) CheckWriteBack(target any) error {
-	_, _, err := r.checkTarget(target)
+	_, err := r.checkTarget(target)
 	return err
 }
 
-// checkTarget validates target and returns its text parts (nil when
-// content is unchanged) and calls.
-func (r *Response) checkTarget(target any) (textParts []any, calls []*outItem, err error) {
+// verdict is a checked target mapped onto the upstream items.
+type verdict struct {
+	// text holds the text and refusal parts; nil when they are unchanged.
+	text []any
+	// items holds re-rendered reasoning and provider-tool items by index.
+	items map[int][]byte
+	// calls pairs each verdicted tool call with its upstream item.
+	calls []*outItem
+}
+
+// checkTarget validates target and maps it onto the upstream items.
+func (r *Response) checkTarget(target any) (*verdict, error) {
 	t, ok := target.(map[string]any)
 	if !ok {
-		return nil, nil, &wire.WriteBackError{Field: "$target", Msg: "must be an object"}
+		return nil, &wire.WriteBackError{Field: "$target", Msg: "must be an object"}
 	}
 	if len(t) != 3 {
-		return nil, nil, &wire.WriteBackError{Field: "$target", Msg: "must hold exactly content, tool_calls and finish_reason"}
+		return nil, &wire.WriteBackError{Field: "$target", Msg: "must hold exactly content, tool_calls and finish_reason"}
 	}
 	for _, k := range []string{"content", "tool_calls", "finish_reason"} {
 		if _, ok := t[k]; !ok {
-			return nil, nil, &wire.WriteBackError{Field: "$target." + k, Msg: "is required"}
+			return nil, &wire.WriteBackError{Field: "$target." + k, Msg: "is required"}
 		}
 	}
 	if err := checkEncodable(target); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	switch t["finish_reason"] {
 	case "stop", "length", "tool_calls", "content_filter":
 	default:
-		return nil, nil, &wire.WriteBackError{Field: "$target.finish_reason", Msg: "must be stop, length, tool_calls or content_filter"}
+		return nil, &wire.WriteBackError{Field: "$target.finish_reason", Msg: "must be stop, length, tool_calls or content_filter"}
 	}
+	v := &verdict{}
 	if !jsonvalue.Equal(t["content"], r.proj["content"]) {
-		if textParts, err = r.checkContent(t["content"]); err != nil {
-			return nil, nil, err
+		if err := r.checkContent(t["content"], v); err != nil {
+			return nil, err
 		}
 	}
-	calls, err = r.checkCalls(t["tool_calls"])
-	return textParts, calls, err
+	calls, err := r.checkCalls(t["tool_calls"])
+	if err != nil {
+		return nil, err
+	}
+	v.calls = calls
+	return v, nil
 }
 
-// checkContent validates changed content and returns its text and
-// refusal parts (an empty, non-nil slice when there are none).
-func (r *Response) checkContent(c any) ([]any, error) {
+// checkContent validates changed content into v: its text and refusal
+// parts (nil when unchanged, else non-nil) and the items its reasoning
+// and provider-tool parts change.
+func (r *Response) checkContent(c any, v *verdict) error {
 	var parts []any
 	switch x := c.(type) {
 	case nil:
@@ -60,46 +77,54 @@ func (r *Response) checkContent(c any) ([]any, error) {
 	case []any:
 		parts = x
 	default:
-		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "must be a string, null or an array of parts"}
+		return &wire.WriteBackError{Field: "$target.content", Msg: "must be a string, null or an array of parts"}
 	}
-	var fixed, text []any
+	var fixed []targetPart
+	text := []any{}
 	for i, p := range parts {
 		f := fieldIndex("$target.content", i)
 		m, ok := p.(map[string]any)
 		if !ok {
-			return nil, &wire.WriteBackError{Field: f, Msg: "must be an object"}
+			return &wire.WriteBackError{Field: f, Msg: "must be an object"}
 		}
 		switch m["type"] {
 		case "text":
 			if _, ok := m["text"].(string); !ok {
-				return nil, &wire.WriteBackError{Field: f + ".text", Msg: "must be a string"}
+				return &wire.WriteBackError{Field: f + ".text", Msg: "must be a string"}
 			}
 			if err := checkAnnotations(m, f); err != nil {
-				return nil, err
+				return err
 			}
 			text = append(text, m)
 		case "refusal":
 			if _, ok := m["refusal"].(string); !ok || len(m) != 2 {
-				return nil, &wire.WriteBackError{Field: f, Msg: "must be {type, refusal} with a string refusal"}
+				return &wire.WriteBackError{Field: f, Msg: "must be {type, refusal} with a string refusal"}
 			}
 			text = append(text, m)
 		default:
-			fixed = append(fixed, m)
+			fixed = append(fixed, targetPart{idx: i, part: m})
 		}
 	}
-	var origFixed []any
+	items, err := r.matchFixed(fixed)
+	if err != nil {
+		return err
+	}
+	v.items = items
+	if !jsonvalue.Equal(text, r.textParts()) {
+		v.text = text
+	}
+	return nil
+}
+
+// textParts are the projection's text and refusal parts.
+func (r *Response) textParts() []any {
+	out := []any{}
 	for _, it := range r.items {
-		if it.kind == itemReasoning || it.kind == itemHosted {
-			origFixed = append(origFixed, it.parts...)
+		if it.kind == itemMessage {
+			out = append(out, it.parts...)
 		}
 	}
-	if !jsonvalue.Equal(fixed, origFixed) && (len(fixed) > 0 || len(origFixed) > 0) {
-		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "changes reasoning or provider-tool parts: only text and refusal parts can be changed"}
-	}
-	if text == nil {
-		text = []any{}
-	}
-	return text, nil
+	return out
 }
 
 func checkAnnotations(m map[string]any, f string) error {
@@ -197,7 +222,7 @@ func (r *Response) render(target any) ([]byte, error) {
 	if target == nil {
 		target = r.proj
 	}
-	text, calls, err := r.checkTarget(target)
+	v, err := r.checkTarget(target)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +234,10 @@ func (r *Response) render(target any) ([]byte, error) {
 	for i := range r.drop {
 		p.Drop(i)
 	}
-	out, err := r.renderOutput(text, t["tool_calls"].([]any), calls)
+	if r.usageRaw != nil {
+		p.Set("usage", r.usageRaw)
+	}
+	out, err := r.renderOutput(v, t["tool_calls"].([]any))
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +258,10 @@ func (r *Response) render(target any) ([]byte, error) {
 	return p.Render(), nil
 }
 
-// renderOutput renders the output array. text is nil when content is
-// unchanged; calls pairs the verdicted calls with their upstream items.
-func (r *Response) renderOutput(text []any, tcalls []any, calls []*outItem) ([]byte, error) {
+// renderOutput renders the output array for verdict v; tcalls are the
+// verdicted tool calls.
+func (r *Response) renderOutput(v *verdict, tcalls []any) ([]byte, error) {
+	text, calls := v.text, v.calls
 	b := []byte{'['}
 	n := 0
 	add := func(item []byte) {
@@ -263,7 +292,7 @@ func (r *Response) renderOutput(text []any, tcalls []any, calls []*outItem) ([]b
 		case itemFunctionCall:
 			if !textDone && len(text) > 0 {
 				textDone = true
-				add((&outItem{id: "msg_" + it.callID}).renderMessage(text, nil))
+				add((&outItem{id: newMessageID(it.callID)}).renderMessage(text, nil))
 			}
 			if nextCall < len(calls) {
 				item, err := calls[nextCall].renderCall(r.body, tcalls[nextCall].(map[string]any))
@@ -274,13 +303,26 @@ func (r *Response) renderOutput(text []any, tcalls []any, calls []*outItem) ([]b
 				nextCall++
 			}
 		default:
-			add(it.renderKept(r.body))
+			if b, ok := v.items[i]; ok {
+				add(b)
+			} else {
+				add(it.renderKept(r.body))
+			}
 		}
 	}
 	if !textDone && len(text) > 0 {
-		add((&outItem{id: "msg_" + r.id()}).renderMessage(text, nil))
+		add((&outItem{id: newMessageID(r.id())}).renderMessage(text, nil))
 	}
 	return append(b, ']'), nil
+}
+
+// newMessageID names a message item the gateway adds: "msg_" and the id
+// of what it answers, when that makes an id of the item id shape.
+func newMessageID(base string) string {
+	if id := "msg_" + base; idPattern.MatchString(id) {
+		return id
+	}
+	return "msg_gateway"
 }
 
 // id is the response id, or "".
@@ -299,21 +341,30 @@ func (it *outItem) renderKept(body []byte) []byte {
 	if len(it.drop) == 0 {
 		return body[it.span.Start:it.span.End]
 	}
+	return it.patch(body).Render()
+}
+
+// patch starts a patch of the item that removes its dropped members.
+func (it *outItem) patch(body []byte) *rawjson.ObjPatch {
 	p := rawjson.NewObjPatch(body, it.span, it.ms)
 	for _, i := range it.drop {
 		if i >= 0 {
 			p.Drop(i)
 		}
 	}
-	return p.Render()
+	return p
 }
 
 // renderMessage renders a message item holding parts (normalized text and
 // refusal parts), keeping the item's id and status.
 func (it *outItem) renderMessage(parts []any, body []byte) []byte {
-	b := []byte(`{"id":`)
-	b = appendString(b, it.id)
-	b = append(b, `,"type":"message","status":"completed","role":"assistant","content":[`...)
+	b := []byte{'{'}
+	if it.id != "" { // an item the upstream sent without an id stays so
+		b = append(b, `"id":`...)
+		b = appendString(b, it.id)
+		b = append(b, ',')
+	}
+	b = append(b, `"type":"message","status":"completed","role":"assistant","content":[`...)
 	for i, p := range parts {
 		if i > 0 {
 			b = append(b, ',')
@@ -362,10 +413,7 @@ func (it *outItem) renderCall(body []byte, c map[string]any) ([]byte, error) {
 	if unchangedName && unchangedArgs {
 		return it.renderKept(body), nil
 	}
-	p := rawjson.NewObjPatch(body, it.span, it.ms)
-	for _, i := range it.drop {
-		p.Drop(i)
-	}
+	p := it.patch(body)
 	if !unchangedName {
 		if it.ns != "" {
 			name = name[len(it.ns)+1:]

@@ -10,12 +10,15 @@ import (
 
 // Response is a parsed upstream response object.
 type Response struct {
-	req   *Request
-	body  []byte
-	root  rawjson.Span
-	top   []rawjson.Member
-	drop  map[int]bool // top-level members removed on release
-	items []outItem
+	req  *Request
+	body []byte
+	root rawjson.Span
+	top  []rawjson.Member
+	drop map[int]bool // top-level members removed on release
+	// usageRaw, when set, replaces the usage member on release (it held
+	// more than the known counts).
+	usageRaw []byte
+	items    []outItem
 	// status and reason are the upstream's status and
 	// incomplete_details.reason.
 	status, reason string
@@ -33,6 +36,10 @@ type outItem struct {
 	drop  []int // members removed on release (logprobs, unknown)
 	id    string
 	parts []any // normalized parts this item contributes to content
+	// reasoning: whether summary and content are arrays, and how many
+	// of parts came from summary
+	hasSummary, hasContent bool
+	nSummary               int
 	// function calls
 	callID, name, ns, arguments string
 	args                        map[string]any
@@ -41,26 +48,19 @@ type outItem struct {
 
 // Top-level response members. Echoes of the request that carry text are
 // kept only when they equal what the client sent; the others are metadata
-// checked by JSON type.
+// (metaChecks, shape-checked).
 var (
 	echoMembers = map[string]bool{
 		"instructions": true, "tools": true, "metadata": true, "text": true, "reasoning": true,
 		"tool_choice": true, "prompt": true, "previous_response_id": true, "conversation": true,
 		"user": true, "safety_identifier": true, "prompt_cache_key": true,
 	}
-	metaKinds = map[string]kind{
-		"id": kString, "object": kString, "created_at": kNumber, "completed_at": kNumber,
-		"model": kString, "service_tier": kString, "store": kBool, "background": kBool,
-		"parallel_tool_calls": kBool, "temperature": kNumber, "top_p": kNumber,
-		"top_logprobs": kNumber, "max_output_tokens": kNumber, "max_tool_calls": kNumber,
-		"truncation": kString, "prompt_cache_retention": kString,
-	}
 	responseKnown = func() rawjson.MemberSet {
 		names := []string{"output", "status", "incomplete_details", "error", "usage"}
 		for k := range echoMembers {
 			names = append(names, k)
 		}
-		for k := range metaKinds {
+		for k := range metaChecks {
 			names = append(names, k)
 		}
 		return rawjson.NewMemberSet(names...)
@@ -133,7 +133,7 @@ func (r *Response) member(s *Surface, m rawjson.Member, v any) (bool, error) {
 			return false, respErr("status", "must be a string")
 		}
 		r.status = st
-		return true, nil
+		return responseStatuses[st], nil
 	case "incomplete_details":
 		if v == nil {
 			return true, nil
@@ -144,23 +144,23 @@ func (r *Response) member(s *Surface, m rawjson.Member, v any) (bool, error) {
 			return false, respErr("incomplete_details", "must be {reason}")
 		}
 		r.reason = reason
-		return len(d) == 1, nil
+		return len(d) == 1 && incompleteReasons[reason], nil
 	case "error":
 		if v != nil {
 			return false, &wire.ResponseError{Field: "error", Msg: "the upstream reported an error"}
 		}
 		return true, nil
 	case "usage":
-		return r.readUsage(v), nil
+		return r.readUsage(v)
 	}
 	if echoMembers[m.Key] {
 		return v == nil || jsonvalue.Equal(v, r.req.echo(m.Key)), nil
 	}
-	if k, ok := metaKinds[m.Key]; ok {
-		return v == nil || kindOf(v)&k != 0, nil
+	if _, ok := metaChecks[m.Key]; ok {
+		return metaOK(m.Key, v), nil
 	}
 	if s.allowResp.Has(m.Key) {
-		return v == nil || kindOf(v)&(kNumber|kBool) != 0, nil
+		return v == nil || isBool(v) || isNumber(v), nil
 	}
 	return false, nil
 }
@@ -175,50 +175,31 @@ func (r *Request) echo(name string) any {
 	return v
 }
 
-func kindOf(v any) kind {
-	switch v.(type) {
-	case string:
-		return kString
-	case json.Number:
-		return kNumber
-	case bool:
-		return kBool
-	case map[string]any:
-		return kObject
-	case []any:
-		return kArray
-	}
-	return 0
-}
-
-// readUsage keeps usage when every value is a count or an object of
-// counts, projecting input and output tokens.
-func (r *Response) readUsage(v any) bool {
+// readUsage keeps usage when it holds only known counts, re-renders it
+// from them otherwise (removed when it is not an object), and projects
+// input and output tokens. It reports whether the member is released.
+func (r *Response) readUsage(v any) (bool, error) {
 	u, ok := v.(map[string]any)
 	if !ok {
-		return v == nil
+		return v == nil, nil
 	}
-	for _, x := range u {
-		switch y := x.(type) {
-		case json.Number:
-		case map[string]any:
-			for _, z := range y {
-				if _, ok := z.(json.Number); !ok {
-					return false
-				}
-			}
-		default:
-			return false
+	kept, clean := checkedUsage(u)
+	if !clean {
+		raw, err := jsonvalue.Marshal(kept)
+		if err != nil {
+			return false, respErr("usage", "cannot be re-rendered")
 		}
+		r.usageRaw = raw
+		r.clean = false
 	}
 	r.usage = map[string]any{}
-	if n, ok := u["input_tokens"]; ok {
+	if n, ok := kept["input_tokens"]; ok {
 		r.usage["prompt_tokens"] = n
 	}
-	if n, ok := u["output_tokens"]; ok {
+	if n, ok := kept["output_tokens"]; ok {
 		r.usage["completion_tokens"] = n
 	}
-	return true
+	return true, nil
 }
 
 // checkStatus refuses statuses that are not a finished answer.

@@ -41,14 +41,14 @@ var progressEvents = map[string]bool{
 // StreamEvents documents the treatment of each stream event type.
 func StreamEvents() []MemberDoc {
 	return []MemberDoc{
-		{"response.created, response.in_progress, response.queued", "checked: the response snapshot must have an empty output; replayed or synthesized"},
-		{"response.output_item.added", "checked: output_index must be the next one"},
+		{"response.created, response.in_progress, response.queued", "checked: the response snapshot must have an empty output; replayed when its members pass the final object's rules unchanged, else synthesized"},
+		{"response.output_item.added", "checked: output_index must be the next one; replayed when each member equals the done item's, is empty or is a status"},
 		{"response.output_item.done", "projected: the authoritative item (Codex reads items here)"},
-		{"response.content_part.added, response.content_part.done", "checked against the assembled part"},
-		{"response.output_text.delta, response.output_text.done, response.output_text.annotation.added", "assembled; deltas must equal the done text and the done item, else 502"},
+		{"response.content_part.added, response.content_part.done", "checked against the assembled part; replayed when the part equals the done item's (added: or its empty form)"},
+		{"response.output_text.delta, response.output_text.done, response.output_text.annotation.added", "assembled; deltas must equal the done text and the done item, else 502; an annotation unequal to the done item's makes the stream synthesized"},
 		{"response.refusal.delta, response.refusal.done", "assembled; as output text"},
-		{"response.function_call_arguments.delta, response.function_call_arguments.done", "assembled; must equal the done item's arguments, else 502"},
-		{"response.reasoning_summary_part.added, response.reasoning_summary_part.done, response.reasoning_summary_text.delta, response.reasoning_summary_text.done", "assembled; must equal the done item's summary, else 502"},
+		{"response.function_call_arguments.delta, response.function_call_arguments.done", "assembled; must equal the done item's arguments, else 502; a name unequal to the done item's makes the stream synthesized"},
+		{"response.reasoning_summary_part.added, response.reasoning_summary_part.done, response.reasoning_summary_text.delta, response.reasoning_summary_text.done", "assembled; must equal the done item's summary, else 502; parts replayed as content parts are"},
 		{"response.reasoning_text.delta, response.reasoning_text.done", "assembled; must equal the done item's content, else 502"},
 		{"response.code_interpreter_call_code.delta, response.code_interpreter_call_code.done", "assembled; must equal the done item's code, else 502"},
 		{"response.image_generation_call.partial_image", "removed (a preview no verdict covers): the stream is synthesized"},
@@ -180,6 +180,9 @@ type streamItem struct {
 	done    any    // the output_item.done item, decoded
 	doneRaw []byte // its bytes
 	texts   map[string]*strings.Builder
+	// echoes are values events repeated from the item; the upstream's
+	// events are replayed only when they agree with the done item.
+	echoes []echo
 }
 
 func (it *streamItem) text(key string) *strings.Builder {

@@ -189,8 +189,12 @@ func TestResponseProjectAndRelease(t *testing.T) {
 	}
 	target = resp.Project()
 	target["content"] = "only text"
-	if err := resp.CheckWriteBack(target); err == nil {
-		t.Fatal("dropping the reasoning part must be refused")
+	body, err = resp.Release(target)
+	if err != nil {
+		t.Fatalf("dropping the reasoning part: %v", err)
+	}
+	if !bytes.Contains(body, []byte(`{"id":"rs_1","type":"reasoning","summary":[],"encrypted_content":"E"}`)) {
+		t.Fatalf("a dropped reasoning part must empty its summary entry and keep the item: %s", body)
 	}
 	for name, b := range map[string]string{
 		"failed":       strings.Replace(jsonAnswer, `"status":"completed"`, `"status":"failed"`, 1),

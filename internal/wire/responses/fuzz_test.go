@@ -1,0 +1,251 @@
+package responses
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+)
+
+// Seeds beyond testdata/fuzz: the fixtures of the package's tests. Run
+// locally only, e.g. go test -run '^$' -fuzz FuzzRequestRoundTrip
+// -fuzztime 30s -fuzzminimizetime 1s ./internal/wire/responses/ (streams
+// are large inputs: without the short minimization the worker spends the
+// whole run minimizing new inputs).
+
+// FuzzRequestRoundTrip: an accepted request goes upstream byte for byte,
+// whether the conversation is kept (nil) or its unchanged projection is
+// written back.
+func FuzzRequestRoundTrip(f *testing.F) {
+	for _, s := range []string{
+		codexRequest,
+		`{"model":"m","input":"hi"}`,
+		`{"model":"m","instructions":"be brief","input":[{"role":"user","content":"a"},{"role":"user","content":"a"}]}`,
+		`{"model":"m","input":[{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}}],"tools":[{"type":"web_search"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	s := New(Options{})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := s.ParseRequest(body, nil)
+		if err != nil {
+			return
+		}
+		for _, target := range []any{nil, r.Messages()} {
+			out, err := r.UpstreamBody(target)
+			if err != nil {
+				t.Fatalf("the unchanged conversation is refused: %v", err)
+			}
+			if string(out) != string(body) {
+				t.Fatalf("round trip changed the body:\n%s\nwant\n%s", out, body)
+			}
+		}
+	})
+}
+
+// FuzzResponseReleasesOnlyProjected: an accepted answer released with its
+// own projection carries no string the policy did not see: every string
+// and member name of the released body is in the projection or the
+// client's request, a member name the gateway knows, or metadata within
+// its shape.
+func FuzzResponseReleasesOnlyProjected(f *testing.F) {
+	for _, s := range []string{
+		jsonAnswer, fixedAnswer,
+		strings.Replace(jsonAnswer, `"model":"gpt-5"`, `"model":"gpt 5 sk-x","note":"sk-y"`, 1),
+		strings.Replace(fixedAnswer, `"annotations":[]`, `"annotations":[{"type":"url_citation","url":"u","title":"t","start_index":0,"end_index":1,"x":"sk-z"}],"logprobs":[{"token":"sk"}]`, 1),
+		strings.Replace(jsonAnswer, `"total_tokens":12`, `"total_tokens":12,"sk-w":1`, 1),
+	} {
+		f.Add([]byte(s))
+	}
+	s := New(Options{})
+	req, err := s.ParseRequest([]byte(codexRequest), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	reqStrings := map[string]bool{}
+	collectStrings(req.(*Request).body, reqStrings)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		resp, err := s.ParseResponse(req, body)
+		if err != nil {
+			return
+		}
+		proj := resp.Project()
+		out, err := resp.Release(proj)
+		if err != nil {
+			t.Fatalf("the projection is refused: %v", err)
+		}
+		seen := map[string]bool{}
+		projStrings(proj, seen)
+		v, err := jsonvalue.Decode(out)
+		if err != nil {
+			t.Fatalf("released body is not JSON: %v", err)
+		}
+		if bad, ok := firstUnjudged(v, "", seen, reqStrings); !ok {
+			t.Fatalf("released %q, which the projection lacks:\n%s", bad, out)
+		}
+	})
+}
+
+// collectStrings adds every string and member name of a JSON body.
+func collectStrings(body []byte, into map[string]bool) {
+	if v, err := jsonvalue.Decode(body); err == nil {
+		addStrings(v, into)
+	}
+}
+
+func addStrings(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case string:
+		into[x] = true
+	case map[string]any:
+		for k, e := range x {
+			into[k] = true
+			addStrings(e, into)
+		}
+	case []any:
+		for _, e := range x {
+			addStrings(e, into)
+		}
+	}
+}
+
+// projStrings adds the projection's strings, and the two halves of each
+// namespace-qualified call name (the wire carries them apart).
+func projStrings(proj map[string]any, into map[string]bool) {
+	addStrings(proj, into)
+	calls, _ := proj["tool_calls"].([]any)
+	for _, c := range calls {
+		name, _ := c.(map[string]any)["name"].(string)
+		if ns, rest, ok := strings.Cut(name, "."); ok {
+			into[ns], into[rest] = true, true
+		}
+	}
+}
+
+// metaShapes are the metadata members and the shapes a released value
+// may have without being judged.
+var metaShapes = map[string]func(any) bool{
+	"id": func(v any) bool { return matches(idPattern, v) }, "item_id": func(v any) bool { return matches(idPattern, v) }, "model": func(v any) bool { return matches(modelPattern, v) },
+	"object": func(v any) bool { return v == "response" }, "encrypted_content": func(v any) bool { return matches(opaquePattern, v) },
+	"type": func(v any) bool { return matches(enumPattern, v) }, "status": func(v any) bool { return responseStatuses[v] || itemStatuses[v] },
+	"role": func(v any) bool { return v == "assistant" }, "reason": func(v any) bool { return incompleteReasons[v.(string)] },
+	"service_tier": func(v any) bool { return matches(enumPattern, v) }, "prompt_cache_retention": func(v any) bool { return matches(enumPattern, v) },
+	"truncation": func(v any) bool { return v == "auto" || v == "disabled" },
+}
+
+// knownNames are the member names the gateway releases on its own.
+var knownNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, set := range [][]string{responseKnown.SortedNames(), outMessageMembers.SortedNames(), outTextMembers.SortedNames(),
+		callItemMembers.SortedNames(), reasoningMembers.SortedNames(), summaryPartMembers.SortedNames(), usageCounts,
+		{"input_tokens_details", "output_tokens_details", "cached_tokens", "reasoning_tokens", "reason", "start_index", "end_index", "url", "title", "refusal"}} {
+		for _, n := range set {
+			m[n] = true
+		}
+	}
+	return m
+}()
+
+// firstUnjudged returns a string of v (found under member key) that is
+// neither judged nor metadata within its shape.
+func firstUnjudged(v any, key string, judged, request map[string]bool) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		if x == "" || judged[x] || request[x] || metaShapes[key] != nil && metaShapes[key](x) {
+			return "", true
+		}
+		if key == "arguments" { // the projected args, serialized
+			if args, err := jsonvalue.Decode([]byte(x)); err == nil {
+				return firstUnjudged(args, "", judged, request)
+			}
+		}
+		return x, false
+	case map[string]any:
+		for k, e := range x {
+			if !judged[k] && !request[k] && !knownNames[k] {
+				return k, false
+			}
+			if bad, ok := firstUnjudged(e, k, judged, request); !ok {
+				return bad, false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if bad, ok := firstUnjudged(e, key, judged, request); !ok {
+				return bad, false
+			}
+		}
+	}
+	return "", true
+}
+
+// FuzzStreamReleasesOnlyProjected: an accepted stream released with its
+// own projection (replayed or synthesized) carries no string the policy
+// did not see, as FuzzResponseReleasesOnlyProjected; a delta may be any
+// piece of a judged string.
+func FuzzStreamReleasesOnlyProjected(f *testing.F) {
+	synth, _ := synthesize([]byte(fixedAnswer))
+	for _, s := range []string{
+		sse(streamEvents("hello", "hello")...), string(synth),
+		strings.Replace(sse(streamEvents("hello", "hello")...), `"content":[]}`, `"content":[],"x":"sk-x"}`, 1),
+		strings.Replace(sse(streamEvents("hello", "hello")...), `"model":"gpt-5","output":[]`, `"model":"gpt 5","output":[]`, 1),
+	} {
+		f.Add([]byte(s))
+	}
+	s := New(Options{})
+	req, err := s.ParseRequest([]byte(codexRequest), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	reqStrings := map[string]bool{}
+	collectStrings(req.(*Request).body, reqStrings)
+	for name := range eventMembers {
+		reqStrings[name] = true // event types
+	}
+	for _, set := range eventMembers {
+		for _, n := range set.SortedNames() {
+			reqStrings[n] = true
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		st, err := s.ReadStream(req, strings.NewReader(string(body)), 1<<20)
+		if err != nil {
+			return
+		}
+		proj := st.Response().Project()
+		out, err := st.Release(proj)
+		if err != nil {
+			t.Fatalf("the projection is refused: %v", err)
+		}
+		judged := map[string]bool{}
+		projStrings(proj, judged)
+		for line := range strings.Lines(string(out)) {
+			data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
+			if !ok {
+				continue
+			}
+			v, err := jsonvalue.Decode([]byte(data))
+			if err != nil {
+				t.Fatalf("released event is not JSON: %v", err)
+			}
+			ev := v.(map[string]any)
+			if d, ok := ev["delta"].(string); ok && pieceOf(d, judged) {
+				delete(ev, "delta")
+			}
+			if bad, ok := firstUnjudged(ev, "", judged, reqStrings); !ok {
+				t.Fatalf("released %q, which the projection lacks:\n%s", bad, out)
+			}
+		}
+	})
+}
+
+// pieceOf reports whether d is part of a judged string (or of a judged
+// call's serialized args).
+func pieceOf(d string, judged map[string]bool) bool {
+	for s := range judged {
+		if strings.Contains(s, d) {
+			return true
+		}
+	}
+	return false
+}
