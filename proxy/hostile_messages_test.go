@@ -7,7 +7,9 @@ import (
 )
 
 // The hostile cases of the Anthropic Messages API: the same secret in
-// every place its JSON and its event stream can carry text.
+// every place its JSON and its event stream can carry text. Citations are
+// judged but can only be kept or removed (a redaction inside one fails
+// closed); signed thinking likewise.
 
 // anthropicMessage is a Messages API answer holding content blocks.
 func anthropicMessage(blocks, topExtra string) string {
@@ -57,16 +59,16 @@ func messagesHostileCases() []hostileCase {
 	fine := `{"type":"text","text":"fine"}`
 	cases := []hostileCase{
 		{name: "json text", body: anthropicMessage(`{"type":"text","text":"fine `+s+`"}`, ""), want: judged},
-		{name: "json citation", body: anthropicMessage(`{"type":"text","text":"fine","citations":[{"type":"web_search_result_location","url":"https://x.test/?k=`+s+`","title":"t","encrypted_index":"ab","cited_text":"c"}]}`, ""), want: judged},
-		{name: "json cited text", body: anthropicMessage(`{"type":"text","text":"fine","citations":[{"type":"char_location","cited_text":"`+s+`","document_index":0,"document_title":"d","start_char_index":0,"end_char_index":4}]}`, ""), want: judged},
+		{name: "json citation", body: anthropicMessage(`{"type":"text","text":"fine","citations":[{"type":"web_search_result_location","url":"https://x.test/?k=`+s+`","title":"t","encrypted_index":"ab","cited_text":"c"}]}`, ""), want: judgedUnrewritable},
+		{name: "json cited text", body: anthropicMessage(`{"type":"text","text":"fine","citations":[{"type":"char_location","cited_text":"`+s+`","document_index":0,"document_title":"d","start_char_index":0,"end_char_index":4}]}`, ""), want: judgedUnrewritable},
 		{name: "json tool_use input", body: strings.Replace(anthropicMessage(`{"type":"tool_use","id":"toolu_1","name":"send","input":{"key":"`+s+`"}}`, ""), `"end_turn"`, `"tool_use"`, 1), want: judged},
 		{name: "json tool_use name", body: strings.Replace(anthropicMessage(`{"type":"tool_use","id":"toolu_1","name":"`+s+`","input":{}}`, ""), `"end_turn"`, `"tool_use"`, 1), want: judged},
 		{name: "json thinking", body: anthropicMessage(`{"type":"thinking","thinking":"think `+s+`","signature":"c2ln"},`+fine, ""), want: judgedUnrewritable},
 		{name: "json unknown top-level member", body: anthropicMessage(fine, `,"debug":"`+s+`"`), want: removed},
 		{name: "json unknown block member", body: anthropicMessage(`{"type":"text","text":"fine","x_note":"`+s+`"}`, ""), want: removed},
 		{name: "json unknown usage member", body: strings.Replace(anthropicMessage(fine, ""), `"output_tokens":1}`, `"output_tokens":1,"note":"`+s+`"}`, 1), want: removed},
-		{name: "json metadata shaped like text", body: strings.Replace(anthropicMessage(fine, ""), `"model":"m"`, `"model":"m `+s+`"`, 1), want: removed},
-		{name: "json stop sequence the client never sent", body: strings.Replace(strings.Replace(anthropicMessage(fine, ""), `"stop_sequence":null`, `"stop_sequence":"`+s+`"`, 1), `"end_turn"`, `"stop_sequence"`, 1), want: removed},
+		{name: "json metadata shaped like text", body: strings.Replace(anthropicMessage(fine, ""), `"model":"m"`, `"model":"m `+s+`"`, 1), want: refused},
+		{name: "json stop sequence the client never sent", body: strings.Replace(strings.Replace(anthropicMessage(fine, ""), `"stop_sequence":null`, `"stop_sequence":"`+s+`"`, 1), `"end_turn"`, `"stop_sequence"`, 1), want: refused},
 		{name: "json case-colliding member", body: anthropicMessage(`{"type":"text","text":"fine","Text":"`+s+`"}`, ""), want: refused},
 		{name: "json unknown block", body: anthropicMessage(`{"type":"x_secret","text":"`+s+`"},`+fine, ""), want: refused},
 
@@ -76,7 +78,7 @@ func messagesHostileCases() []hostileCase {
 			msBlock("0", `{"type":"tool_use","id":"toolu_1","name":"send","input":{}}`,
 				`{"type":"input_json_delta","partial_json":"{\"k\":\"`+hostileHead+`"}`, `{"type":"input_json_delta","partial_json":"`+hostileTail+`\"}"}`)...)...), want: judged},
 		{name: "sse citation", stream: true, body: msEvents(msStream("end_turn", msBlock("0", `{"type":"text","text":""}`,
-			`{"type":"text_delta","text":"fine"}`, `{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://x.test/?k=`+s+`","title":"t","encrypted_index":"ab","cited_text":"c"}}`)...)...), want: judged},
+			`{"type":"text_delta","text":"fine"}`, `{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://x.test/?k=`+s+`","title":"t","encrypted_index":"ab","cited_text":"c"}}`)...)...), want: judgedUnrewritable},
 		{name: "sse thinking", stream: true, body: msEvents(msStream("end_turn", append(msBlock("0", `{"type":"thinking","thinking":"","signature":""}`,
 			`{"type":"thinking_delta","thinking":"`+s+`"}`, `{"type":"signature_delta","signature":"c2ln"}`),
 			msBlock("1", `{"type":"text","text":""}`, `{"type":"text_delta","text":"fine"}`)...)...)...), want: judgedUnrewritable},
@@ -85,7 +87,7 @@ func messagesHostileCases() []hostileCase {
 		{name: "sse ping carrying a member", stream: true, body: msEvents(append([]string{`{"type":"ping","note":"` + s + `"}`}, msStream("end_turn", msText("fine")...)...)...), want: removed},
 		{name: "sse comment, id and retry lines", stream: true, body: ": " + s + "\nid: " + s + "\nretry: 10\n\n" + msEvents(msStream("end_turn", msText("fine")...)...), want: removed},
 		{name: "sse unknown delta member", stream: true, body: msEvents(msStream("end_turn",
-			msBlock("0", `{"type":"text","text":""}`, `{"type":"text_delta","text":"fine","x_note":"`+s+`"}`)...)...), want: removed},
+			msBlock("0", `{"type":"text","text":""}`, `{"type":"text_delta","text":"fine","x_note":"`+s+`"}`)...)...), want: refused},
 		{name: "sse delta for a block never opened", stream: true, body: msEvents(msStream("end_turn",
 			append(msText("fine"), `{"type":"content_block_delta","index":5,"delta":{"type":"text_delta","text":"`+s+`"}}`)...)...), want: refused},
 		{name: "sse upstream error event", stream: true, body: msEvents(`{"type":"error","error":{"type":"overloaded_error","message":"` + s + `"}}`), want: refused},

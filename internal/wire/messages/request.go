@@ -35,6 +35,7 @@ type Request struct {
 	tools     []any
 	toolNames []string
 	params    map[string]any
+	stops     []string // stop_sequences, which an answer may echo
 }
 
 // parse validates body as a request for op.
@@ -102,6 +103,13 @@ func (r *Request) parseExtra(m rawjson.Member) error {
 }
 
 func (r *Request) setParam(k string, v any) {
+	if list, ok := v.([]any); ok && k == "stop_sequences" {
+		for _, e := range list {
+			if str, ok := e.(string); ok {
+				r.stops = append(r.stops, str)
+			}
+		}
+	}
 	if r.params == nil {
 		r.params = map[string]any{}
 	}

@@ -2,6 +2,8 @@ package messages
 
 import (
 	"encoding/json"
+	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -95,7 +97,10 @@ type rblock struct {
 
 // Response is a parsed Messages answer. Immutable after parsing.
 type Response struct {
-	s       *Surface
+	s *Surface
+	// stops are the request's stop_sequences: the only strings an answer's
+	// stop_sequence may name.
+	stops   []string
 	body    []byte
 	top     []rawjson.Member
 	topDrop []int
@@ -121,8 +126,9 @@ type usage struct {
 
 func respErr(field, msg string) error { return &wire.ResponseError{Field: field, Msg: msg} }
 
-// parseMessage parses a complete Message body.
-func (s *Surface) parseMessage(body []byte) (*Response, error) {
+// parseMessage parses a complete Message body answering a request whose
+// stop_sequences were stops.
+func (s *Surface) parseMessage(body []byte, stops []string) (*Response, error) {
 	if !json.Valid(body) {
 		return nil, respErr("", "body is not valid JSON")
 	}
@@ -134,7 +140,7 @@ func (s *Surface) parseMessage(body []byte) (*Response, error) {
 	if err != nil {
 		return nil, respErr("", "body has a duplicate member")
 	}
-	r := &Response{s: s, body: body, top: ms, clean: true}
+	r := &Response{s: s, stops: stops, body: body, top: ms, clean: true}
 	if i := responseKnown.Ambiguous(ms); i >= 0 {
 		return nil, respErr("", "body "+collisionMessage(responseKnown.FoldsOnto(ms[i].Key)))
 	}
@@ -177,8 +183,10 @@ func knownField(k string) string {
 func (r *Response) member(m rawjson.Member, v any) error {
 	switch m.Key {
 	case "id", "model":
-		if _, ok := v.(string); !ok {
-			return respErr(m.Key, "must be a string")
+		// Clients show and echo these; a value outside its token shape
+		// could carry text no verdict saw.
+		if str, ok := v.(string); !ok || !metaShapes[m.Key].MatchString(str) {
+			return respErr(m.Key, "must be a token-shaped string")
 		}
 	case "type":
 		if v != "message" {
@@ -200,8 +208,10 @@ func (r *Response) member(m rawjson.Member, v any) error {
 		}
 		r.stop = s
 	case "stop_sequence":
-		if _, ok := v.(string); !ok && v != nil {
-			return respErr(m.Key, "must be a string or null")
+		// It names the stop sequence matched, which the client wrote; any
+		// other string would be text no verdict saw.
+		if str, ok := v.(string); (!ok && v != nil) || (ok && !slices.Contains(r.stops, str)) {
+			return respErr(m.Key, "must be null or one of the request's stop_sequences")
 		}
 	case "usage":
 		u, err := parseUsage(r.body, m.Val, v)
@@ -459,4 +469,21 @@ func (r *Response) Usage() map[string]any {
 		return nil
 	}
 	return jsonvalue.DeepCopy(r.usage.proj).(map[string]any)
+}
+
+// metaShapes bound the answer's identifying strings: token-shaped and
+// short, as providers issue them.
+var metaShapes = map[string]*regexp.Regexp{
+	"id":    regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`),
+	"model": regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`),
+}
+
+// stopSequences returns the stop_sequences of req, a request of this
+// surface.
+func stopSequences(req wire.Request) []string {
+	r, ok := req.(*Request)
+	if !ok {
+		return nil
+	}
+	return r.stops
 }

@@ -328,7 +328,7 @@ type Stream struct {
 	replayable bool
 }
 
-func (s *Surface) readStream(r io.Reader, limit int64) (*Stream, error) {
+func (s *Surface) readStream(r io.Reader, limit int64, stops []string) (*Stream, error) {
 	a := &assembler{s: s, replayable: true}
 	n, err := readEvents(r, limit, a.handle)
 	if err != nil {
@@ -338,7 +338,7 @@ func (s *Surface) readStream(r io.Reader, limit int64) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.parseMessage(body)
+	resp, err := s.parseMessage(body, stops)
 	if err != nil {
 		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "the assembled message", Err: err}
 	}

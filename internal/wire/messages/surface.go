@@ -93,7 +93,7 @@ func checkQuery(q url.Values) error {
 
 // ParseResponse implements wire.Surface.
 func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, error) {
-	r, err := s.parseMessage(body)
+	r, err := s.parseMessage(body, stopSequences(req))
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, e
 
 // ReadStream implements wire.Surface.
 func (s *Surface) ReadStream(req wire.Request, r io.Reader, limit int64) (wire.Stream, error) {
-	st, err := s.readStream(r, limit)
+	st, err := s.readStream(r, limit, stopSequences(req))
 	if err != nil {
 		return nil, err
 	}
