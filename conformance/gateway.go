@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
 	"github.com/hooks-gateway/hooks-gateway/sdk"
@@ -278,7 +278,6 @@ func (e *modelBlockedError) Error() string {
 
 // Is makes the error match errModelCallBlocked.
 func (e *modelBlockedError) Is(target error) bool { return target == errModelCallBlocked }
-
 
 // messageText is the wire text of a transcript value: a string as is, any
 // other JSON value as its exact JSON text.
