@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -162,6 +163,9 @@ func (h *gatewayHarness) Setup(v *Vector) error {
 		Policy: &proxy.Policy{Emitter: em, Router: router, Version: "ctk-" + v.ID},
 		Store:  sessions.NewMemory(sessions.Options{}),
 		Logger: slog.New(slog.DiscardHandler),
+		// Every surface the product serves, with the default wire
+		// allowances.
+		Surfaces: proxy.Surfaces(config.Default()),
 	})
 	h.gateway = httptest.NewServer(srv)
 	return nil

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // TestGatewayConformance runs every vendored vector through the gateway
@@ -102,7 +104,8 @@ var modelPointVectors = []string{
 	    "final_output":"Hello!","run_outcome":"completed"}}`,
 }
 
-// TestModelPointParity runs the model-seam vectors through both harnesses.
+// TestModelPointParity runs the model-seam vectors through the SDK-local
+// harness and the gateway on every surface.
 func TestModelPointParity(t *testing.T) {
 	vectors := make([]*Vector, 0, len(modelPointVectors))
 	for i, src := range modelPointVectors {
@@ -112,7 +115,11 @@ func TestModelPointParity(t *testing.T) {
 		}
 		vectors = append(vectors, v)
 	}
-	for name, factory := range map[string]HarnessFactory{"sdk-local": NewSDKLocalHarness, "gateway": NewGatewayHarness} {
+	factories := map[string]HarnessFactory{"sdk-local": NewSDKLocalHarness}
+	for _, api := range []wire.API{wire.ChatCompletions, wire.Responses} {
+		factories["gateway/"+string(api)] = mustGatewayHarness(t, api)
+	}
+	for name, factory := range factories {
 		report := Run(context.Background(), factory, vectors)
 		for _, r := range report.Results {
 			if r.Status != StatusPass {
@@ -210,4 +217,19 @@ func TestGatewayUnreachableIsHarnessError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the SDK failed closed at agent_startup") {
 		t.Fatalf("Run = %+v, %v; want the SDK's fail-closed reported as a harness error", rr, err)
 	}
+}
+
+// TestGatewayConformanceResponses runs every vendored vector through the
+// gateway on the Responses API: the same results as chat completions.
+func TestGatewayConformanceResponses(t *testing.T) {
+	requireConformant(t, mustGatewayHarness(t, wire.Responses))
+}
+
+func mustGatewayHarness(t *testing.T, api wire.API) HarnessFactory {
+	t.Helper()
+	f, err := GatewayHarness(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
