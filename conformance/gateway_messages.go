@@ -39,7 +39,13 @@ func messagesSurface() gatewaySurface {
 // anthropicUpstream is the gateway's Anthropic-type upstream for the
 // scripted server.
 func anthropicUpstream(baseURL string, transport http.RoundTripper) (providers.Upstream, error) {
-	return nil, errors.New("the gateway has no Anthropic upstream yet")
+	return providers.NewAnthropic(providers.AnthropicConfig{
+		Name:      "ctk-mock",
+		BaseURL:   baseURL,
+		Timeout:   gatewayCallTimeout,
+		Models:    []string{gatewayModelID},
+		Transport: transport,
+	})
 }
 
 // newAnthropicClient is anthropic-sdk-go on the gateway at root, through
