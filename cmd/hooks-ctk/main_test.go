@@ -260,3 +260,28 @@ func TestSurfaceAllJSON(t *testing.T) {
 		t.Errorf("report = %+v", doc)
 	}
 }
+
+// TestGatewaySurfacesRegistered: the real registry gives the gateway one
+// entry per surface, in report order, each declaring its surface. (The
+// conformance package runs the vectors on each.)
+func TestGatewaySurfacesRegistered(t *testing.T) {
+	runs, err := selectRuns(harnesses(), "gateway", surfaceAll, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"chat_completions", "responses", "messages"}
+	if len(runs) != len(want) {
+		t.Fatalf("%d runs, want %d", len(runs), len(want))
+	}
+	for i, r := range runs {
+		if r.surface != want[i] {
+			t.Errorf("run %d is %q, want %q", i, r.surface, want[i])
+		}
+		if name := r.factory().Declaration().Name; name != "gateway/"+want[i] {
+			t.Errorf("run %d declares %q", i, name)
+		}
+	}
+	if _, err := selectRuns(harnesses(), "sdk-local", "responses", true); err == nil {
+		t.Error("sdk-local accepted a surface")
+	}
+}
