@@ -11,8 +11,10 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // TestGatewayConformance runs every vendored vector through the gateway
@@ -107,7 +109,7 @@ var modelPointVectors = []string{
 }
 
 // TestModelPointParity runs the model-seam vectors through the SDK-local
-// harness and the gateway on every surface.
+// harness and the gateway on every surface it serves.
 func TestModelPointParity(t *testing.T) {
 	vectors := make([]*Vector, 0, len(modelPointVectors))
 	for i, src := range modelPointVectors {
@@ -118,7 +120,7 @@ func TestModelPointParity(t *testing.T) {
 		vectors = append(vectors, v)
 	}
 	factories := map[string]HarnessFactory{"sdk-local": NewSDKLocalHarness}
-	for _, api := range []wire.API{wire.ChatCompletions, wire.Responses} {
+	for _, api := range servedAPIs() {
 		factories["gateway/"+string(api)] = mustGatewayHarness(t, api)
 	}
 	for name, factory := range factories {
@@ -227,6 +229,27 @@ func TestGatewayConformanceResponses(t *testing.T) {
 	requireConformant(t, mustGatewayHarness(t, wire.Responses))
 }
 
+// TestGatewayConformanceMessages runs every vendored vector through the
+// gateway on the Messages API: the same results as chat completions.
+func TestGatewayConformanceMessages(t *testing.T) {
+	if !slices.Contains(servedAPIs(), wire.Messages) {
+		t.Skip("the gateway serves no Messages surface (proxy.Surfaces)")
+	}
+	requireConformant(t, mustGatewayHarness(t, wire.Messages))
+}
+
+// servedAPIs are the harness's surfaces the gateway serves, in report
+// order.
+func servedAPIs() []wire.API {
+	var out []wire.API
+	for _, surf := range proxy.Surfaces(config.Default()) {
+		if slices.Contains(GatewayAPIs(), surf.API()) {
+			out = append(out, surf.API())
+		}
+	}
+	return out
+}
+
 func mustGatewayHarness(t *testing.T, api wire.API) HarnessFactory {
 	t.Helper()
 	f, err := GatewayHarness(api)
@@ -242,7 +265,7 @@ func mustGatewayHarness(t *testing.T, api wire.API) HarnessFactory {
 var projectionParityVectors = []string{"AH-CTK-001", "AH-CTK-020", "AH-CTK-090", "AH-CTK-100"}
 
 // TestGatewayProjectionParity runs vectors through the gateway on every
-// surface and compares each recorded context with the chat completions
+// surface it serves and compares each recorded context with the chat completions
 // run's: one policy must see the same messages, tools and responses
 // whatever API the agent speaks. Only what names the call differs:
 // request_id, timestamp, and model.api and model.params (each surface's
@@ -267,7 +290,7 @@ func TestGatewayProjectionParity(t *testing.T) {
 	}
 	for _, v := range vectors {
 		want := surfaceContexts(t, wire.ChatCompletions, v)
-		for _, api := range []wire.API{wire.Responses} {
+		for _, api := range servedAPIs()[1:] {
 			got := surfaceContexts(t, api, v)
 			if len(got) != len(want) {
 				t.Errorf("%s on %s: %d contexts, chat completions %d", v.ID, api, len(got), len(want))
