@@ -12,14 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
 	"github.com/hooks-gateway/hooks-gateway/sdk"
@@ -43,25 +40,87 @@ const (
 	gatewayTypeHostError = "agent_hooks_host_error"
 )
 
-// GatewayDeclaration is the declared surface of the gateway harness. The
-// gateway hosts the same emitter as the SDK-local harness, so it declares
-// the same capabilities, postures, profiles and identity provider.
-func GatewayDeclaration() Declaration {
+// GatewayDeclaration is the declared surface of the gateway harness on
+// api. The gateway hosts the same emitter as the SDK-local harness, so it
+// declares the same capabilities, postures, profiles and identity
+// provider whatever the surface; the name says which surface ran.
+func GatewayDeclaration(api wire.API) Declaration {
 	d := SDKLocalDeclaration()
-	d.Name = "gateway"
+	d.Name = "gateway/" + string(api)
 	return d
 }
 
-// NewGatewayHarness returns a harness whose production path is the real
-// gateway over HTTP: the vector's emitter behind proxy.Server on a real
-// listener, driven by an SDK remote session (the emit API for startup,
-// input, the tool points, output and shutdown) and by the official
-// openai-go client through the session's transport (the gateway emits
-// pre_model_call and post_model_call in the same session). Only the model
-// (a scripted OpenAI-compatible upstream) and the tools are mocked.
-func NewGatewayHarness() Harness { return &gatewayHarness{} }
+// GatewayAPIs lists the surfaces the gateway harness drives, in report
+// order.
+func GatewayAPIs() []wire.API {
+	return []wire.API{wire.ChatCompletions, wire.Responses, wire.Messages}
+}
+
+// NewGatewayHarness returns the gateway harness on chat completions (see
+// GatewayHarness).
+func NewGatewayHarness() Harness { return &gatewayHarness{surface: chatSurface()} }
+
+// GatewayHarness returns the factory of harnesses whose production path is
+// the real gateway over HTTP on api: the vector's emitter behind
+// proxy.Server on a real listener, driven by an SDK remote session (the
+// emit API for startup, input, the tool points, output and shutdown) and
+// by the surface's official client through the session's transport (the
+// gateway emits pre_model_call and post_model_call in the same session).
+// Only the model (a scripted upstream answering in the surface's own
+// format) and the tools are mocked.
+func GatewayHarness(api wire.API) (HarnessFactory, error) {
+	s, err := gatewaySurfaceFor(api)
+	if err != nil {
+		return nil, err
+	}
+	return func() Harness { return &gatewayHarness{surface: s} }, nil
+}
+
+// gatewaySurface is what the harness needs of one API surface: the
+// scripted upstream's native answers, the gateway upstream that reaches
+// it, and the model seam driving the surface with its official client.
+type gatewaySurface struct {
+	api wire.API
+	// upstreamPath is where the gateway's upstream posts the surface's
+	// operation on the scripted server.
+	upstreamPath string
+	// render is model_script[n] as the upstream's native answer.
+	render func(n int, r Response) ([]byte, error)
+	// errorBody is an upstream error in the surface's envelope.
+	errorBody func(msg string) []byte
+	// newUpstream is the gateway's upstream for the scripted server.
+	newUpstream func(baseURL string, transport http.RoundTripper) (providers.Upstream, error)
+	// newModel is the model seam sending to the gateway at root through hc.
+	newModel func(root string, hc *http.Client, tools []Tool) modelSeam
+}
+
+// gatewaySurfaceFor returns api's surface kit.
+func gatewaySurfaceFor(api wire.API) (gatewaySurface, error) {
+	switch api {
+	case wire.ChatCompletions:
+		return chatSurface(), nil
+	case wire.Responses:
+		return responsesSurface(), nil
+	case wire.Messages:
+		return messagesSurface(), nil
+	}
+	return gatewaySurface{}, fmt.Errorf("the gateway harness has no surface %q (surfaces: chat_completions, responses, messages)", api)
+}
+
+// openAIUpstream is the gateway's OpenAI-type upstream for the scripted
+// server; it serves chat completions and responses alike.
+func openAIUpstream(baseURL string, transport http.RoundTripper) (providers.Upstream, error) {
+	return providers.NewOpenAI(providers.OpenAIConfig{
+		Name:      "ctk-mock",
+		BaseURL:   baseURL,
+		Timeout:   gatewayCallTimeout,
+		Models:    []string{gatewayModelID},
+		Transport: transport,
+	})
+}
 
 type gatewayHarness struct {
+	surface  gatewaySurface
 	v        *Vector
 	recorder *contextRecorder
 	records  *recordCollector
@@ -69,7 +128,7 @@ type gatewayHarness struct {
 	gateway  *httptest.Server
 }
 
-func (h *gatewayHarness) Declaration() Declaration { return GatewayDeclaration() }
+func (h *gatewayHarness) Declaration() Declaration { return GatewayDeclaration(h.surface.api) }
 
 // Setup builds the vector's emitter (recording every record), the scripted
 // upstream, and the gateway in front of it.
@@ -91,14 +150,8 @@ func (h *gatewayHarness) Setup(v *Vector) error {
 	if err != nil {
 		return err
 	}
-	h.upstream = httptest.NewServer(&scriptedUpstream{script: v.Scenario.ModelScript})
-	up, err := providers.NewOpenAI(providers.OpenAIConfig{
-		Name:      "ctk-mock",
-		BaseURL:   h.upstream.URL,
-		Timeout:   gatewayCallTimeout,
-		Models:    []string{gatewayModelID},
-		Transport: h.upstream.Client().Transport,
-	})
+	h.upstream = httptest.NewServer(newScriptedUpstream(h.surface, v.Scenario.ModelScript))
+	up, err := h.surface.newUpstream(h.upstream.URL, h.upstream.Client().Transport)
 	if err != nil {
 		return err
 	}
@@ -110,6 +163,9 @@ func (h *gatewayHarness) Setup(v *Vector) error {
 		Policy: &proxy.Policy{Emitter: em, Router: router, Version: "ctk-" + v.ID},
 		Store:  sessions.NewMemory(sessions.Options{}),
 		Logger: slog.New(slog.DiscardHandler),
+		// Every surface the product serves, with the default wire
+		// allowances.
+		Surfaces: proxy.Surfaces(config.Default()),
 	})
 	h.gateway = httptest.NewServer(srv)
 	return nil
@@ -144,14 +200,8 @@ func (h *gatewayHarness) Run(ctx context.Context) (*RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := openai.NewClient(
-		option.WithBaseURL(h.gateway.URL+"/v1"),
-		option.WithAPIKey("ctk"), // the gateway authenticates no client; never the environment's key
-		option.WithHTTPClient(&http.Client{Transport: session.Transport(httpClient.Transport)}),
-		option.WithMaxRetries(0),
-		option.WithRequestTimeout(gatewayCallTimeout),
-	)
-	model := &gatewayModel{client: client, tools: openAITools(h.v.Scenario.Tools)}
+	modelClient := &http.Client{Transport: session.Transport(httpClient.Transport)}
+	model := h.surface.newModel(h.gateway.URL, modelClient, h.v.Scenario.Tools)
 	loop := &agentLoop{v: h.v, session: session, model: model}
 	runErr := loop.run(ctx)
 	if err := sdkFailures(sdkRecords.take()); err != nil {
@@ -194,8 +244,8 @@ func sdkFailures(records []*enforcement.Record) error {
 }
 
 // recordCollector is a thread-safe record sink. As the emitter's sink it
-// holds every record the gateway writes, for chat completions and for the
-// emit API alike, in order.
+// holds every record the gateway writes, for model calls and for the emit
+// API alike, in order.
 type recordCollector struct {
 	mu   sync.Mutex
 	recs []*enforcement.Record
@@ -218,120 +268,6 @@ func (c *recordCollector) take() []*enforcement.Record {
 	return out
 }
 
-// gatewayModel is the gateway model seam: each model call is a chat
-// completion sent with openai-go through the session's transport, so the
-// gateway brackets it with pre_model_call and post_model_call in the
-// session. The transcript is an OpenAI one: the input message, then per
-// tool-calling turn the assistant message carrying its tool_calls followed
-// by one tool message per call (tool_call_id, result or "blocked: …").
-type gatewayModel struct {
-	client   openai.Client
-	tools    []openai.ChatCompletionToolUnionParam
-	messages []openai.ChatCompletionMessageParamUnion
-}
-
-// open starts the transcript. A system input is a system message; user and
-// external input are user messages (the chat wire has no external role).
-func (m *gatewayModel) open(role string, content any) error {
-	text, err := messageText(content)
-	if err != nil {
-		return fmt.Errorf("input content: %w", err)
-	}
-	msg := openai.UserMessage(text)
-	if role == "system" {
-		msg = openai.SystemMessage(text)
-	}
-	m.messages = []openai.ChatCompletionMessageParamUnion{msg}
-	return nil
-}
-
-// call sends the transcript to the gateway and reads the verdicted
-// response back: content (null stays nil), tool calls with their arguments
-// decoded number-exactly, finish_reason. The assistant message joins the
-// transcript at once, ahead of the tool messages that answer it.
-func (m *gatewayModel) call(ctx context.Context, i int) (enforcement.ModelResponse, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:    gatewayModelID,
-		Messages: m.messages,
-		Tools:    m.tools,
-	}
-	completion, err := m.client.Chat.Completions.New(ctx, params)
-	if err != nil {
-		return enforcement.ModelResponse{}, modelCallError(i, err)
-	}
-	if len(completion.Choices) != 1 {
-		return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: the gateway answered %d choices, want 1", i, len(completion.Choices))
-	}
-	choice := completion.Choices[0]
-	msg := choice.Message
-	resp := enforcement.ModelResponse{FinishReason: choice.FinishReason}
-	assistant := openai.ChatCompletionAssistantMessageParam{}
-	switch raw := msg.JSON.Content.Raw(); {
-	case raw == "" || raw == "null":
-	case msg.JSON.Content.Valid():
-		resp.Content = msg.Content
-		assistant.Content.OfString = param.NewOpt(msg.Content)
-	default:
-		return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: the response content is not a string or null", i)
-	}
-	for k, tc := range msg.ToolCalls {
-		if tc.Type != "function" {
-			return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: tool_calls[%d] has type %q, want function", i, k, tc.Type)
-		}
-		args, err := jsonvalue.Decode([]byte(tc.Function.Arguments))
-		if err != nil {
-			return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: tool_calls[%d].function.arguments: %w", i, k, err)
-		}
-		resp.ToolCalls = append(resp.ToolCalls, enforcement.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
-		assistant.ToolCalls = append(assistant.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: tc.ID,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-					Name:      tc.Function.Name,
-					Arguments: tc.Function.Arguments,
-				},
-			},
-		})
-	}
-	m.messages = append(m.messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &assistant})
-	return resp, nil
-}
-
-func (m *gatewayModel) toolMessage(tc enforcement.ToolCall, content any) error {
-	text, err := messageText(content)
-	if err != nil {
-		return fmt.Errorf("tool %s result: %w", tc.Name, err)
-	}
-	m.messages = append(m.messages, openai.ToolMessage(text, tc.ID))
-	return nil
-}
-
-// closeTurn has nothing to add: the assistant message went in with the
-// response.
-func (m *gatewayModel) closeTurn(enforcement.ModelResponse) {}
-
-// modelCallError sorts a failed chat completion: a verdict error of the
-// gateway at a model point (policy deny 403, host_error 503/504) is the
-// model call being blocked, which ends the run as blocked (CTK.md §2.2);
-// anything else is a harness error.
-func modelCallError(i int, err error) error {
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) {
-		return fmt.Errorf("model_script[%d]: chat completion through the gateway: %w", i, err)
-	}
-	var env struct {
-		InterceptionPoint string `json:"interception_point"`
-	}
-	_ = json.Unmarshal([]byte(apiErr.RawJSON()), &env) // an unreadable envelope leaves the point empty
-	point := enforcement.Point(env.InterceptionPoint)
-	verdict := apiErr.Type == gatewayTypeDenied || apiErr.Type == gatewayTypeHostError
-	if verdict && (point == enforcement.PreModelCall || point == enforcement.PostModelCall) {
-		return &modelBlockedError{call: i, point: point, status: apiErr.StatusCode, code: apiErr.Code}
-	}
-	return fmt.Errorf("model_script[%d]: the gateway answered HTTP %d (type %q, code %q, point %q)",
-		i, apiErr.StatusCode, apiErr.Type, apiErr.Code, env.InterceptionPoint)
-}
-
 // modelBlockedError is a model call the gateway refused with a verdict.
 type modelBlockedError struct {
 	call   int
@@ -347,8 +283,8 @@ func (e *modelBlockedError) Error() string {
 // Is makes the error match errModelCallBlocked.
 func (e *modelBlockedError) Is(target error) bool { return target == errModelCallBlocked }
 
-// messageText is the chat-wire text of a transcript value: a string as is,
-// any other JSON value as its exact JSON text.
+// messageText is the wire text of a transcript value: a string as is, any
+// other JSON value as its exact JSON text.
 func messageText(v any) (string, error) {
 	if s, ok := v.(string); ok {
 		return s, nil
@@ -360,113 +296,99 @@ func messageText(v any) (string, error) {
 	return string(b), nil
 }
 
-// openAITools declares the scenario's tools to the model as functions. The
-// vectors' schema member is not a JSON Schema and every harness ignores
-// it, so each function takes an open object.
-func openAITools(tools []Tool) []openai.ChatCompletionToolUnionParam {
-	if len(tools) == 0 {
-		return nil
+// modelPointVerdict sorts a gateway error answer to model call i, read
+// from whichever envelope the surface uses: a verdict error (policy deny
+// 403, host_error 503/504) at a model point is the model call being
+// blocked, which ends the run as blocked (CTK.md §2.2); anything else is a
+// harness error.
+func modelPointVerdict(i, status int, typ, code, point string) error {
+	p := enforcement.Point(point)
+	verdict := typ == gatewayTypeDenied || typ == gatewayTypeHostError
+	if verdict && (p == enforcement.PreModelCall || p == enforcement.PostModelCall) {
+		return &modelBlockedError{call: i, point: p, status: status, code: code}
 	}
-	out := make([]openai.ChatCompletionToolUnionParam, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name:       t.Name,
-			Parameters: shared.FunctionParameters{"type": "object"},
-		}))
-	}
-	return out
+	return fmt.Errorf("model_script[%d]: the gateway answered HTTP %d (type %q, code %q, point %q)",
+		i, status, typ, code, point)
 }
 
-// scriptedUpstream is an OpenAI-compatible chat-completions endpoint that
-// answers its N-th call with model_script[N] (non-streaming).
+// scriptedUpstream is one surface's upstream endpoint answering its N-th
+// call with model_script[N] in the surface's native format
+// (non-streaming). Any other route is a 404, so a gateway that sends a
+// surface's call to another operation fails the run.
 type scriptedUpstream struct {
-	script []ModelTurn
+	surface gatewaySurface
+	script  []ModelTurn
 
 	mu    sync.Mutex
 	calls int
 }
 
+func newScriptedUpstream(s gatewaySurface, script []ModelTurn) *scriptedUpstream {
+	return &scriptedUpstream{surface: s, script: script}
+}
+
 func (u *scriptedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/chat/completions" {
-		writeUpstreamError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	if r.Method != http.MethodPost || r.URL.Path != u.surface.upstreamPath {
+		u.fail(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeUpstreamError(w, http.StatusBadRequest, "the request body could not be read")
+		u.fail(w, http.StatusBadRequest, "the request body could not be read")
 		return
 	}
 	var req struct {
 		Stream bool `json:"stream"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeUpstreamError(w, http.StatusBadRequest, "the request is not a JSON object")
+		u.fail(w, http.StatusBadRequest, "the request is not a JSON object")
 		return
 	}
 	if req.Stream {
-		writeUpstreamError(w, http.StatusBadRequest, "the scripted upstream does not stream")
+		u.fail(w, http.StatusBadRequest, "the scripted upstream does not stream")
 		return
 	}
-	u.mu.Lock()
-	n := u.calls
-	u.calls++
-	u.mu.Unlock()
+	n := u.next()
 	if n >= len(u.script) {
-		writeUpstreamError(w, http.StatusInternalServerError, fmt.Sprintf("model call %d is beyond the %d scripted responses", n, len(u.script)))
+		u.fail(w, http.StatusInternalServerError, fmt.Sprintf("model call %d is beyond the %d scripted responses", n, len(u.script)))
 		return
 	}
-	out, err := completionBody(n, u.script[n].Respond)
+	out, err := u.surface.render(n, u.script[n].Respond)
 	if err != nil {
-		writeUpstreamError(w, http.StatusInternalServerError, fmt.Sprintf("model_script[%d]: %v", n, err))
+		u.fail(w, http.StatusInternalServerError, fmt.Sprintf("model_script[%d]: %v", n, err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
 }
 
-// completionBody renders a scripted response as an OpenAI chat completion:
-// content as scripted (null included), tool_calls as function calls whose
-// arguments are the exact JSON text of the scripted args (number tokens
-// kept, so 9007199254740993 reaches the gateway intact; missing args are
-// {}), finish_reason as scripted.
-func completionBody(n int, r Response) ([]byte, error) {
-	msg := map[string]any{"role": "assistant", "content": r.Content}
-	if len(r.ToolCalls) > 0 {
-		calls := make([]any, 0, len(r.ToolCalls))
-		for _, tc := range r.ToolCalls {
-			args := tc.Args
-			if args == nil {
-				args = map[string]any{}
-			}
-			text, err := jsonvalue.Marshal(args)
-			if err != nil {
-				return nil, fmt.Errorf("tool call %s args: %w", tc.ID, err)
-			}
-			calls = append(calls, map[string]any{
-				"id":       tc.ID,
-				"type":     "function",
-				"function": map[string]any{"name": tc.Name, "arguments": string(text)},
-			})
-		}
-		msg["tool_calls"] = calls
-	}
-	return jsonvalue.Marshal(map[string]any{
-		"id":      fmt.Sprintf("chatcmpl-ctk-%d", n),
-		"object":  "chat.completion",
-		"created": json.Number("0"),
-		"model":   gatewayModelID,
-		"choices": []any{map[string]any{
-			"index":         json.Number("0"),
-			"message":       msg,
-			"finish_reason": r.FinishReason,
-		}},
-	})
+// next counts a model call and returns its index.
+func (u *scriptedUpstream) next() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n := u.calls
+	u.calls++
+	return n
 }
 
-// writeUpstreamError answers with OpenAI's error envelope.
-func writeUpstreamError(w http.ResponseWriter, status int, msg string) {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "ctk_mock_error"}})
+// fail answers with the surface's error envelope.
+func (u *scriptedUpstream) fail(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(b)
+	w.Write(u.surface.errorBody(msg))
+}
+
+// scriptedArgs is the exact JSON text of a scripted tool call's args:
+// number tokens kept (9007199254740993 reaches the gateway intact), and
+// missing args are {}.
+func scriptedArgs(tc ToolCall) ([]byte, error) {
+	args := tc.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	text, err := jsonvalue.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("tool call %s args: %w", tc.ID, err)
+	}
+	return text, nil
 }

@@ -5,10 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // TestGatewayConformance runs every vendored vector through the gateway
@@ -102,7 +108,8 @@ var modelPointVectors = []string{
 	    "final_output":"Hello!","run_outcome":"completed"}}`,
 }
 
-// TestModelPointParity runs the model-seam vectors through both harnesses.
+// TestModelPointParity runs the model-seam vectors through the SDK-local
+// harness and the gateway on every surface it serves.
 func TestModelPointParity(t *testing.T) {
 	vectors := make([]*Vector, 0, len(modelPointVectors))
 	for i, src := range modelPointVectors {
@@ -112,7 +119,11 @@ func TestModelPointParity(t *testing.T) {
 		}
 		vectors = append(vectors, v)
 	}
-	for name, factory := range map[string]HarnessFactory{"sdk-local": NewSDKLocalHarness, "gateway": NewGatewayHarness} {
+	factories := map[string]HarnessFactory{"sdk-local": NewSDKLocalHarness}
+	for _, api := range servedAPIs() {
+		factories["gateway/"+string(api)] = mustGatewayHarness(t, api)
+	}
+	for name, factory := range factories {
 		report := Run(context.Background(), factory, vectors)
 		for _, r := range report.Results {
 			if r.Status != StatusPass {
@@ -210,4 +221,120 @@ func TestGatewayUnreachableIsHarnessError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the SDK failed closed at agent_startup") {
 		t.Fatalf("Run = %+v, %v; want the SDK's fail-closed reported as a harness error", rr, err)
 	}
+}
+
+// TestGatewayConformanceResponses runs every vendored vector through the
+// gateway on the Responses API: the same results as chat completions.
+func TestGatewayConformanceResponses(t *testing.T) {
+	requireConformant(t, mustGatewayHarness(t, wire.Responses))
+}
+
+// TestGatewayConformanceMessages runs every vendored vector through the
+// gateway on the Messages API: the same results as chat completions.
+func TestGatewayConformanceMessages(t *testing.T) {
+	if !slices.Contains(servedAPIs(), wire.Messages) {
+		t.Skip("the gateway serves no Messages surface (proxy.Surfaces)")
+	}
+	requireConformant(t, mustGatewayHarness(t, wire.Messages))
+}
+
+// servedAPIs are the harness's surfaces the gateway serves, in report
+// order.
+func servedAPIs() []wire.API {
+	var out []wire.API
+	for _, surf := range proxy.Surfaces(config.Default()) {
+		if slices.Contains(GatewayAPIs(), surf.API()) {
+			out = append(out, surf.API())
+		}
+	}
+	return out
+}
+
+func mustGatewayHarness(t *testing.T, api wire.API) HarnessFactory {
+	t.Helper()
+	f, err := GatewayHarness(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// projectionParityVectors script model turns whose contexts the surfaces
+// must project identically: tool calls and their results, number-exact
+// arguments, a blocked tool result, transforms at post_model_call.
+var projectionParityVectors = []string{"AH-CTK-001", "AH-CTK-020", "AH-CTK-090", "AH-CTK-100"}
+
+// TestGatewayProjectionParity runs vectors through the gateway on every
+// surface it serves and compares each recorded context with the chat completions
+// run's: one policy must see the same messages, tools and responses
+// whatever API the agent speaks. Only what names the call differs:
+// request_id, timestamp, and model.api and model.params (each surface's
+// own request members).
+func TestGatewayProjectionParity(t *testing.T) {
+	all, err := EmbeddedVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []*Vector
+	for _, v := range all {
+		if slices.Contains(projectionParityVectors, v.ID) {
+			vectors = append(vectors, v)
+		}
+	}
+	for i, src := range modelPointVectors {
+		v, err := ParseVector(fmt.Sprintf("model-point-%d.json", i), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vectors = append(vectors, v)
+	}
+	for _, v := range vectors {
+		want := surfaceContexts(t, wire.ChatCompletions, v)
+		for _, api := range servedAPIs()[1:] {
+			got := surfaceContexts(t, api, v)
+			if len(got) != len(want) {
+				t.Errorf("%s on %s: %d contexts, chat completions %d", v.ID, api, len(got), len(want))
+				continue
+			}
+			for k := range want {
+				if got[k] != want[k] {
+					t.Errorf("%s on %s: context %d differs from chat completions:\n got %s\nwant %s", v.ID, api, k, got[k], want[k])
+				}
+			}
+		}
+	}
+}
+
+// surfaceContexts runs v through the gateway on api and returns the
+// recorded contexts as JSON text, without the members that name the call.
+func surfaceContexts(t *testing.T, api wire.API, v *Vector) []string {
+	t.Helper()
+	h := mustGatewayHarness(t, api)()
+	if err := h.Setup(v.Clone()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Teardown()
+	rr, err := h.Run(context.Background())
+	if err != nil {
+		t.Fatalf("%s on %s: %v", v.ID, api, err)
+	}
+	out := make([]string, 0, len(rr.Interceptions))
+	for _, c := range rr.Interceptions {
+		m, ok := c.(map[string]any)
+		if !ok {
+			t.Fatalf("%s on %s: a context is a %T", v.ID, api, c)
+		}
+		delete(m, "request_id")
+		delete(m, "timestamp")
+		if model, ok := m["model"].(map[string]any); ok {
+			delete(model, "api")
+			delete(model, "params")
+		}
+		b, err := jsonvalue.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
 }

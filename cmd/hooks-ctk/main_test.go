@@ -50,6 +50,24 @@ func vectorDir(t *testing.T) string {
 	return dir
 }
 
+// surfaceRegistry has a harness "multi" with two surfaces: chat
+// completions passes the fake vector, responses fails it.
+func surfaceRegistry() map[string]conformance.HarnessFactory {
+	fake := func(name, outcome string) conformance.HarnessFactory {
+		return func() conformance.Harness {
+			return &replayHarness{
+				decl: conformance.Declaration{Name: name, Capabilities: []string{"model_calls"}},
+				rr:   conformance.RunRecord{Outcome: outcome},
+			}
+		}
+	}
+	return map[string]conformance.HarnessFactory{
+		"multi":                  fake("multi", "completed"),
+		"multi/chat_completions": fake("multi/chat_completions", "completed"),
+		"multi/responses":        fake("multi/responses", "blocked"),
+	}
+}
+
 func runCmd(t *testing.T, reg map[string]conformance.HarnessFactory, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -72,6 +90,8 @@ func TestUsageErrors(t *testing.T) {
 		{"extra argument", registry("completed"), []string{"--harness", "fake", "extra"}, `unexpected argument "extra"`},
 		{"missing dir", registry("completed"), []string{"--harness", "fake", "--vectors", filepath.Join(dir, "nope")}, "no AH-CTK-*.json vectors"},
 		{"empty dir", registry("completed"), []string{"--harness", "fake", "--vectors", t.TempDir()}, "no AH-CTK-*.json vectors"},
+		{"surface of a harness without surfaces", registry("completed"), []string{"--harness", "fake", "--surface", "responses"}, `harness "fake" has no API surfaces`},
+		{"unknown surface", surfaceRegistry(), []string{"--harness", "multi", "--surface", "grpc"}, `harness "multi" has no surface "grpc" (surfaces: chat_completions, responses, all)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,5 +194,94 @@ func TestGatewayRegistered(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// TestSurfaceSelection: --surface picks one surface's entry, all runs each
+// in report order with a summary table, and no flag runs the plain name.
+func TestSurfaceSelection(t *testing.T) {
+	dir := vectorDir(t)
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		want    []string
+		wantNot []string
+	}{
+		{"default", []string{}, exitOK, []string{"conformance report — multi\n"}, []string{"Results per surface"}},
+		{"one surface", []string{"--surface", "responses"}, exitFail, []string{"conformance report — multi/responses"}, []string{"multi/chat_completions", "Results per surface"}},
+		{"all", []string{"--surface", "all"}, exitFail, []string{
+			"conformance report — multi/chat_completions",
+			"conformance report — multi/responses",
+			"| Surface | Passed | Skipped | Failed |",
+			"| chat_completions | 1 | 0 | 0 |\n| responses | 0 | 0 | 1 |",
+		}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"--harness", "multi", "--vectors", dir}, c.args...)
+			code, out, errOut := runCmd(t, surfaceRegistry(), args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, errOut)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range c.wantNot {
+				if strings.Contains(out, w) {
+					t.Errorf("stdout has %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestSurfaceAllJSON: --surface all --format json reports each surface
+// under "surfaces", in order.
+func TestSurfaceAllJSON(t *testing.T) {
+	code, out, _ := runCmd(t, surfaceRegistry(), "--harness", "multi", "--surface", "all", "--vectors", vectorDir(t), "--format", "json")
+	if code != exitFail {
+		t.Errorf("exit %d, want %d", code, exitFail)
+	}
+	var doc struct {
+		Surfaces []struct {
+			Surface string             `json:"surface"`
+			Vectors conformance.Report `json:"vectors"`
+		} `json:"surfaces"`
+		Golden *conformance.GoldenReport `json:"golden_identity"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not a JSON report: %v\n%s", err, out)
+	}
+	if len(doc.Surfaces) != 2 || doc.Surfaces[0].Surface != "chat_completions" || doc.Surfaces[1].Surface != "responses" ||
+		doc.Surfaces[0].Vectors.Totals.Passed != 1 || doc.Surfaces[1].Vectors.Totals.Failed != 1 || doc.Golden == nil {
+		t.Errorf("report = %+v", doc)
+	}
+}
+
+// TestGatewaySurfacesRegistered: the real registry gives the gateway one
+// entry per surface, in report order, each declaring its surface. (The
+// conformance package runs the vectors on each.)
+func TestGatewaySurfacesRegistered(t *testing.T) {
+	runs, err := selectRuns(harnesses(), "gateway", surfaceAll, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"chat_completions", "responses", "messages"}
+	if len(runs) != len(want) {
+		t.Fatalf("%d runs, want %d", len(runs), len(want))
+	}
+	for i, r := range runs {
+		if r.surface != want[i] {
+			t.Errorf("run %d is %q, want %q", i, r.surface, want[i])
+		}
+		if name := r.factory().Declaration().Name; name != "gateway/"+want[i] {
+			t.Errorf("run %d declares %q", i, name)
+		}
+	}
+	if _, err := selectRuns(harnesses(), "sdk-local", "responses", true); err == nil {
+		t.Error("sdk-local accepted a surface")
 	}
 }
