@@ -205,8 +205,8 @@ func New(opts Options) *Metrics {
 
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hooks_gateway_requests_total",
-		Help: "HTTP requests answered, by route pattern and status code.",
-	}, []string{"route", "code"})
+		Help: "HTTP requests answered, by route pattern, API surface (none outside model calls) and status code.",
+	}, []string{"route", "api", "code"})
 	m.requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "hooks_gateway_request_duration_seconds",
 		Help:    "Time from request to the handler's return, by route pattern and whether the chat request streamed.",
@@ -309,9 +309,14 @@ func (m *Metrics) PolicyLoaded(version string, reload bool) {
 func (m *Metrics) ReloadFailed() { m.policyReloads.WithLabelValues("error").Inc() }
 
 // ObserveRequest records one answered HTTP request. route is the router's
-// pattern (never the raw path), upstream the time spent in upstream calls.
-func (m *Metrics) ObserveRequest(route string, code int, stream bool, d, upstream time.Duration) {
-	m.requests.WithLabelValues(route, statusLabel(code)).Inc()
+// pattern (never the raw path), api the surface of a model call ("" on
+// other routes, labelled "none"), upstream the time spent in upstream
+// calls.
+func (m *Metrics) ObserveRequest(route, api string, code int, stream bool, d, upstream time.Duration) {
+	if api == "" {
+		api = "none"
+	}
+	m.requests.WithLabelValues(route, api, statusLabel(code)).Inc()
 	s := "false"
 	if stream {
 		s = "true"

@@ -282,8 +282,8 @@ func TestPolicyAndGateway(t *testing.T) {
 	m.PolicyLoaded("v2", true)
 	m.PolicyLoaded("v2", true)
 	m.ReloadFailed()
-	m.ObserveRequest("/v1/chat/completions", 200, true, 3*time.Second, 2*time.Second)
-	m.ObserveRequest("/v1/chat/completions", 499, false, time.Second, 2*time.Second) // never negative
+	m.ObserveRequest("/v1/chat/completions", "chat_completions", 200, true, 3*time.Second, 2*time.Second)
+	m.ObserveRequest("/v1/chat/completions", "chat_completions", 499, false, time.Second, 2*time.Second) // never negative
 	m.ObserveUpstream("openai", StatusCode(429), time.Second)
 	m.ObserveUpstream("openai", UpstreamTimeout, time.Second)
 	m.ObserveStreamBuffer(5000)

@@ -105,9 +105,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		AdminToken:        cfg.Auth.AdminToken,
 		AdminOnMain:       cfg.Listeners.Admin == "",
 		Approvals:         a.Approvals.Queue,
-
-		AllowRequestMembers:  cfg.Wire.Chat.AllowRequestMembers,
-		AllowResponseMembers: cfg.Wire.Chat.AllowResponseMembers,
+		Surfaces:          Surfaces(cfg),
 	}
 	for _, o := range sopts {
 		o(&opts)

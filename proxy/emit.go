@@ -34,8 +34,9 @@ type emitAnswer struct {
 // asked for a verdict and got one.
 func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	pol, p, body, ok := s.admitRequest(w, r)
-	if !ok {
+	pol, p, body, err := s.admitRequest(w, r)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	point, builder, fields, err := s.parseEmit(body, p)

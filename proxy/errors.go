@@ -1,13 +1,13 @@
 package proxy
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // Error types of the OpenAI-style error envelope.
@@ -100,44 +100,33 @@ func asAPIError(err error) *apiError {
 	return errorf(http.StatusInternalServerError, typeGatewayError, "internal_error", "the gateway failed to process the request")
 }
 
-// envelope is the JSON error body.
-type envelope struct {
-	Error envelopeBody `json:"error"`
+// wireError is e independent of any envelope, for a surface to render.
+func (e *apiError) wireError() wire.Error {
+	return wire.Error{Status: e.status, Type: e.typ, Code: e.code, Message: e.message, Param: e.param,
+		Point: string(e.point), SessionID: e.session, Sequence: e.sequence}
 }
 
-type envelopeBody struct {
-	Message           string  `json:"message"`
-	Type              string  `json:"type"`
-	Code              string  `json:"code"`
-	Param             *string `json:"param"`
-	InterceptionPoint string  `json:"interception_point,omitempty"`
-	SessionID         string  `json:"session_id,omitempty"`
-	Sequence          *int64  `json:"sequence,omitempty"`
-}
+// body is e in OpenAI's envelope, the gateway's own routes' format.
+func (e *apiError) body() []byte { return wire.OpenAIErrorBody(e.wireError()) }
 
-func (e *apiError) body() []byte {
-	env := envelope{Error: envelopeBody{
-		Message:           e.message,
-		Type:              e.typ,
-		Code:              e.code,
-		InterceptionPoint: string(e.point),
-		SessionID:         e.session,
-		Sequence:          e.sequence,
-	}}
-	if e.param != "" {
-		env.Error.Param = &e.param
-	}
-	b, _ := json.Marshal(env) // plain strings and ints always marshal
-	return b
-}
-
-// writeError answers err with its status and envelope.
+// writeError answers err with its status and OpenAI's envelope (the
+// gateway's own routes).
 func writeError(w http.ResponseWriter, err error) {
 	ae := asAPIError(err)
-	b := ae.body()
+	writeErrorBody(w, ae.status, ae.body())
+}
+
+// writeSurfaceError answers err with its status and surf's envelope, so
+// the surface's clients raise it.
+func writeSurfaceError(w http.ResponseWriter, surf wire.Surface, err error) {
+	ae := asAPIError(err)
+	writeErrorBody(w, ae.status, surf.ErrorBody(ae.wireError()))
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(ae.status)
+	w.WriteHeader(status)
 	w.Write(b)
 }

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"io"
 	"log"
 	"log/slog"
@@ -137,7 +139,7 @@ type gatewayConfig struct {
 	// log receives the gateway's logs and the HTTP server's error log
 	// (recovered handler panics); nil discards both.
 	log io.Writer
-	// allowRequestMembers is Options.AllowRequestMembers.
+	// allowRequestMembers are the chat surface's extra request members.
 	allowRequestMembers []string
 }
 
@@ -186,8 +188,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,
 		Tracer:            gc.tracer,
-
-		AllowRequestMembers: gc.allowRequestMembers,
+		Surfaces:          []wire.Surface{chatwire.New(chatwire.Options{AllowRequestMembers: gc.allowRequestMembers})},
 	})
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.ErrorLog = log.New(gc.log, "", 0)
@@ -217,6 +218,21 @@ func (g *gateway) post(t *testing.T, body string, header map[string]string) (int
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b
+}
+
+// envelope is OpenAI's error envelope as the tests read it.
+type envelope struct {
+	Error envelopeBody `json:"error"`
+}
+
+type envelopeBody struct {
+	Message           string  `json:"message"`
+	Type              string  `json:"type"`
+	Code              string  `json:"code"`
+	Param             *string `json:"param"`
+	InterceptionPoint string  `json:"interception_point,omitempty"`
+	SessionID         string  `json:"session_id,omitempty"`
+	Sequence          *int64  `json:"sequence,omitempty"`
 }
 
 // errorBody decodes the gateway's error envelope.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/records"
 )
@@ -37,6 +38,8 @@ func WithObserver(o enforcement.Observer) PolicyOption {
 // requestObs is what a handler tells the request instrumentation: whether
 // the chat request streamed, and how long upstream calls took.
 type requestObs struct {
+	// api is the surface of a model call; empty on other routes.
+	api      wire.API
 	stream   bool
 	upstream time.Duration
 }
@@ -68,7 +71,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.metrics.ObserveRequest(route, sw.status, obs.stream, time.Since(start), obs.upstream)
+		s.metrics.ObserveRequest(route, string(obs.api), sw.status, obs.stream, time.Since(start), obs.upstream)
 	})
 }
 

@@ -213,9 +213,9 @@ func TestMetricsExact(t *testing.T) {
 	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=unknown": 1})
 	metricstest.WantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 0, "result=error": 0})
 
-	const chat = "route=/v1/chat/completions"
+	const chat, api = "route=/v1/chat/completions", "api=chat_completions,"
 	metricstest.WantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{
-		"code=200," + chat: 6, "code=403," + chat: 2, "code=502," + chat: 1, "code=503," + chat: 2, "code=504," + chat: 1,
+		api + "code=200," + chat: 6, api + "code=403," + chat: 2, api + "code=502," + chat: 1, api + "code=503," + chat: 2, api + "code=504," + chat: 1,
 	})
 	metricstest.WantSeries(t, fams, "hooks_gateway_request_duration_seconds", map[string]float64{
 		chat + ",stream=false": 10, chat + ",stream=true": 2,
@@ -252,9 +252,9 @@ func TestMetricsExact(t *testing.T) {
 	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 0})
 	got := metricstest.Series(fams, "hooks_gateway_requests_total")
 	for k, v := range map[string]float64{
-		"code=200,route=/metrics":                          1,
-		"code=200,route=/v1/agent-hooks/sessions/{id}/end": 1,
-		"code=404,route=unmatched":                         1,
+		"api=none,code=200,route=/metrics":                          1,
+		"api=none,code=200,route=/v1/agent-hooks/sessions/{id}/end": 1,
+		"api=none,code=404,route=unmatched":                         1,
 	} {
 		if got[k] != v {
 			t.Errorf("hooks_gateway_requests_total{%s} = %v, want %v (all: %v)", k, got[k], v, got)
@@ -283,7 +283,7 @@ func TestMetricsEvaluateOnly(t *testing.T) {
 		em("agent_shutdown", "allow", "none"):   1,
 	})
 	metricstest.WantSeries(t, fams, "agent_hooks_transforms_applied_total", map[string]float64{})
-	metricstest.WantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{"code=200,route=/v1/chat/completions": 1})
+	metricstest.WantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{"api=chat_completions,code=200,route=/v1/chat/completions": 1})
 }
 
 // Build wires the metrics: the emitter reports to the server's registry,

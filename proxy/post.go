@@ -13,18 +13,13 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 )
 
 // postCall evaluates an upstream response (post_model_call, then output
 // when the response ends the turn) and releases only verdicted bytes.
 type postCall struct {
-	s           *Server
-	t           *turn
-	req         *chatwire.Request
+	mc          *modelCall
 	requestID   string
-	modelID     string
-	vendor      string
 	gatewayTurn bool
 	upstream    *upstreamCall
 }
@@ -45,22 +40,23 @@ func (v *verdicted) release() any {
 }
 
 // evaluate emits post_model_call (and output) over a parsed response.
-func (pc *postCall) evaluate(ctx context.Context, resp *chatwire.Response) (*verdicted, error) {
+func (pc *postCall) evaluate(ctx context.Context, resp wire.Response) (*verdicted, error) {
+	t := pc.mc.t
 	fields := map[string]any{
-		"model":      map[string]any{"id": pc.modelID, "vendor": pc.vendor},
+		"model":      pc.mc.model(),
 		"response":   resp.Project(),
 		"request_id": pc.requestID,
 	}
 	if u := resp.Usage(); u != nil {
 		fields["usage"] = u
 	}
-	post, err := pc.t.emit(ctx, enforcement.PostModelCall, fields, enforcement.WithTargetValidator(resp.CheckWriteBack))
+	post, err := t.emit(ctx, enforcement.PostModelCall, fields, enforcement.WithTargetValidator(resp.CheckWriteBack))
 	if err != nil {
 		return nil, err
 	}
 	target, ok := post.Context["response"].(map[string]any)
 	if !ok {
-		return nil, hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted response is not an object")
+		return nil, hostFailure(enforcement.PostModelCall, t.builder.SessionID, "the verdicted response is not an object")
 	}
 	v := &verdicted{target: target, transformed: post.Mode == enforcement.Enforce && post.Verdict.Decision == enforcement.DecisionTransform}
 	calls, _ := target["tool_calls"].([]any)
@@ -76,7 +72,7 @@ func (pc *postCall) evaluate(ctx context.Context, resp *chatwire.Response) (*ver
 		m["content"] = content
 		return m
 	}
-	out, err := pc.t.emit(ctx, enforcement.Output, enforcement.OutputFields(target["content"]),
+	out, err := t.emit(ctx, enforcement.Output, enforcement.OutputFields(target["content"]),
 		enforcement.WithTargetValidator(func(t any) error {
 			o, ok := t.(map[string]any)
 			if !ok {
@@ -101,7 +97,7 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 		pc.upstream.doneStatus()
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unexpected_stream", "the upstream streamed a response to a non-streaming request")
 	}
-	limit := pc.s.opts.MaxResponseBytes
+	limit := pc.mc.s.opts.MaxResponseBytes
 	body, err := readAllSized(io.LimitReader(resp.Body, limit+1), min(resp.ContentLength, limit+1))
 	if err != nil {
 		pc.upstream.doneErr(ctx, err)
@@ -117,9 +113,10 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 	if int64(len(body)) > limit {
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_too_large", "the upstream response exceeds %d bytes", limit)
 	}
-	parsed, err := chatwire.ParseResponse(body, pc.responseOptions())
+	parsed, err := pc.mc.surf.ParseResponse(pc.mc.req, body)
 	if err != nil {
-		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream response is not a chat completion: %v", err)
+		// Surface errors name fields and types, never content.
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream response is not understood: %v", err)
 	}
 	v, err := pc.evaluate(ctx, parsed)
 	if err != nil {
@@ -128,9 +125,9 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 	out, err := parsed.Release(v.release())
 	if err != nil {
 		// The validator accepted it, so this is a gateway bug: fail closed.
-		return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted response could not be written back")
+		return hostFailure(enforcement.PostModelCall, pc.mc.t.builder.SessionID, "the verdicted response could not be written back")
 	}
-	pc.t.end(ctx, enforcement.ShutdownCompleted)
+	pc.mc.t.end(ctx, enforcement.ShutdownCompleted)
 	pc.headers(w)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
@@ -139,19 +136,15 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 	return nil
 }
 
-// responseOptions configures the response parser's closed world.
-func (pc *postCall) responseOptions() chatwire.ResponseOptions {
-	return chatwire.ResponseOptions{AllowMembers: pc.s.opts.AllowResponseMembers}
-}
-
 func (pc *postCall) headers(w http.ResponseWriter) {
+	t := pc.mc.t
 	h := w.Header()
-	h.Set(HeaderSession, pc.t.builder.SessionID)
-	if pc.t.worst != "" {
-		h.Set(HeaderDecision, string(pc.t.worst))
+	h.Set(HeaderSession, t.builder.SessionID)
+	if t.worst != "" {
+		h.Set(HeaderDecision, string(t.worst))
 	}
-	if pc.t.mode != "" {
-		h.Set(HeaderMode, string(pc.t.mode))
+	if t.mode != "" {
+		h.Set(HeaderMode, string(t.mode))
 	}
 }
 
@@ -172,23 +165,23 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 			if ctx.Err() != nil {
 				reason = enforcement.ShutdownCancelled // the client went away
 			}
-			pc.t.end(ctx, reason)
-			fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
+			pc.mc.t.end(ctx, reason)
+			w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
 			return nil
 		}
 		return err
 	}
-	out, err := st.Release(v.release(), pc.req.IncludeUsage())
+	out, err := st.Release(v.release())
 	if err != nil {
-		err = hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, "the verdicted stream could not be synthesized")
+		err = hostFailure(enforcement.PostModelCall, pc.mc.t.builder.SessionID, "the verdicted stream could not be synthesized")
 		if committed {
-			pc.t.end(ctx, enforcement.ShutdownError)
-			fmt.Fprintf(w, "data: %s\n\n", asAPIError(err).body())
+			pc.mc.t.end(ctx, enforcement.ShutdownError)
+			w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
 			return nil
 		}
 		return err
 	}
-	pc.t.end(ctx, enforcement.ShutdownCompleted)
+	pc.mc.t.end(ctx, enforcement.ShutdownCompleted)
 	if !committed {
 		pc.headers(w)
 		setStreamHeaders(w)
@@ -205,7 +198,7 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 
 // readAndEvaluate calls the upstream, buffers its whole stream and
 // evaluates the assembled response.
-func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Response, error)) (*chatwire.Stream, *verdicted, error) {
+func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Response, error)) (wire.Stream, *verdicted, error) {
 	resp, err := call()
 	if err != nil {
 		return nil, nil, err
@@ -215,7 +208,7 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 		pc.upstream.doneStatus()
 		return nil, nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_not_streaming", "the upstream did not stream a response to a streaming request")
 	}
-	st, err := chatwire.ReadStream(resp.Body, pc.s.opts.StreamBufferLimit, pc.responseOptions())
+	st, err := pc.mc.surf.ReadStream(pc.mc.req, resp.Body, pc.mc.s.opts.StreamBufferLimit)
 	if err != nil {
 		if errors.Is(err, wire.ErrBufferLimit) && ctx.Err() == nil {
 			pc.upstream.doneStatus() // the upstream was fine; the stream outgrew the buffer
@@ -225,7 +218,7 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 		return nil, nil, pc.streamFailure(ctx, err)
 	}
 	pc.upstream.doneStatus()
-	pc.s.metrics.ObserveStreamBuffer(st.BufferedBytes())
+	pc.mc.s.metrics.ObserveStreamBuffer(st.BufferedBytes())
 	v, err := pc.evaluate(ctx, st.Response())
 	return st, v, err
 }
@@ -236,30 +229,31 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 // nothing released. A cut or errored stream is an errored model call: no
 // post_model_call.
 func (pc *postCall) streamFailure(ctx context.Context, err error) error {
+	t, s := pc.mc.t, pc.mc.s
 	switch {
 	case ctx.Err() != nil:
 		return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
 	case errors.Is(err, wire.ErrBufferLimit):
-		pc.s.metrics.StreamBufferOverflow()
+		s.metrics.StreamBufferOverflow()
 		fields := map[string]any{
-			"model":      map[string]any{"id": pc.modelID},
+			"model":      pc.mc.model(),
 			"response":   map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": "stream_incomplete"},
 			"request_id": pc.requestID,
 		}
-		c, berr := pc.t.builder.Build(ctx, enforcement.PostModelCall, fields)
+		c, berr := t.builder.Build(ctx, enforcement.PostModelCall, fields)
 		if berr != nil {
-			pc.t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: pc.t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
-			return hostFailure(enforcement.PostModelCall, pc.t.builder.SessionID, errStore.Error())
+			t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
+			return hostFailure(enforcement.PostModelCall, t.builder.SessionID, errStore.Error())
 		}
-		out := pc.t.emitter().Refuse(ctx, c, enforcement.ReasonStreamingUnsupported,
-			fmt.Sprintf("the upstream stream exceeds the %d-byte buffer", pc.s.opts.StreamBufferLimit))
-		pc.t.note(out)
+		out := t.emitter().Refuse(ctx, c, enforcement.ReasonStreamingUnsupported,
+			fmt.Sprintf("the upstream stream exceeds the %d-byte buffer", s.opts.StreamBufferLimit))
+		t.note(out)
 		return verdictError(out)
 	case errors.Is(err, wire.ErrUpstreamEvent):
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_error", "the upstream reported an error inside the stream")
 	case errors.Is(err, wire.ErrResponseInvalid):
-		// chatwire errors name event numbers and fields, never content.
-		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream stream is not a chat completion stream: %v", err)
+		// Surface errors name event numbers and fields, never content.
+		return errorf(http.StatusBadGateway, typeUpstream, "upstream_response_invalid", "the upstream stream is not understood: %v", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		// The provider timeout fired while the stream was being read.
 		return errorf(http.StatusGatewayTimeout, typeUpstream, "upstream_timeout", "the upstream did not finish the stream in time")
@@ -284,7 +278,7 @@ type keepAlive struct {
 
 func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 	ka := &keepAlive{done: make(chan struct{})}
-	every := pc.s.opts.KeepAlive
+	every := pc.mc.s.opts.KeepAlive
 	if every <= 0 {
 		return ka
 	}

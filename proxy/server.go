@@ -19,6 +19,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/approvals"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
@@ -104,15 +105,10 @@ type Options struct {
 	// chat and emit request, a child span per emission and per upstream
 	// call, and injects W3C trace context upstream; nil is no tracing.
 	Tracer trace.Tracer
-	// AllowRequestMembers are top-level chat-completions request members
-	// accepted beyond those the gateway knows (wire.chat.
-	// allow_request_members): projected into model.params and forwarded.
-	// Every other unknown member is refused with 400.
-	AllowRequestMembers []string
-	// AllowResponseMembers name extra message (and delta) members of
-	// upstream answers that are projected as member parts instead of
-	// removed (wire.chat.allow_response_members).
-	AllowResponseMembers []string
+	// Surfaces are the API surfaces served, each on its model-call route
+	// (see surfacePath); nil serves chat completions with the standard
+	// members only. Build makes them from the wire configuration.
+	Surfaces []wire.Surface
 }
 
 // Server is the gateway's HTTP handler and its background session sweeper.
@@ -128,8 +124,6 @@ type Server struct {
 	reloader atomic.Pointer[Reloader]
 	// tracer is nil when tracing is off.
 	tracer trace.Tracer
-	// requests parses chat requests under the wire allowances.
-	requests *chatwire.RequestParser
 }
 
 // New builds a server.
@@ -156,8 +150,10 @@ func New(opts Options) *Server {
 		opts.Metrics = metrics.New(metrics.Options{})
 	}
 	opts.Store = opts.Metrics.InstrumentStore(opts.Store)
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer),
-		requests: chatwire.NewRequestParser(opts.AllowRequestMembers)}
+	if opts.Surfaces == nil {
+		opts.Surfaces = []wire.Surface{chatwire.New(chatwire.Options{})}
+	}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer)}
 	s.policy.Store(opts.Policy)
 	if opts.Policy != nil {
 		s.metrics.PolicyLoaded(opts.Policy.Version, false)
@@ -188,7 +184,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.instrument)
-	r.Post("/v1/chat/completions", s.traced("POST /v1/chat/completions", s.handleChat))
+	for _, surf := range s.opts.Surfaces {
+		path := surfacePath(surf.API())
+		r.Post(path, s.traced("POST "+path, s.handleModelCall(surf)))
+		if tc, ok := surf.(tokenCounter); ok {
+			r.Post(path+"/count_tokens", s.traced("POST "+path+"/count_tokens", s.handleCountTokens(surf, tc)))
+		}
+	}
 	r.Get("/v1/models", s.handleModels)
 	r.Post("/v1/agent-hooks/emit", s.traced("POST /v1/agent-hooks/emit", s.handleEmit))
 	r.Post("/v1/agent-hooks/sessions/{id}/end", s.handleEndSession)
@@ -198,8 +200,13 @@ func (s *Server) routes() http.Handler {
 	if s.opts.AdminOnMain && s.opts.AdminToken != "" {
 		r.Mount("/admin", s.adminRoutes())
 	}
+	// Clients probe the base URL before their first call (Claude Code
+	// sends HEAD /); the answer carries nothing.
+	r.Head("/", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.refuseStoredState(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, errorf(http.StatusNotFound, typeNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path))
+		s.log.Info("no route", "method", r.Method, "path", loggablePath(r.URL.Path))
+		writeError(w, errorf(http.StatusNotFound, typeNotFound, "not_found", "no route for %s %s", r.Method, loggablePath(r.URL.Path)))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusMethodNotAllowed, typeInvalid, "method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path))

@@ -60,7 +60,7 @@ func request2KiB() string {
 func BenchmarkUpstreamBody2KiB(b *testing.B) {
 	body := request2KiB()
 	r := mustRequest(b, body)
-	msgs, _ := r.Messages()
+	msgs := r.Messages()
 	msgs[5].(map[string]any)["content"] = "[REDACTED]"
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

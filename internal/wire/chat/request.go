@@ -566,15 +566,13 @@ func (r *Request) ToolNames() []string { return slices.Clone(r.toolNames) }
 // message decoded as-is (role, content as string / part array / null,
 // tool_calls with function.arguments as the wire has it, tool_call_id,
 // name, unknown members), with content set to null where the wire omits
-// it. The result is a fresh tree the caller may mutate. The error is
-// reserved for projections that can fail; ParseRequest has already
-// validated everything this projection needs, so it is currently nil.
-func (r *Request) Messages() ([]any, error) {
+// it. The result is a fresh tree the caller may mutate.
+func (r *Request) Messages() []any {
 	out := make([]any, len(r.msgs))
 	for i, m := range r.msgs {
 		out[i] = jsonvalue.DeepCopy(m)
 	}
-	return out, nil
+	return out
 }
 
 // Tools returns the context's optional tools: [{name, description?,

@@ -124,10 +124,7 @@ func TestRequestAccessors(t *testing.T) {
 		t.Errorf("number tokens not kept: temperature %#v, seed %#v", params["temperature"], params["seed"])
 	}
 
-	msgs, err := r.Messages()
-	if err != nil {
-		t.Fatal(err)
-	}
+	msgs := r.Messages()
 	want := tree(t, `[
 	  {"role":"system","content":"You are a travel agent.","x_weight":1.0},
 	  {"role":"user","content":[{"type":"text","text":"Weather in Paris? key `+secret+`"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo=","detail":"low"}}]},
@@ -139,7 +136,7 @@ func TestRequestAccessors(t *testing.T) {
 	}
 	// The projection is the caller's to mutate.
 	msgs[0].(map[string]any)["content"] = "changed"
-	again, _ := r.Messages()
+	again := r.Messages()
 	if again[0].(map[string]any)["content"] != "You are a travel agent." {
 		t.Error("Messages shares state between calls")
 	}
@@ -176,7 +173,7 @@ func rewrite(t *testing.T, i int, repl string) string {
 
 func TestUpstreamBodyMessages(t *testing.T) {
 	r := mustRequest(t, requestBody)
-	proj, _ := r.Messages()
+	proj := r.Messages()
 	m := func(i int) any { return jsonvalue.DeepCopy(proj[i]) }
 	redacted := jsonvalue.DeepCopy(proj[1]).(map[string]any)
 	redacted["content"].([]any)[0].(map[string]any)["text"] = "Weather in Paris? key [REDACTED]"
@@ -244,7 +241,7 @@ func TestUpstreamBodyConsumesDuplicatesInOrder(t *testing.T) {
 	// must take the first original's bytes.
 	body := `{"model":"m","messages":[{"role":"user","content":"x","w":1.0},{"content":"x","role":"user","w":1.00}]}`
 	r := mustRequest(t, body)
-	proj, _ := r.Messages()
+	proj := r.Messages()
 	got, err := r.UpstreamBody([]any{proj[1]}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +283,7 @@ func TestUpstreamBodyForceUsage(t *testing.T) {
 
 func TestUpstreamBodyMessagesAndUsage(t *testing.T) {
 	r := mustRequest(t, requestBody)
-	proj, _ := r.Messages()
+	proj := r.Messages()
 	got, err := r.UpstreamBody(proj[:1], true)
 	if err != nil {
 		t.Fatal(err)

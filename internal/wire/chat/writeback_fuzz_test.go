@@ -51,7 +51,7 @@ func FuzzRequestWriteBack(f *testing.F) {
 		if !ok {
 			return
 		}
-		msgs, _ := r.Messages()
+		msgs := r.Messages()
 		i := int(at) % len(msgs)
 		msgs[i].(map[string]any)["content"] = v
 		out, err := r.UpstreamBody(msgs, false)
@@ -68,7 +68,7 @@ func FuzzRequestWriteBack(f *testing.F) {
 		if err != nil {
 			t.Fatalf("written body does not parse: %v\n%s", err, out)
 		}
-		got, _ := r2.Messages()
+		got := r2.Messages()
 		if !jsonvalue.Equal(any(got), any(msgs)) {
 			t.Fatalf("released %s, verdicted %s", mustJSON(t, got), mustJSON(t, msgs))
 		}

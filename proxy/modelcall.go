@@ -16,66 +16,90 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
-	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 )
 
-// handleChat serves POST /v1/chat/completions.
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	pol, p, body, ok := s.admitRequest(w, r)
-	if !ok {
-		return
-	}
-	req, err := s.requests.Parse(body)
-	if err != nil {
-		writeError(w, requestError(err))
-		return
-	}
-	if o := observation(ctx); o != nil {
-		o.stream = req.Stream()
-	}
-	up, ok := pol.Router.Route(req.Model(), wire.OpChatCompletions)
-	if !ok {
-		writeError(w, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
-			message: "no upstream serves the requested model", param: "model"})
-		return
-	}
-	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := s.chat(ctx, w, r, t, req, up); err != nil {
-		reason := enforcement.ShutdownError
-		if ctx.Err() != nil {
-			reason = enforcement.ShutdownCancelled
+// handleModelCall serves one surface's model-call route: the request is
+// admitted, parsed and projected by surf, and runs through the emissions
+// (agent_startup, input, pre_model_call, the upstream call,
+// post_model_call, output, agent_shutdown); only verdicted bytes reach the
+// upstream and the client.
+func (s *Server) handleModelCall(surf wire.Surface) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if o := observation(ctx); o != nil {
+			o.api = surf.API()
 		}
-		t.end(ctx, reason)
-		writeError(w, err)
-		return
+		pol, p, body, err := s.admitRequest(w, r)
+		if err != nil {
+			writeSurfaceError(w, surf, err)
+			return
+		}
+		req, err := surf.ParseRequest(body, r.URL.Query())
+		if err != nil {
+			writeSurfaceError(w, surf, requestError(err))
+			return
+		}
+		if o := observation(ctx); o != nil {
+			o.stream = req.Stream()
+		}
+		up, ok := pol.Router.Route(req.Model(), req.Operation())
+		if !ok {
+			writeSurfaceError(w, surf, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
+				message: "no upstream serves the requested model on this API", param: "model"})
+			return
+		}
+		t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
+		if err != nil {
+			writeSurfaceError(w, surf, err)
+			return
+		}
+		mc := &modelCall{s: s, surf: surf, t: t, req: req, up: up}
+		if err := mc.run(ctx, w, r); err != nil {
+			reason := enforcement.ShutdownError
+			if ctx.Err() != nil {
+				reason = enforcement.ShutdownCancelled
+			}
+			t.end(ctx, reason)
+			writeSurfaceError(w, surf, err)
+			return
+		}
+		// run ends the session before it releases the answer; this covers a
+		// client that went away mid-release.
+		t.end(ctx, enforcement.ShutdownCompleted)
 	}
-	// chat ends the session before it releases the answer; this covers a
-	// client that went away mid-release.
-	t.end(ctx, enforcement.ShutdownCompleted)
 }
 
-// chat runs one model call through the emissions and answers the client.
+// modelCall is one model call on one surface.
+type modelCall struct {
+	s    *Server
+	surf wire.Surface
+	t    *turn
+	req  wire.Request
+	up   providers.Upstream
+}
+
+// model is the context's model member: the requested id, the upstream
+// serving it and the surface.
+func (mc *modelCall) model() map[string]any {
+	return map[string]any{"id": mc.req.Model(), "vendor": mc.up.Name(), "api": string(mc.surf.API())}
+}
+
+// run takes the model call through its emissions and answers the client.
 // It writes nothing to w unless it returns nil (or has committed a stream).
-func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Request, t *turn, req *chatwire.Request, up providers.Upstream) error {
-	orig, err := req.Messages()
-	if err != nil {
-		return requestError(err)
-	}
+func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	s, t, req := mc.s, mc.t, mc.req
+	orig := req.Messages()
 	messages := orig
 	gatewayTurn := !strings.EqualFold(strings.TrimSpace(r.Header.Get(HeaderTurnPoints)), "client")
 	if gatewayTurn {
+		var err error
 		if messages, err = s.emitInputs(ctx, t, messages); err != nil {
 			return err
 		}
 	}
-	requestID := newID("chatreq-")
-	model := map[string]any{"id": req.Model(), "vendor": up.Name()}
+	requestID := newID("callreq-")
+	model := mc.model()
 	if params := req.Params(); len(params) > 0 {
 		model["params"] = params
 	}
@@ -83,31 +107,31 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	if tools := req.Tools(); len(tools) > 0 {
 		preFields["tools"] = tools
 	}
-	pre, err := t.emit(ctx, enforcement.PreModelCall, preFields, enforcement.WithTargetValidator(chatwire.ValidateMessages))
+	pre, err := t.emit(ctx, enforcement.PreModelCall, preFields, enforcement.WithTargetValidator(req.CheckMessages))
 	if err != nil {
 		return err
 	}
-	// nil keeps the client's messages byte for byte.
+	// nil keeps the client's conversation byte for byte.
 	var newMessages any
 	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
 		newMessages = final
 	}
-	upBody, err := req.UpstreamBody(newMessages, req.Stream())
+	upBody, err := req.UpstreamBody(newMessages)
 	if err != nil {
 		return errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
-	post := postCall{s: s, t: t, req: req, requestID: requestID, modelID: req.Model(), vendor: up.Name(), gatewayTurn: gatewayTurn,
-		upstream: &upstreamCall{m: s.metrics, obs: observation(ctx), name: up.Name()}}
+	post := postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn,
+		upstream: &upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}}
 	defer post.upstream.doneStatus() // every path records it earlier; this is the safety net
 	if req.Stream() {
 		// Keep-alive covers the whole wait, the upstream's time to first
 		// byte included.
 		ka := post.startKeepAlive(w)
 		return post.stream(ctx, w, ka, func() (*http.Response, error) {
-			return s.callUpstream(ctx, post.upstream, up, upBody, r.Header)
+			return s.callUpstream(ctx, post.upstream, mc.up, req.Operation(), upBody, r.Header)
 		})
 	}
-	resp, err := s.callUpstream(ctx, post.upstream, up, upBody, r.Header)
+	resp, err := s.callUpstream(ctx, post.upstream, mc.up, req.Operation(), upBody, r.Header)
 	if err != nil {
 		return err
 	}
@@ -118,10 +142,10 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 // callUpstream sends the verdicted request and maps transport failures and
 // non-2xx answers to their client-facing errors. uc times the call; the
 // caller ends it once a 2xx body has been read.
-func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up providers.Upstream, body []byte, h http.Header) (*http.Response, error) {
+func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up providers.Upstream, op wire.Operation, body []byte, h http.Header) (*http.Response, error) {
 	ctx, h = s.startUpstreamSpan(ctx, uc, h)
 	uc.start = time.Now()
-	resp, err := up.Send(ctx, wire.OpChatCompletions, body, h)
+	resp, err := up.Send(ctx, op, body, h)
 	if err != nil {
 		uc.doneErr(ctx, err)
 		if ctx.Err() != nil {
@@ -203,29 +227,32 @@ func validateInputTarget(target any) error {
 }
 
 // admitRequest authenticates the client and reads its bounded JSON body
-// under the policy in effect; on failure it has answered the client.
-func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request) (*Policy, Principal, []byte, bool) {
+// under the policy in effect.
+func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request) (*Policy, Principal, []byte, error) {
 	pol := s.Policy()
 	p, err := s.authenticate(r, pol)
 	if err != nil {
-		writeError(w, err)
-		return nil, Principal{}, nil, false
+		return nil, Principal{}, nil, err
 	}
 	body, err := readBody(w, r, s.opts.MaxRequestBytes)
 	if err != nil {
-		writeError(w, err)
-		return nil, Principal{}, nil, false
+		return nil, Principal{}, nil, err
 	}
-	return pol, p, body, true
+	return pol, p, body, nil
 }
 
-// authenticate maps the client's bearer key to a principal when client
-// authentication is configured.
+// authenticate maps the client's key to a principal when client
+// authentication is configured. The key comes as OpenAI clients send it
+// (Authorization: Bearer) or as Anthropic clients do (x-api-key).
 func (s *Server) authenticate(r *http.Request, pol *Policy) (Principal, error) {
 	if len(pol.Principals) == 0 {
 		return Principal{}, nil
 	}
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		key = r.Header.Get("X-Api-Key")
+		ok = key != ""
+	}
 	if ok {
 		for k, p := range pol.Principals {
 			if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
@@ -233,7 +260,7 @@ func (s *Server) authenticate(r *http.Request, pol *Policy) (Principal, error) {
 			}
 		}
 	}
-	return Principal{}, errorf(http.StatusUnauthorized, typeAuth, "invalid_api_key", "a valid gateway API key is required (Authorization: Bearer <key>)")
+	return Principal{}, errorf(http.StatusUnauthorized, typeAuth, "invalid_api_key", "a valid gateway API key is required (Authorization: Bearer <key>, or x-api-key)")
 }
 
 // readBody reads a bounded request body.
@@ -254,13 +281,13 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return body, nil
 }
 
-// requestError maps a chatwire validation error to a 400 naming the field.
+// requestError maps a surface's validation error to a 400 naming the field.
 func requestError(err error) error {
 	var re *wire.RequestError
 	if errors.As(err, &re) {
 		return &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: re.Error(), param: re.Field}
 	}
-	return errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "the request is not a valid chat completion request")
+	return errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "the request is not valid for this API")
 }
 
 // upstreamStatusError answers a non-2xx upstream. Client errors (4xx, such
