@@ -3,9 +3,11 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,7 +77,7 @@ func codexArgs(base, prompt string) []string {
 // to testdata/codex-requests.json).
 func TestCodexCapture(t *testing.T) {
 	bin := cliBinary(t, "codex")
-	rec := startRecorder(t, startGateway(t, ""))
+	rec := startRecorder(t, startGateway(t, "", ""))
 	run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
 		codexArgs(rec.URL+"/v1", "hello from codex")...)
 	t.Logf("err %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
@@ -110,7 +112,7 @@ func claudeArgs(prompt string) []string {
 // them to testdata/claude-code-requests.json).
 func TestClaudeCodeCapture(t *testing.T) {
 	bin := cliBinary(t, "claude")
-	rec := startRecorder(t, startGateway(t, ""))
+	rec := startRecorder(t, startGateway(t, "", ""))
 	run := runCLI(t, bin, claudeEnv(rec.URL), claudeArgs("hello from claude code")...)
 	t.Logf("err %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
 	reqs := rec.requests()
@@ -118,4 +120,178 @@ func TestClaudeCodeCapture(t *testing.T) {
 		t.Logf("%s %s?%s -> %d headers %v", r.Method, r.Path, r.Query, r.Status, headerNames(r))
 	}
 	writeFixture(t, "claude-code-requests.json", reqs)
+}
+
+// cliPolicy adds, for the CLI agents' shell tools (Codex's exec_command,
+// Claude Code's Bash): a deny of destructive commands, and a rewrite of
+// any other command than the expected one into a harmless marker.
+const cliPolicy = `
+  - name: deny-destructive
+    type: regex
+    points: [post_model_call]
+    action: deny
+    reason: policy:destructive_command
+    message: the model proposed a destructive command
+    patterns: ['rm -rf']
+  - name: command-allowlist
+    type: tools
+    arguments:
+      - tool: exec_command
+        properties:
+          cmd: {enum: ["echo ` + cliMarker + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
+      - tool: Bash
+        properties:
+          command: {enum: ["echo ` + cliMarker + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
+`
+
+const (
+	// cliMarker is what the allowed command prints.
+	cliMarker = "hooks-gateway-e2e"
+	// cliRewritten is what the policy's replacement command prints.
+	cliRewritten = "rewritten-by-policy"
+	// cliCanary is printed only by a command the policy must not let run.
+	cliCanary = "policy-bypassed"
+)
+
+// cliCase is one run of a CLI agent: the shell command the mock proposes,
+// what its output must show and what it must not.
+type cliCase struct {
+	name, command string
+	// ran is the output the executed command printed ("" when nothing
+	// may run).
+	ran string
+	// denied is the reason the run must fail with ("" when it succeeds).
+	denied string
+}
+
+var cliCases = []cliCase{
+	{name: "tool call runs", command: "echo " + cliMarker, ran: cliMarker},
+	{name: "command rewritten", command: "echo " + cliCanary, ran: cliRewritten},
+	{name: "command denied", command: "rm -rf ./nothing; echo " + cliCanary, denied: "policy:destructive_command"},
+}
+
+// TestCodex runs Codex through the gateway: the mock proposes an
+// exec_command call, Codex runs it and sends its output back, and the
+// mock's final answer carries it; the policy rewrites or denies commands.
+func TestCodex(t *testing.T) {
+	bin := cliBinary(t, "codex")
+	root := startGateway(t, "", cliPolicy)
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"cmd": c.command})
+			run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
+				codexArgs(root+"/v1", "/tool exec_command "+string(args))...)
+			events := jsonLines(run.stdout)
+			var outputs, answers []string
+			for _, ev := range events {
+				item, _ := ev["item"].(map[string]any)
+				if ev["type"] != "item.completed" || item == nil {
+					continue
+				}
+				switch item["type"] {
+				case "command_execution":
+					out, _ := item["aggregated_output"].(string)
+					outputs = append(outputs, out)
+				case "agent_message":
+					text, _ := item["text"].(string)
+					answers = append(answers, text)
+				}
+			}
+			checkCLIRun(t, c, run, outputs, answers)
+		})
+	}
+}
+
+// TestClaudeCode runs Claude Code through the gateway with the Bash tool,
+// as TestCodex runs Codex.
+func TestClaudeCode(t *testing.T) {
+	bin := cliBinary(t, "claude")
+	root := startGateway(t, "", cliPolicy)
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"command": c.command})
+			run := runCLI(t, bin, claudeEnv(root), claudeArgs("/tool Bash "+string(args))...)
+			var outputs, answers []string
+			for _, ev := range jsonLines(run.stdout) {
+				switch ev["type"] {
+				case "user": // tool results travel in user messages
+					outputs = append(outputs, blockTexts(ev, "tool_result")...)
+				case "result":
+					text, _ := ev["result"].(string)
+					answers = append(answers, text)
+				}
+			}
+			checkCLIRun(t, c, run, outputs, answers)
+		})
+	}
+}
+
+// checkCLIRun checks one CLI agent run against its case: the commands'
+// outputs and the final answers the agent printed.
+func checkCLIRun(t *testing.T, c cliCase, run cliRun, outputs, answers []string) {
+	t.Helper()
+	all := strings.Join(outputs, "\n") + "\n" + strings.Join(answers, "\n")
+	if strings.Contains(all, cliCanary+"\n") || strings.Contains(all, "\n"+cliCanary) {
+		t.Fatalf("a command the policy refused ran:\n%s", run.stdout)
+	}
+	if c.denied != "" {
+		if run.err == nil && !strings.Contains(run.stdout, c.denied) {
+			t.Fatalf("the run succeeded without the deny %s:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
+		}
+		if !strings.Contains(run.stdout+run.stderr, c.denied) {
+			t.Fatalf("the agent does not show the deny reason %s:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
+		}
+		if len(outputs) > 0 {
+			t.Fatalf("commands ran: %q", outputs)
+		}
+		return
+	}
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	}
+	if len(outputs) != 1 || !strings.Contains(outputs[0], c.ran) {
+		t.Fatalf("command outputs %q, want one carrying %q\nstdout:\n%s", outputs, c.ran, run.stdout)
+	}
+	// The mock answers "tool results: " and the tool's output.
+	if len(answers) == 0 || !strings.Contains(answers[len(answers)-1], "tool results:") || !strings.Contains(answers[len(answers)-1], c.ran) {
+		t.Fatalf("final answers %q, want the tool result %q\nstdout:\n%s", answers, c.ran, run.stdout)
+	}
+}
+
+// jsonLines decodes every line of s that is a JSON object.
+func jsonLines(s string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(s, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// blockTexts returns the text of every content block of type typ in a
+// stream-json message event (string content, or text blocks within).
+func blockTexts(ev map[string]any, typ string) []string {
+	msg, _ := ev["message"].(map[string]any)
+	blocks, _ := msg["content"].([]any)
+	var out []string
+	for _, b := range blocks {
+		block, _ := b.(map[string]any)
+		if block["type"] != typ {
+			continue
+		}
+		switch c := block["content"].(type) {
+		case string:
+			out = append(out, c)
+		case []any:
+			for _, p := range c {
+				if part, _ := p.(map[string]any); part["type"] == "text" {
+					s, _ := part["text"].(string)
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }

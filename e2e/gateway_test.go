@@ -27,6 +27,11 @@ upstreams:
   - name: mock
     type: mock
     models: ["*"]
+sessions:
+  store: memory
+records:
+  sinks:
+    - type: stdout
 enforcement:
   mode: enforce
   composition:
@@ -56,11 +61,6 @@ interceptors:
           query: {type: string, max_length: 500, on_violation: truncate}
           limit: {type: integer, minimum: 1, maximum: 50, on_violation: clamp}
           debug: {forbidden: true, on_violation: drop}
-sessions:
-  store: memory
-records:
-  sinks:
-    - type: stdout
 `
 
 // Scenario inputs and what the clients must see. The mock answers
@@ -96,11 +96,12 @@ const (
 	searchRepaired = `{"query":"vpn setup","limit":50}`
 )
 
-// startGateway serves clientPolicy (plus extra top-level YAML) on a real
-// loopback listener until the test ends and returns its root URL (no /v1).
-func startGateway(t *testing.T, extra string) string {
+// startGateway serves clientPolicy on a real loopback listener until the
+// test ends and returns its root URL (no /v1). top is more top-level YAML,
+// interceptors more items of the interceptor list (each "  - ...").
+func startGateway(t *testing.T, top, interceptors string) string {
 	t.Helper()
-	cfg, err := config.Parse("clients.yaml", []byte(clientPolicy+extra))
+	cfg, err := config.Parse("clients.yaml", []byte(top+clientPolicy+interceptors))
 	if err != nil {
 		t.Fatalf("config:\n%v", err)
 	}

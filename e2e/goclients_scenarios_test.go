@@ -22,8 +22,8 @@ var goSurfaces = []struct {
 // TestGoClients runs every scenario with every official Go SDK through one
 // gateway.
 func TestGoClients(t *testing.T) {
-	root := startGateway(t, "")
-	committed := startGateway(t, keepAliveConfig)
+	root := startGateway(t, "", "")
+	committed := startGateway(t, keepAliveConfig, "")
 	for _, s := range goSurfaces {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()

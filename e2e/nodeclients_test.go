@@ -119,8 +119,8 @@ func runScript(t *testing.T, node, script, root, committed, prompts string) map[
 // and checks each scenario's observation as TestGoClients does.
 func TestNodeClients(t *testing.T) {
 	node := nodeBinary(t)
-	root := startGateway(t, "")
-	committed := startGateway(t, keepAliveConfig)
+	root := startGateway(t, "", "")
+	committed := startGateway(t, keepAliveConfig, "")
 	prompts := scriptPrompts(t)
 	for _, c := range nodeClients {
 		t.Run(strings.TrimSuffix(c.script, ".mjs")+"/"+c.surface, func(t *testing.T) {
