@@ -50,7 +50,9 @@ func runScenarios(t *testing.T, c, committed agentClient) {
 
 	t.Run("stream", func(t *testing.T) {
 		s, err := c.stream(ctx(t), streamPrompt)
-		if err != nil || s.Text != streamAnswer || strings.Join(s.Deltas, "") != streamAnswer || len(s.Deltas) != 4 {
+		// The deltas need not be the upstream's: a stream the gateway
+		// synthesizes (not replays) carries each text part in one delta.
+		if err != nil || s.Text != streamAnswer || strings.Join(s.Deltas, "") != streamAnswer || len(s.Deltas) == 0 {
 			t.Fatalf("assembled %q from deltas %q, err %v", s.Text, s.Deltas, err)
 		}
 	})
