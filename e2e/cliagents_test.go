@@ -72,20 +72,19 @@ func codexArgs(base, prompt string) []string {
 	}
 }
 
-// TestCodexCapture runs Codex once through a recorder in front of the
-// gateway and keeps the requests it sent (UPDATE_FIXTURES=1 writes them
-// to testdata/codex-requests.json).
+// TestCodexCapture runs one Codex tool round through a recorder in front
+// of the gateway and keeps the requests it sent (UPDATE_FIXTURES=1 writes
+// them to testdata/codex-requests.json, which TestCapturedRequests
+// replays).
 func TestCodexCapture(t *testing.T) {
 	bin := cliBinary(t, "codex")
-	rec := startRecorder(t, startGateway(t, "", ""))
+	rec := startRecorder(t, startGateway(t, "", cliPolicy))
 	run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
-		codexArgs(rec.URL+"/v1", "hello from codex")...)
-	t.Logf("err %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
-	reqs := rec.requests()
-	for _, r := range reqs {
-		t.Logf("%s %s?%s -> %d headers %v", r.Method, r.Path, r.Query, r.Status, headerNames(r))
+		codexArgs(rec.URL+"/v1", `/tool exec_command {"cmd":"echo `+cliMarker+`"}`)...)
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
 	}
-	writeFixture(t, "codex-requests.json", reqs)
+	writeFixture(t, "codex-requests.json", rec.requests())
 }
 
 // claudeEnv points Claude Code at base (the gateway's root URL) with no
@@ -107,19 +106,18 @@ func claudeArgs(prompt string) []string {
 	return []string{"-p", prompt, "--model", "mock", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"}
 }
 
-// TestClaudeCodeCapture runs Claude Code once through a recorder in front
-// of the gateway and keeps the requests it sent (UPDATE_FIXTURES=1 writes
-// them to testdata/claude-code-requests.json).
+// TestClaudeCodeCapture runs one Claude Code tool round through a
+// recorder in front of the gateway and keeps the requests it sent
+// (UPDATE_FIXTURES=1 writes them to testdata/claude-code-requests.json,
+// which TestCapturedRequests replays).
 func TestClaudeCodeCapture(t *testing.T) {
 	bin := cliBinary(t, "claude")
-	rec := startRecorder(t, startGateway(t, "", ""))
-	run := runCLI(t, bin, claudeEnv(rec.URL), claudeArgs("hello from claude code")...)
-	t.Logf("err %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
-	reqs := rec.requests()
-	for _, r := range reqs {
-		t.Logf("%s %s?%s -> %d headers %v", r.Method, r.Path, r.Query, r.Status, headerNames(r))
+	rec := startRecorder(t, startGateway(t, "", cliPolicy))
+	run := runCLI(t, bin, claudeEnv(rec.URL), claudeArgs(`/tool Bash {"command":"echo `+cliMarker+`"}`)...)
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
 	}
-	writeFixture(t, "claude-code-requests.json", reqs)
+	writeFixture(t, "claude-code-requests.json", rec.requests())
 }
 
 // cliPolicy adds, for the CLI agents' shell tools (Codex's exec_command,
@@ -131,17 +129,17 @@ const cliPolicy = `
     points: [post_model_call]
     action: deny
     reason: policy:destructive_command
-    message: the model proposed a destructive command
+    message: ` + cliDenyMessage + `
     patterns: ['rm -rf']
   - name: command-allowlist
     type: tools
     arguments:
       - tool: exec_command
         properties:
-          cmd: {enum: ["echo ` + cliMarker + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
+          cmd: {enum: ["echo ` + cliMarker + `", "echo ` + cliRewritten + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
       - tool: Bash
         properties:
-          command: {enum: ["echo ` + cliMarker + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
+          command: {enum: ["echo ` + cliMarker + `", "echo ` + cliRewritten + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
 `
 
 const (
@@ -149,6 +147,9 @@ const (
 	cliMarker = "hooks-gateway-e2e"
 	// cliRewritten is what the policy's replacement command prints.
 	cliRewritten = "rewritten-by-policy"
+	// cliDenyMessage is the deny's message: the agents show it (Codex
+	// shows the message of an error body, not its code).
+	cliDenyMessage = "the model proposed a destructive command"
 	// cliCanary is printed only by a command the policy must not let run.
 	cliCanary = "policy-bypassed"
 )
@@ -160,14 +161,14 @@ type cliCase struct {
 	// ran is the output the executed command printed ("" when nothing
 	// may run).
 	ran string
-	// denied is the reason the run must fail with ("" when it succeeds).
+	// denied is the message the run must fail with ("" when it succeeds).
 	denied string
 }
 
 var cliCases = []cliCase{
 	{name: "tool call runs", command: "echo " + cliMarker, ran: cliMarker},
 	{name: "command rewritten", command: "echo " + cliCanary, ran: cliRewritten},
-	{name: "command denied", command: "rm -rf ./nothing; echo " + cliCanary, denied: "policy:destructive_command"},
+	{name: "command denied", command: "rm -rf ./nothing; echo " + cliCanary, denied: cliDenyMessage},
 }
 
 // TestCodex runs Codex through the gateway: the mock proposes an
@@ -239,7 +240,7 @@ func checkCLIRun(t *testing.T, c cliCase, run cliRun, outputs, answers []string)
 			t.Fatalf("the run succeeded without the deny %s:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
 		}
 		if !strings.Contains(run.stdout+run.stderr, c.denied) {
-			t.Fatalf("the agent does not show the deny reason %s:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
+			t.Fatalf("the agent does not show the deny %q:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
 		}
 		if len(outputs) > 0 {
 			t.Fatalf("commands ran: %q", outputs)
