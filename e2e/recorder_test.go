@@ -24,7 +24,9 @@ type capturedRequest struct {
 	// Headers are the request's headers, values of credentials and of
 	// per-run identifiers replaced by "<redacted>".
 	Headers map[string]string `json:"headers"`
-	Body    json.RawMessage   `json:"body,omitempty"`
+	// Body is the request body exactly as sent (a string, so that no
+	// re-indentation changes a byte).
+	Body string `json:"body,omitempty"`
 	// Status is the gateway's answer status.
 	Status int `json:"status"`
 }
@@ -97,13 +99,7 @@ func (rec *recorder) keep(r *http.Request, body []byte, status int) {
 			c.Headers[ck] = "<redacted>"
 		}
 	}
-	if len(body) > 0 {
-		if json.Valid(body) {
-			c.Body = body
-		} else {
-			c.Body, _ = json.Marshal(string(body))
-		}
-	}
+	c.Body = string(body)
 	rec.mu.Lock()
 	rec.reqs = append(rec.reqs, c)
 	rec.mu.Unlock()
@@ -121,16 +117,11 @@ func (rec *recorder) requests() []capturedRequest {
 // logs where).
 func writeFixture(t *testing.T, name string, reqs []capturedRequest) {
 	t.Helper()
-	for i := range reqs {
-		if len(reqs[i].Body) > 0 {
-			var buf bytes.Buffer
-			if json.Indent(&buf, reqs[i].Body, "", "  ") == nil {
-				reqs[i].Body = buf.Bytes()
-			}
-		}
-	}
-	b, err := json.MarshalIndent(reqs, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(reqs); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -138,7 +129,7 @@ func writeFixture(t *testing.T, name string, reqs []capturedRequest) {
 		dir = "testdata"
 	}
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("captured %d requests in %s", len(reqs), path)

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -65,7 +64,7 @@ func replay(t *testing.T, root string, c capturedRequest) string {
 	if c.Query != "" {
 		url += "?" + c.Query
 	}
-	req, err := http.NewRequestWithContext(t.Context(), c.Method, url, bytes.NewReader(c.Body))
+	req, err := http.NewRequestWithContext(t.Context(), c.Method, url, strings.NewReader(c.Body))
 	if err != nil {
 		t.Fatal(err)
 	}
