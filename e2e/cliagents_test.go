@@ -163,12 +163,37 @@ type cliCase struct {
 	ran string
 	// denied is the message the run must fail with ("" when it succeeds).
 	denied string
+	// prompt, when set, replaces the /tool prompt; committed runs it on a
+	// gateway with stream keep-alives on (a deny then comes in-stream).
+	prompt    string
+	committed bool
 }
 
 var cliCases = []cliCase{
 	{name: "tool call runs", command: "echo " + cliMarker, ran: cliMarker},
 	{name: "command rewritten", command: "echo " + cliCanary, ran: cliRewritten},
 	{name: "command denied", command: "rm -rf ./nothing; echo " + cliCanary, denied: cliDenyMessage},
+	{name: "answer denied after the 200", prompt: slowDenyPrompt, committed: true,
+		denied: "the response contained what looks like a credential"},
+}
+
+// cliGateways serves cliPolicy twice: plainly and with keep-alives on.
+func cliGateways(t *testing.T) (root, committed string) {
+	return startGateway(t, "", cliPolicy), startGateway(t, keepAliveConfig, cliPolicy)
+}
+
+// promptFor is c's prompt and gateway for an agent whose shell tool is
+// tool, taking its command line in member arg.
+func (c cliCase) promptFor(tool, arg, root, committed string) (prompt, gateway string) {
+	gateway = root
+	if c.committed {
+		gateway = committed
+	}
+	if c.prompt != "" {
+		return c.prompt, gateway
+	}
+	args, _ := json.Marshal(map[string]string{arg: c.command})
+	return "/tool " + tool + " " + string(args), gateway
 }
 
 // TestCodex runs Codex through the gateway: the mock proposes an
@@ -176,12 +201,12 @@ var cliCases = []cliCase{
 // mock's final answer carries it; the policy rewrites or denies commands.
 func TestCodex(t *testing.T) {
 	bin := cliBinary(t, "codex")
-	root := startGateway(t, "", cliPolicy)
+	root, committed := cliGateways(t)
 	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
-			args, _ := json.Marshal(map[string]string{"cmd": c.command})
+			prompt, gateway := c.promptFor("exec_command", "cmd", root, committed)
 			run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
-				codexArgs(root+"/v1", "/tool exec_command "+string(args))...)
+				codexArgs(gateway+"/v1", prompt)...)
 			events := jsonLines(run.stdout)
 			var outputs, answers []string
 			for _, ev := range events {
@@ -207,11 +232,11 @@ func TestCodex(t *testing.T) {
 // as TestCodex runs Codex.
 func TestClaudeCode(t *testing.T) {
 	bin := cliBinary(t, "claude")
-	root := startGateway(t, "", cliPolicy)
+	root, committed := cliGateways(t)
 	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
-			args, _ := json.Marshal(map[string]string{"command": c.command})
-			run := runCLI(t, bin, claudeEnv(root), claudeArgs("/tool Bash "+string(args))...)
+			prompt, gateway := c.promptFor("Bash", "command", root, committed)
+			run := runCLI(t, bin, claudeEnv(gateway), claudeArgs(prompt)...)
 			var outputs, answers []string
 			for _, ev := range jsonLines(run.stdout) {
 				switch ev["type"] {
@@ -234,6 +259,9 @@ func checkCLIRun(t *testing.T, c cliCase, run cliRun, outputs, answers []string)
 	all := strings.Join(outputs, "\n") + "\n" + strings.Join(answers, "\n")
 	if strings.Contains(all, cliCanary+"\n") || strings.Contains(all, "\n"+cliCanary) {
 		t.Fatalf("a command the policy refused ran:\n%s", run.stdout)
+	}
+	if strings.Contains(all, credential) {
+		t.Fatalf("a denied answer reached the agent:\n%s", run.stdout)
 	}
 	if c.denied != "" {
 		if run.err == nil && !strings.Contains(run.stdout, c.denied) {
