@@ -102,11 +102,11 @@ func responsesHostileCases() []hostileCase {
 		{name: "sse events after completion", stream: true, body: rsEvents(append(textStream("fine", "fine"),
 			`{"type":"response.output_text.delta","item_id":"msg_h","output_index":0,"content_index":0,"delta":"`+s+`"}`)...), want: removed},
 		{name: "sse unknown event", stream: true, body: rsEvents(append(textStream("fine", "fine")[:2:2],
-			append([]string{`{"type":"response.x_secret.delta","delta":"`+s+`"}`}, textStream("fine", "fine")[2:]...)...)...), want: refused},
+			append([]string{`{"type":"response.x_secret.delta","delta":"` + s + `"}`}, textStream("fine", "fine")[2:]...)...)...), want: refused},
 		{name: "sse obfuscation", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), `"delta":"fine"`, `"delta":"fine","obfuscation":"`+s+`"`, 1), want: removed},
 		{name: "sse comment, id and retry lines", stream: true, body: ": " + s + "\nid: " + s + "\nretry: 10\n\n" + rsEvents(textStream("fine", "fine")...), want: removed},
 		{name: "sse event name disagreeing with its type", stream: true, body: strings.Replace(rsEvents(textStream("fine", "fine")...), "event: response.output_text.delta", "event: x"+s, 1), want: refused},
-		{name: "sse upstream error event", stream: true, body: rsEvents(`{"type":"error","code":"server_error","message":"`+s+`","param":null}`), want: refused},
+		{name: "sse upstream error event", stream: true, body: rsEvents(`{"type":"error","code":"server_error","message":"` + s + `","param":null}`), want: refused},
 	}
 	for i := range cases {
 		cases[i].api = wire.Responses

@@ -43,6 +43,11 @@ const (
 	// refused: the answer is ambiguous or carries an output channel the
 	// gateway cannot mediate (502).
 	refused
+	// judgedUnrewritable: the channel is projected but cannot be written
+	// back (a signed thinking block): a deny policy blocks the answer
+	// (403); a redaction cannot be released and fails closed (503
+	// host_error:transform_invalid).
+	judgedUnrewritable
 )
 
 type hostileCase struct {
@@ -279,7 +284,7 @@ func TestHostileUpstreamDenyPolicy(t *testing.T) {
 			if p := leaked(out); p != "" {
 				t.Fatalf("the client received %q: status %d\n%s", p, status, out)
 			}
-			want := map[hostileOutcome]int{judged: http.StatusForbidden, removed: http.StatusOK, refused: http.StatusBadGateway}[c.want]
+			want := map[hostileOutcome]int{judged: http.StatusForbidden, judgedUnrewritable: http.StatusForbidden, removed: http.StatusOK, refused: http.StatusBadGateway}[c.want]
 			if status != want {
 				t.Errorf("status %d, want %d\n%s", status, want, out)
 			}
@@ -313,6 +318,10 @@ func TestHostileUpstreamRedactPolicy(t *testing.T) {
 			case refused:
 				if status != http.StatusBadGateway {
 					t.Errorf("status %d, want 502\n%s", status, out)
+				}
+			case judgedUnrewritable:
+				if status != http.StatusServiceUnavailable || !strings.Contains(out, "host_error:transform_invalid") {
+					t.Errorf("status %d, want 503 host_error:transform_invalid\n%s", status, out)
 				}
 			}
 		})
