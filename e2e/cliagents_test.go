@@ -131,6 +131,13 @@ const cliPolicy = `
     reason: policy:destructive_command
     message: ` + cliDenyMessage + `
     patterns: ['rm -rf']
+  - name: deny-marker
+    type: regex
+    points: [post_model_call]
+    action: deny
+    reason: policy:marker
+    message: ` + cliMarkerDenyMessage + `
+    patterns: ['` + cliDeniedAnswer + `']
   - name: command-allowlist
     type: tools
     arguments:
@@ -150,6 +157,11 @@ const (
 	// cliDenyMessage is the deny's message: the agents show it (Codex
 	// shows the message of an error body, not its code).
 	cliDenyMessage = "the model proposed a destructive command"
+	// cliDeniedAnswer is an answer deny-marker refuses. Not a credential:
+	// Claude Code replaces credential-shaped strings of the prompt with
+	// "<token>" before sending it.
+	cliDeniedAnswer      = "forbidden-answer-7c1f"
+	cliMarkerDenyMessage = "the answer carried the test's forbidden marker"
 	// cliCanary is printed only by a command the policy must not let run.
 	cliCanary = "policy-bypassed"
 )
@@ -173,8 +185,8 @@ var cliCases = []cliCase{
 	{name: "tool call runs", command: "echo " + cliMarker, ran: cliMarker},
 	{name: "command rewritten", command: "echo " + cliCanary, ran: cliRewritten},
 	{name: "command denied", command: "rm -rf ./nothing; echo " + cliCanary, denied: cliDenyMessage},
-	{name: "answer denied after the 200", prompt: slowDenyPrompt, committed: true,
-		denied: "the response contained what looks like a credential"},
+	{name: "answer denied after the 200", prompt: "/sleep 150ms the answer is " + cliDeniedAnswer, committed: true,
+		denied: cliMarkerDenyMessage},
 }
 
 // cliGateways serves cliPolicy twice: plainly and with keep-alives on.
@@ -260,7 +272,7 @@ func checkCLIRun(t *testing.T, c cliCase, run cliRun, outputs, answers []string)
 	if strings.Contains(all, cliCanary+"\n") || strings.Contains(all, "\n"+cliCanary) {
 		t.Fatalf("a command the policy refused ran:\n%s", run.stdout)
 	}
-	if strings.Contains(all, credential) {
+	if strings.Contains(all, cliDeniedAnswer) {
 		t.Fatalf("a denied answer reached the agent:\n%s", run.stdout)
 	}
 	if c.denied != "" {
