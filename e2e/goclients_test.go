@@ -77,6 +77,7 @@ var toolSchemas = []struct {
 	{"shell", map[string]any{"command": map[string]any{"type": "string"}}},
 }
 
+// objectSchema is the JSON schema of an object with props.
 func objectSchema(props map[string]any) map[string]any {
 	return map[string]any{"type": "object", "properties": props}
 }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -133,14 +132,4 @@ func writeFixture(t *testing.T, name string, reqs []capturedRequest) {
 		t.Fatal(err)
 	}
 	t.Logf("captured %d requests in %s", len(reqs), path)
-}
-
-// headerNames lists a captured request's header names, sorted.
-func headerNames(c capturedRequest) []string {
-	out := make([]string, 0, len(c.Headers))
-	for k := range c.Headers {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
