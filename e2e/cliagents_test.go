@@ -1,0 +1,338 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cliDir pins Codex and Claude Code. .ci/run does not install it (about
+// 800 MB of native binaries); the test runs where `npm ci` was run there.
+const cliDir = "cli"
+
+// cliBinary returns the pinned binary name of e2e/cli, skipping the test
+// when it is not installed.
+func cliBinary(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(cliDir, "node_modules", ".bin", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s is not installed (npm ci in e2e/cli): %v", name, err)
+	}
+	return p
+}
+
+// cliRun is one non-interactive run of a CLI agent.
+type cliRun struct {
+	stdout, stderr string
+	err            error
+}
+
+// runCLI runs bin with args in a fresh working directory and home, the
+// given environment and nothing of the machine's but PATH.
+func runCLI(t *testing.T, bin string, env []string, args ...string) cliRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"NO_COLOR=1",
+		"TERM=dumb",
+	}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return cliRun{stdout.String(), stderr.String(), err}
+}
+
+// codexArgs configures Codex for a provider at base (an OpenAI base URL,
+// ending in /v1) speaking the Responses API, no retries, no sandbox (the
+// mock's commands are the test's own).
+func codexArgs(base, prompt string) []string {
+	return []string{
+		"exec",
+		"--skip-git-repo-check",
+		"--dangerously-bypass-approvals-and-sandbox",
+		"--json",
+		"-m", "mock",
+		"-c", `model_provider="gateway"`,
+		"-c", `model_providers.gateway={name="gateway", base_url="` + base + `", wire_api="responses", env_key="GATEWAY_API_KEY", request_max_retries=0, stream_max_retries=0}`,
+		prompt,
+	}
+}
+
+// TestCodexCapture runs one Codex tool round through a recorder in front
+// of the gateway and keeps the requests it sent (UPDATE_FIXTURES=1 writes
+// them to testdata/codex-requests.json, which TestCapturedRequests
+// replays).
+func TestCodexCapture(t *testing.T) {
+	bin := cliBinary(t, "codex")
+	rec := startRecorder(t, startGateway(t, "", cliPolicy))
+	run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
+		codexArgs(rec.URL+"/v1", `/tool exec_command {"cmd":"echo `+cliMarker+`"}`)...)
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	}
+	writeFixture(t, "codex-requests.json", rec.requests())
+}
+
+// claudeEnv points Claude Code at base (the gateway's root URL) with no
+// traffic of its own elsewhere (telemetry, error reports, updates).
+func claudeEnv(base string) []string {
+	return []string{
+		"ANTHROPIC_BASE_URL=" + base,
+		"ANTHROPIC_API_KEY=unused-with-the-mock",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+	}
+}
+
+// claudeArgs runs one non-interactive turn that may use tools without
+// asking.
+func claudeArgs(prompt string) []string {
+	return []string{"-p", prompt, "--model", "mock", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"}
+}
+
+// TestClaudeCodeCapture runs one Claude Code tool round through a
+// recorder in front of the gateway and keeps the requests it sent
+// (UPDATE_FIXTURES=1 writes them to testdata/claude-code-requests.json,
+// which TestCapturedRequests replays).
+func TestClaudeCodeCapture(t *testing.T) {
+	bin := cliBinary(t, "claude")
+	rec := startRecorder(t, startGateway(t, "", cliPolicy))
+	run := runCLI(t, bin, claudeEnv(rec.URL), claudeArgs(`/tool Bash {"command":"echo `+cliMarker+`"}`)...)
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	}
+	writeFixture(t, "claude-code-requests.json", rec.requests())
+}
+
+// cliPolicy adds, for the CLI agents' shell tools (Codex's exec_command,
+// Claude Code's Bash): a deny of destructive commands, and a rewrite of
+// any other command than the expected one into a harmless marker.
+const cliPolicy = `
+  - name: deny-destructive
+    type: regex
+    points: [post_model_call]
+    action: deny
+    reason: policy:destructive_command
+    message: ` + cliDenyMessage + `
+    patterns: ['rm -rf']
+  - name: deny-marker
+    type: regex
+    points: [post_model_call]
+    action: deny
+    reason: policy:marker
+    message: ` + cliMarkerDenyMessage + `
+    patterns: ['` + cliDeniedAnswer + `']
+  - name: command-allowlist
+    type: tools
+    arguments:
+      - tool: exec_command
+        properties:
+          cmd: {enum: ["echo ` + cliMarker + `", "echo ` + cliRewritten + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
+      - tool: Bash
+        properties:
+          command: {enum: ["echo ` + cliMarker + `", "echo ` + cliRewritten + `"], on_violation: replace, replacement: "echo ` + cliRewritten + `"}
+`
+
+const (
+	// cliMarker is what the allowed command prints.
+	cliMarker = "hooks-gateway-e2e"
+	// cliRewritten is what the policy's replacement command prints.
+	cliRewritten = "rewritten-by-policy"
+	// cliDenyMessage is the deny's message: the agents show it (Codex
+	// shows the message of an error body, not its code).
+	cliDenyMessage = "the model proposed a destructive command"
+	// cliDeniedAnswer is an answer deny-marker refuses. Not a credential:
+	// Claude Code replaces credential-shaped strings of the prompt with
+	// "<token>" before sending it.
+	cliDeniedAnswer      = "forbidden-answer-7c1f"
+	cliMarkerDenyMessage = "the answer carried the test's forbidden marker"
+	// cliCanary is printed only by a command the policy must not let run.
+	cliCanary = "policy-bypassed"
+)
+
+// cliCase is one run of a CLI agent: the shell command the mock proposes,
+// what its output must show and what it must not.
+type cliCase struct {
+	name, command string
+	// ran is the output the executed command printed ("" when nothing
+	// may run).
+	ran string
+	// denied is the message the run must fail with ("" when it succeeds).
+	denied string
+	// prompt, when set, replaces the /tool prompt; committed runs it on a
+	// gateway with stream keep-alives on (a deny then comes in-stream).
+	prompt    string
+	committed bool
+}
+
+var cliCases = []cliCase{
+	{name: "tool call runs", command: "echo " + cliMarker, ran: cliMarker},
+	{name: "command rewritten", command: "echo " + cliCanary, ran: cliRewritten},
+	{name: "command denied", command: "rm -rf ./nothing; echo " + cliCanary, denied: cliDenyMessage},
+	{name: "answer denied after the 200", prompt: "/sleep 150ms the answer is " + cliDeniedAnswer, committed: true,
+		denied: cliMarkerDenyMessage},
+}
+
+// cliGateways serves cliPolicy twice: plainly and with keep-alives on.
+func cliGateways(t *testing.T) (root, committed string) {
+	return startGateway(t, "", cliPolicy), startGateway(t, keepAliveConfig, cliPolicy)
+}
+
+// promptFor is c's prompt and gateway for an agent whose shell tool is
+// tool, taking its command line in member arg.
+func (c cliCase) promptFor(tool, arg, root, committed string) (prompt, gateway string) {
+	gateway = root
+	if c.committed {
+		gateway = committed
+	}
+	if c.prompt != "" {
+		return c.prompt, gateway
+	}
+	args, _ := json.Marshal(map[string]string{arg: c.command})
+	return "/tool " + tool + " " + string(args), gateway
+}
+
+// TestCodex runs Codex through the gateway: the mock proposes an
+// exec_command call, Codex runs it and sends its output back, and the
+// mock's final answer carries it; the policy rewrites or denies commands.
+func TestCodex(t *testing.T) {
+	bin := cliBinary(t, "codex")
+	root, committed := cliGateways(t)
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			prompt, gateway := c.promptFor("exec_command", "cmd", root, committed)
+			run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
+				codexArgs(gateway+"/v1", prompt)...)
+			events := jsonLines(run.stdout)
+			var outputs, answers []string
+			for _, ev := range events {
+				item, _ := ev["item"].(map[string]any)
+				if ev["type"] != "item.completed" || item == nil {
+					continue
+				}
+				switch item["type"] {
+				case "command_execution":
+					out, _ := item["aggregated_output"].(string)
+					outputs = append(outputs, out)
+				case "agent_message":
+					text, _ := item["text"].(string)
+					answers = append(answers, text)
+				}
+			}
+			checkCLIRun(t, c, run, outputs, answers)
+		})
+	}
+}
+
+// TestClaudeCode runs Claude Code through the gateway with the Bash tool,
+// as TestCodex runs Codex.
+func TestClaudeCode(t *testing.T) {
+	bin := cliBinary(t, "claude")
+	root, committed := cliGateways(t)
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			prompt, gateway := c.promptFor("Bash", "command", root, committed)
+			run := runCLI(t, bin, claudeEnv(gateway), claudeArgs(prompt)...)
+			var outputs, answers []string
+			for _, ev := range jsonLines(run.stdout) {
+				switch ev["type"] {
+				case "user": // tool results travel in user messages
+					outputs = append(outputs, blockTexts(ev, "tool_result")...)
+				case "result":
+					text, _ := ev["result"].(string)
+					answers = append(answers, text)
+				}
+			}
+			checkCLIRun(t, c, run, outputs, answers)
+		})
+	}
+}
+
+// checkCLIRun checks one CLI agent run against its case: the commands'
+// outputs and the final answers the agent printed.
+func checkCLIRun(t *testing.T, c cliCase, run cliRun, outputs, answers []string) {
+	t.Helper()
+	all := strings.Join(outputs, "\n") + "\n" + strings.Join(answers, "\n")
+	if strings.Contains(all, cliCanary+"\n") || strings.Contains(all, "\n"+cliCanary) {
+		t.Fatalf("a command the policy refused ran:\n%s", run.stdout)
+	}
+	if strings.Contains(all, cliDeniedAnswer) {
+		t.Fatalf("a denied answer reached the agent:\n%s", run.stdout)
+	}
+	if c.denied != "" {
+		if run.err == nil && !strings.Contains(run.stdout, c.denied) {
+			t.Fatalf("the run succeeded without the deny %s:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
+		}
+		if !strings.Contains(run.stdout+run.stderr, c.denied) {
+			t.Fatalf("the agent does not show the deny %q:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
+		}
+		if len(outputs) > 0 {
+			t.Fatalf("commands ran: %q", outputs)
+		}
+		return
+	}
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	}
+	if len(outputs) != 1 || !strings.Contains(outputs[0], c.ran) {
+		t.Fatalf("command outputs %q, want one carrying %q\nstdout:\n%s", outputs, c.ran, run.stdout)
+	}
+	// The mock answers "tool results: " and the tool's output.
+	if len(answers) == 0 || !strings.Contains(answers[len(answers)-1], "tool results:") || !strings.Contains(answers[len(answers)-1], c.ran) {
+		t.Fatalf("final answers %q, want the tool result %q\nstdout:\n%s", answers, c.ran, run.stdout)
+	}
+}
+
+// jsonLines decodes every line of s that is a JSON object.
+func jsonLines(s string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(s, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// blockTexts returns the text of every content block of type typ in a
+// stream-json message event (string content, or text blocks within).
+func blockTexts(ev map[string]any, typ string) []string {
+	msg, _ := ev["message"].(map[string]any)
+	blocks, _ := msg["content"].([]any)
+	var out []string
+	for _, b := range blocks {
+		block, _ := b.(map[string]any)
+		if block["type"] != typ {
+			continue
+		}
+		switch c := block["content"].(type) {
+		case string:
+			out = append(out, c)
+		case []any:
+			for _, p := range c {
+				if part, _ := p.(map[string]any); part["type"] == "text" {
+					s, _ := part["text"].(string)
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nodeDir holds the JS clients, pinned by its package-lock.json.
+const nodeDir = "node"
+
+// nodeClients are the scripts under node/clients, one per client or
+// framework, with the surface each speaks.
+var nodeClients = []struct{ script, surface string }{
+	{"openai-chat.mjs", "chat"},
+	{"openai-responses.mjs", "responses"},
+	{"openai-agents.mjs", "responses"},
+	{"ai-sdk.mjs", "responses"},
+	{"langchain.mjs", "responses"},
+	{"anthropic.mjs", "messages"},
+}
+
+// observation is what a script reports of one scenario.
+type observation struct {
+	Text   string     `json:"text"`
+	Final  string     `json:"final"`
+	Deltas []string   `json:"deltas"`
+	Calls  []toolCall `json:"calls"`
+	Error  *string    `json:"error"`
+}
+
+func (o observation) err() string {
+	if o.Error == nil {
+		return ""
+	}
+	return *o.Error
+}
+
+// scriptPrompts is E2E_PROMPTS: the scenario inputs, defined once here.
+func scriptPrompts(t *testing.T) string {
+	b, err := json.Marshal(map[string]string{
+		"plain": plainPrompt, "stream": streamPrompt, "redact": redactPrompt,
+		"deny": denyPrompt, "slowDeny": slowDenyPrompt,
+		"weather": weatherPrompt, "weatherResult": weatherResult,
+		"search": searchPrompt, "shell": `/tool shell {"command":"rm -rf /"}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// nodeBinary returns the node the clients run on: the one e2e/node pins
+// (the npm package "node", Node 22, which several clients require), else
+// the one on PATH. Without node_modules the test is skipped, except under
+// CI=true, where that is a failure.
+func nodeBinary(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai", "package.json")); err != nil {
+		msg := "the JS clients need e2e/node/node_modules (run npm ci in e2e/node): " + err.Error()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	pinned, err := filepath.Abs(filepath.Join(nodeDir, "node_modules", ".bin", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pinned); err == nil {
+		return pinned
+	}
+	path, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node_modules is there but no node: " + err.Error())
+	}
+	return path
+}
+
+// runScript runs one client script against the gateways and decodes its
+// report.
+func runScript(t *testing.T, node, script, root, committed, prompts string) map[string]json.RawMessage {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("clients", script))
+	cmd.Dir = nodeDir
+	// A minimal environment: no vendor key or base URL of the machine can
+	// send a client around the gateway.
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"GATEWAY_URL=" + root,
+		"GATEWAY_COMMITTED_URL=" + committed,
+		"E2E_PROMPTS=" + prompts,
+		"OPENAI_AGENTS_DISABLE_TRACING=1",
+		"NO_COLOR=1",
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
+	}
+	var report map[string]json.RawMessage
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("node %s printed %q: %v\n%s", script, out, err, stderr.String())
+	}
+	return report
+}
+
+// TestNodeClients runs every JS client and framework through one gateway
+// and checks each scenario's observation as TestGoClients does.
+func TestNodeClients(t *testing.T) {
+	node := nodeBinary(t)
+	root := startGateway(t, "", "")
+	committed := startGateway(t, keepAliveConfig, "")
+	prompts := scriptPrompts(t)
+	for _, c := range nodeClients {
+		t.Run(strings.TrimSuffix(c.script, ".mjs")+"/"+c.surface, func(t *testing.T) {
+			t.Parallel()
+			report := runScript(t, node, c.script, root, committed, prompts)
+			var unsupported map[string]string
+			if err := json.Unmarshal(report["unsupported"], &unsupported); err != nil {
+				t.Fatalf("unsupported: %v", err)
+			}
+			for name, check := range nodeChecks {
+				t.Run(name, func(t *testing.T) {
+					if why, ok := unsupported[name]; ok {
+						t.Skip("the client cannot: " + why)
+					}
+					raw, ok := report[name]
+					if !ok {
+						t.Fatal("the script reported nothing")
+					}
+					var o observation
+					if err := json.Unmarshal(raw, &o); err != nil {
+						t.Fatalf("%v: %s", err, raw)
+					}
+					check(t, o)
+				})
+			}
+		})
+	}
+}
+
+// nodeChecks are the expectations per scenario, the same as the Go
+// clients'.
+var nodeChecks = map[string]func(t *testing.T, o observation){
+	"plain": func(t *testing.T, o observation) { wantText(t, o, plainAnswer) },
+	"stream": func(t *testing.T, o observation) {
+		wantText(t, o, streamAnswer)
+		if strings.Join(o.Deltas, "") != streamAnswer || len(o.Deltas) == 0 {
+			t.Fatalf("deltas %q", o.Deltas)
+		}
+	},
+	"tool_round":          wantToolRound,
+	"tool_round_streamed": wantToolRound,
+	"deny":                func(t *testing.T, o observation) { wantDenied(t, o, denyReason, "403") },
+	"deny_streamed":       func(t *testing.T, o observation) { wantDenied(t, o, denyReason, "403") },
+	// After the 200 only the error event carries the deny.
+	"deny_streamed_after_200":           func(t *testing.T, o observation) { wantDenied(t, o, denyReason, "") },
+	"redaction":                         func(t *testing.T, o observation) { wantText(t, o, redactAnswer) },
+	"redaction_streamed":                func(t *testing.T, o observation) { wantText(t, o, redactAnswer) },
+	"tool_arguments_rewritten":          wantRepairedSearch,
+	"tool_arguments_rewritten_streamed": wantRepairedSearch,
+	"tool_denied":                       func(t *testing.T, o observation) { wantDenied(t, o, "policy:tool_not_allowed", "403") },
+}
+
+func wantText(t *testing.T, o observation, want string) {
+	t.Helper()
+	if o.Error != nil || o.Text != want {
+		t.Fatalf("text %q, error %s; want %q", o.Text, o.err(), want)
+	}
+}
+
+func wantToolRound(t *testing.T, o observation) {
+	t.Helper()
+	if o.Error != nil || len(o.Calls) != 1 || o.Calls[0].Name != weatherTool {
+		t.Fatalf("calls %+v, error %s", o.Calls, o.err())
+	}
+	sameJSON(t, o.Calls[0].Args, weatherArgs)
+	if !strings.Contains(o.Final, weatherResult) {
+		t.Fatalf("final answer %q does not carry the tool result %q", o.Final, weatherResult)
+	}
+}
+
+func wantRepairedSearch(t *testing.T, o observation) {
+	t.Helper()
+	if o.Error != nil || len(o.Calls) == 0 || o.Calls[0].Name != searchTool {
+		t.Fatalf("calls %+v, error %s", o.Calls, o.err())
+	}
+	sameJSON(t, o.Calls[0].Args, searchRepaired)
+}
+
+// wantDenied checks the client failed with reason (and status when not
+// ""), and that nothing of the denied answer reached it.
+func wantDenied(t *testing.T, o observation, reason, status string) {
+	t.Helper()
+	if o.Error == nil || !strings.Contains(*o.Error, reason) || !strings.Contains(*o.Error, status) {
+		t.Fatalf("text %q, deltas %q, error %s; want a %s %s error", o.Text, o.Deltas, o.err(), status, reason)
+	}
+	noLeak(t, o.Text+strings.Join(o.Deltas, "")+o.Final)
+}
