@@ -1,0 +1,316 @@
+package responses
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// eventMembers are the members each event may carry beyond type and
+// sequence_number; others (obfuscation, logprobs, ...) make the stream
+// synthesized instead of replayed.
+var eventMembers = func() map[string]rawjson.MemberSet {
+	loc := []string{"item_id", "output_index"}
+	part := append([]string{"content_index"}, loc...)
+	m := map[string][]string{
+		"response.created": {"response"}, "response.in_progress": {"response"}, "response.queued": {"response"},
+		"response.completed": {"response"}, "response.incomplete": {"response"},
+		"response.output_item.added": {"output_index", "item"}, "response.output_item.done": {"output_index", "item"},
+		"response.content_part.added": append([]string{"part"}, part...), "response.content_part.done": append([]string{"part"}, part...),
+		"response.output_text.delta": append([]string{"delta"}, part...), "response.output_text.done": append([]string{"text"}, part...),
+		"response.output_text.annotation.added": append([]string{"annotation", "annotation_index"}, part...),
+		"response.refusal.delta":                append([]string{"delta"}, part...), "response.refusal.done": append([]string{"refusal"}, part...),
+		"response.function_call_arguments.delta": append([]string{"delta"}, loc...), "response.function_call_arguments.done": append([]string{"arguments", "name"}, loc...),
+		"response.reasoning_summary_part.added": append([]string{"part", "summary_index"}, loc...), "response.reasoning_summary_part.done": append([]string{"part", "summary_index"}, loc...),
+		"response.reasoning_summary_text.delta": append([]string{"delta", "summary_index"}, loc...), "response.reasoning_summary_text.done": append([]string{"text", "summary_index"}, loc...),
+		"response.reasoning_text.delta": append([]string{"delta"}, part...), "response.reasoning_text.done": append([]string{"text"}, part...),
+		"response.code_interpreter_call_code.delta": append([]string{"delta"}, loc...), "response.code_interpreter_call_code.done": append([]string{"code"}, loc...),
+		"response.image_generation_call.partial_image": append([]string{"partial_image_b64", "partial_image_index"}, loc...),
+	}
+	for k := range progressEvents {
+		m[k] = loc
+	}
+	out := map[string]rawjson.MemberSet{}
+	for k, v := range m {
+		out[k] = rawjson.NewMemberSet(append(v, "type", "sequence_number")...)
+	}
+	return out
+}()
+
+// handle applies one decoded event.
+func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, error) {
+	known, ok := eventMembers[typ]
+	if !ok {
+		return false, a.invalid("event type the gateway does not know")
+	}
+	if known.AmbiguousKeys(obj) {
+		return false, a.invalid("event member whose name differs from a known one only in letter case")
+	}
+	if known.UnknownIn(obj) {
+		a.replayable = false
+	}
+	switch typ {
+	case "response.created", "response.in_progress", "response.queued":
+		resp, _ := obj["response"].(map[string]any)
+		if out, ok := resp["output"].([]any); !ok || len(out) > 0 {
+			return false, a.invalid("a response snapshot before the terminal event must have an empty output")
+		}
+		if len(a.items) > 0 || !a.snapshotClean(resp) {
+			a.replayable = false
+		}
+		return false, nil
+	case "response.completed", "response.incomplete":
+		a.final = data
+		return true, nil
+	case "response.output_item.added":
+		oi, ok := index(obj["output_index"])
+		item, ok2 := obj["item"].(map[string]any)
+		if !ok || !ok2 || oi != len(a.items) {
+			return false, a.invalid("output_item.added must add the next output index")
+		}
+		id, _ := item["id"].(string)
+		t, _ := item["type"].(string)
+		a.items = append(a.items, &streamItem{id: id, typ: t})
+		if !emptyAdded(item) {
+			a.replayable = false
+		}
+		return false, nil
+	case "response.image_generation_call.partial_image":
+		a.replayable = false
+	}
+	it, err := a.item(obj)
+	if err != nil {
+		return false, err
+	}
+	if progressEvents[typ] || typ == "response.image_generation_call.partial_image" {
+		return false, nil
+	}
+	return false, a.fragment(typ, obj, it)
+}
+
+// item returns the item an event addresses.
+func (a *assembler) item(obj map[string]any) (*streamItem, error) {
+	oi, ok := index(obj["output_index"])
+	if !ok || oi >= len(a.items) {
+		return nil, a.invalid("event addresses an output index that was not added")
+	}
+	it := a.items[oi]
+	if id, ok := obj["item_id"]; ok && id != it.id {
+		return nil, a.invalid("item_id does not match the output index")
+	}
+	if it.done != nil {
+		return nil, a.invalid("event after its item was done")
+	}
+	return it, nil
+}
+
+// fragment applies a delta, done or part event to its item.
+func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) error {
+	ci, _ := index(obj["content_index"])
+	si, _ := index(obj["summary_index"])
+	c := "c" + strconv.Itoa(ci)
+	sk := "s" + strconv.Itoa(si)
+	check := func(key string, v any) error {
+		s, ok := v.(string)
+		if !ok || s != it.text(key).String() {
+			return a.invalid("a done event disagrees with its deltas")
+		}
+		return nil
+	}
+	appendDelta := func(key string) error {
+		d, ok := obj["delta"].(string)
+		if !ok {
+			return a.invalid("delta must be a string")
+		}
+		it.text(key).WriteString(d)
+		return nil
+	}
+	switch typ {
+	case "response.output_item.done":
+		return a.itemDone(obj, it)
+	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta":
+		return appendDelta(c)
+	case "response.function_call_arguments.delta", "response.code_interpreter_call_code.delta":
+		return appendDelta("args")
+	case "response.reasoning_summary_text.delta":
+		return appendDelta(sk)
+	case "response.output_text.done", "response.reasoning_text.done":
+		return check(c, obj["text"])
+	case "response.refusal.done":
+		return check(c, obj["refusal"])
+	case "response.function_call_arguments.done":
+		return check("args", obj["arguments"])
+	case "response.code_interpreter_call_code.done":
+		return check("args", obj["code"])
+	case "response.reasoning_summary_text.done":
+		return check(sk, obj["text"])
+	case "response.content_part.added", "response.reasoning_summary_part.added":
+		if p, _ := obj["part"].(map[string]any); p["text"] != nil && p["text"] != "" || p["refusal"] != nil && p["refusal"] != "" {
+			a.replayable = false
+		}
+	case "response.content_part.done":
+		p, _ := obj["part"].(map[string]any)
+		if p["type"] == "refusal" {
+			return check(c, p["refusal"])
+		}
+		return check(c, p["text"])
+	case "response.reasoning_summary_part.done":
+		p, _ := obj["part"].(map[string]any)
+		return check(sk, p["text"])
+	case "response.output_text.annotation.added":
+		// Annotations are judged in the done item; the event repeats one.
+	}
+	return nil
+}
+
+// itemDone records the authoritative item and checks it against the
+// assembled fragments.
+func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
+	item, ok := obj["item"].(map[string]any)
+	if !ok {
+		return a.invalid("output_item.done must carry an item")
+	}
+	if id, _ := item["id"].(string); id != it.id || item["type"] != it.typ {
+		return a.invalid("output_item.done does not match its added item")
+	}
+	raw, _ := jsonvalue.Marshal(item)
+	it.done, it.doneRaw = item, raw
+	agree := func(key string, v any) bool {
+		b, seen := it.texts[key]
+		if !seen {
+			return true
+		}
+		s, ok := v.(string)
+		return ok && s == b.String()
+	}
+	okAll := true
+	switch it.typ {
+	case "message":
+		content, _ := item["content"].([]any)
+		for j, p := range content {
+			pm, _ := p.(map[string]any)
+			v := pm["text"]
+			if pm["type"] == "refusal" {
+				v = pm["refusal"]
+			}
+			okAll = okAll && agree("c"+strconv.Itoa(j), v)
+		}
+		okAll = okAll && len(it.texts) <= len(content)
+	case "function_call":
+		okAll = agree("args", item["arguments"])
+	case "code_interpreter_call":
+		okAll = agree("args", item["code"])
+	case "reasoning":
+		summary, _ := item["summary"].([]any)
+		for j, p := range summary {
+			pm, _ := p.(map[string]any)
+			okAll = okAll && agree("s"+strconv.Itoa(j), pm["text"])
+		}
+		content, _ := item["content"].([]any)
+		for j, p := range content {
+			pm, _ := p.(map[string]any)
+			okAll = okAll && agree("c"+strconv.Itoa(j), pm["text"])
+		}
+		okAll = okAll && len(it.texts) <= len(summary)+len(content)
+	}
+	if !okAll {
+		return a.invalid("output_item.done disagrees with the streamed deltas")
+	}
+	return nil
+}
+
+// emptyAdded reports whether an added item carries no text yet.
+func emptyAdded(item map[string]any) bool {
+	for _, k := range []string{"content", "summary"} {
+		if l, ok := item[k].([]any); ok && len(l) > 0 {
+			return false
+		}
+	}
+	for _, k := range []string{"arguments", "code", "result"} {
+		if s, ok := item[k].(string); ok && s != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func index(v any) (int, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(string(n))
+	return i, err == nil && i >= 0
+}
+
+// finish builds the Stream from the terminal event.
+func (a *assembler) finish() (*Stream, error) {
+	for _, it := range a.items {
+		if it.done == nil {
+			return nil, a.invalid("an output item was never done")
+		}
+	}
+	ms, _ := rawjson.ScanObject(a.final, rawjson.RootSpan(a.final))
+	i := rawjson.Find(ms, "response")
+	if i < 0 || ms[i].Val.Kind(a.final) != '{' {
+		return nil, a.invalid("the terminal event carries no response object")
+	}
+	body, span := a.final, ms[i].Val
+	rms, err := rawjson.ScanObject(body, span)
+	if err != nil {
+		return nil, a.invalid("the response object has a duplicate member")
+	}
+	done := make([]any, len(a.items))
+	raws := make([][]byte, len(a.items))
+	for j, it := range a.items {
+		done[j], raws[j] = it.done, it.doneRaw
+	}
+	if k := rawjson.Find(rms, "output"); k >= 0 {
+		out, _ := rawjson.DecodeSpan(body, rms[k].Val)
+		list, _ := out.([]any)
+		switch {
+		case len(list) == 0 && len(done) > 0:
+			// Assembled from the done items, as openai-go does.
+			p := rawjson.NewObjPatch(body, span, rms)
+			p.Set("output", rawjson.RenderArray(nil, rawjson.Span{}, nil, raws))
+			body = p.Render()
+			span = rawjson.RootSpan(body)
+			a.replayable = false
+		case !jsonvalue.Equal(list, done):
+			return nil, a.invalid("the terminal response's output disagrees with the streamed items")
+		}
+	}
+	resp, err := a.surface.parseResponseAt(a.req, body, span)
+	if err != nil {
+		return nil, a.invalid("the terminal response is not understood: " + err.Error())
+	}
+	resp.streamed = true
+	return &Stream{events: a.events, resp: resp, replayable: a.replayable}, nil
+}
+
+// snapshotClean reports whether a response snapshot holds only members
+// the final object's rules would release unchanged.
+func (a *assembler) snapshotClean(resp map[string]any) bool {
+	for k, v := range resp {
+		switch {
+		case k == "output" || k == "status" || k == "error" && v == nil:
+		case k == "incomplete_details" || k == "usage":
+			if v != nil {
+				return false
+			}
+		case echoMembers[k]:
+			if v != nil && !jsonvalue.Equal(v, a.req.echo(k)) {
+				return false
+			}
+		case metaKinds[k] != 0:
+			if v != nil && kindOf(v)&metaKinds[k] == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}

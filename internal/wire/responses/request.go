@@ -1,0 +1,231 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// serverStateMessage is the refusal for server-side state.
+const serverStateMessage = "uses server-side state the gateway cannot show the policy; a deployment can allow it with wire.responses.allow_server_state: true"
+
+// Request is a validated Responses request. It keeps the body and the
+// offsets of its members and input items, so UpstreamBody rewrites only
+// what a verdict changed. It is immutable and safe for concurrent use.
+type Request struct {
+	body    []byte
+	root    rawjson.Span
+	members []rawjson.Member
+
+	model  string
+	stream bool
+
+	// instr is the instructions member's projection (a system message), or
+	// nil when the request has none.
+	instr map[string]any
+	// inputString: input is a string (one user message).
+	inputString bool
+	inputSpan   rawjson.Span
+	items       []rawjson.Span // the input array's elements
+	segs        []segment      // input, grouped into projected messages
+
+	tools     []any
+	toolNames []string
+	params    map[string]any
+	// callIDs are the call_ids of the input's function_call items, with
+	// the index of their item.
+	callIDs map[string]int
+}
+
+// segment is one projected message and the input items it came from (one
+// item, or a run of consecutive function_call items).
+type segment struct {
+	msg   map[string]any
+	first int // first item index
+	n     int // number of items
+	kind  itemKind
+}
+
+// parseRequest validates body and projects it.
+func (s *Surface) parseRequest(body []byte) (*Request, error) {
+	if !json.Valid(body) {
+		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
+			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
+		}
+		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
+	}
+	r := &Request{body: body, root: rawjson.RootSpan(body)}
+	if r.root.Kind(body) != '{' {
+		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
+	}
+	ms, err := rawjson.ScanObject(body, r.root)
+	if err != nil {
+		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
+	}
+	r.members = ms
+	partial := false
+	for _, m := range ms {
+		spec := requestMemberByName[m.Key]
+		if spec == nil {
+			if err := r.parseExtra(s.allowReq, m); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if rawjson.HasDuplicateKeys(body, m.Val) {
+			return nil, &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
+		}
+		v, err := rawjson.DecodeSpan(body, m.Val)
+		if err != nil {
+			return nil, &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
+		}
+		if v == nil && spec.treat != treatModel && spec.treat != treatInput {
+			continue // null means "not set"
+		}
+		if sub, msg := spec.problem(v); msg != "" {
+			return nil, &wire.RequestError{Field: spec.name + sub, Msg: msg}
+		}
+		stateUsed, err := r.parseKnown(s, spec, m.Val, v)
+		if err != nil {
+			return nil, err
+		}
+		partial = partial || stateUsed
+	}
+	switch {
+	case r.model == "":
+		return nil, &wire.RequestError{Field: "model", Msg: "is required"}
+	case r.segs == nil && !r.inputString && r.instr == nil:
+		return nil, &wire.RequestError{Field: "input", Msg: "is required"}
+	}
+	if partial {
+		r.setParam("partial_context", true)
+	}
+	return r, nil
+}
+
+// parseKnown handles one known, non-null member; it reports whether the
+// member uses server-side state.
+func (r *Request) parseKnown(s *Surface, spec *requestMember, raw rawjson.Span, v any) (bool, error) {
+	switch spec.treat {
+	case treatModel:
+		m, ok := v.(string)
+		if !ok || m == "" {
+			return false, &wire.RequestError{Field: "model", Msg: "must be a non-empty string"}
+		}
+		r.model = m
+	case treatInput:
+		return false, r.parseInput(raw, v, s.allowServerState)
+	case treatInstructions:
+		r.instr = map[string]any{"role": "system", "content": v}
+	case treatTools:
+		return r.parseTools(v.([]any), s.allowServerState)
+	case treatStream:
+		r.stream = v.(bool)
+	case treatStreamOptions:
+		for k, x := range v.(map[string]any) {
+			if _, ok := x.(bool); !ok && x != nil {
+				return false, &wire.RequestError{Field: "stream_options." + k, Msg: "must be a boolean"}
+			}
+		}
+	case treatServerState:
+		if b, ok := v.(bool); ok && !b {
+			r.setParam(spec.name, v) // background: false uses no state
+			return false, nil
+		}
+		if !s.allowServerState {
+			return false, &wire.RequestError{Field: spec.name, Msg: serverStateMessage}
+		}
+		r.setParam(spec.name, v)
+		return true, nil
+	default:
+		if spec.name == "tool_choice" {
+			if obj, ok := v.(map[string]any); ok {
+				if known := toolChoiceMembers.CollisionIn(obj); known != "" {
+					return false, &wire.RequestError{Field: "tool_choice", Msg: collisionMessage(known)}
+				}
+			}
+		}
+		r.setParam(spec.name, v)
+	}
+	return false, nil
+}
+
+var toolChoiceMembers = rawjson.NewMemberSet("type", "name", "mode", "tools", "server_label")
+
+// parseExtra handles a member the gateway does not know: ambiguous under
+// case folding, refused, or allowed and projected verbatim.
+func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
+	if known := requestKnown.FoldsOnto(m.Key); known != "" {
+		return &wire.RequestError{Msg: "body " + collisionMessage(known)}
+	}
+	if !allow.Has(m.Key) {
+		return unknownMemberError(m.Key)
+	}
+	field := safeField(m.Key)
+	if rawjson.HasDuplicateKeys(r.body, m.Val) {
+		return &wire.RequestError{Field: field, Msg: "has an object with a duplicate member"}
+	}
+	v, err := rawjson.DecodeSpan(r.body, m.Val)
+	if err != nil {
+		return &wire.RequestError{Field: field, Msg: rawjson.DecodeProblem(err)}
+	}
+	r.setParam(m.Key, v)
+	return nil
+}
+
+func (r *Request) setParam(name string, v any) {
+	if r.params == nil {
+		r.params = map[string]any{}
+	}
+	r.params[name] = v
+}
+
+// Model returns the requested model.
+func (r *Request) Model() string { return r.model }
+
+// Stream reports whether the client asked for a stream.
+func (r *Request) Stream() bool { return r.stream }
+
+// Operation returns wire.OpResponses.
+func (r *Request) Operation() wire.Operation { return wire.OpResponses }
+
+// ToolNames lists the function tools (namespace children included, under
+// their projected names) in order.
+func (r *Request) ToolNames() []string { return slices.Clone(r.toolNames) }
+
+// Messages returns the normalized conversation: the instructions as a
+// leading system message, then one message per input segment.
+func (r *Request) Messages() []any {
+	out := make([]any, 0, len(r.segs)+1)
+	if r.instr != nil {
+		out = append(out, jsonvalue.DeepCopy(r.instr))
+	}
+	for _, sg := range r.segs {
+		out = append(out, jsonvalue.DeepCopy(sg.msg))
+	}
+	return out
+}
+
+// Tools returns [{name, description?, schema?}], or nil.
+func (r *Request) Tools() []any {
+	if len(r.tools) == 0 {
+		return nil
+	}
+	return jsonvalue.DeepCopy(r.tools).([]any)
+}
+
+// Params returns model.params, or nil. With server-side state it holds
+// partial_context: true.
+func (r *Request) Params() map[string]any {
+	if len(r.params) == 0 {
+		return nil
+	}
+	return jsonvalue.DeepCopy(r.params).(map[string]any)
+}
+
+func fieldIndex(base string, i int) string { return base + "[" + strconv.Itoa(i) + "]" }

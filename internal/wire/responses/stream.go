@@ -1,0 +1,239 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// Stream is an upstream event stream read through its terminal event and
+// assembled. It is immutable and safe for concurrent use.
+type Stream struct {
+	events     []event
+	buffered   int64
+	resp       *Response
+	replayable bool
+}
+
+// event is one upstream event: its type and data (one JSON object).
+type event struct {
+	typ  string
+	data []byte
+}
+
+// progressEvents carry no text: {type, sequence_number, item_id,
+// output_index}.
+var progressEvents = map[string]bool{
+	"response.web_search_call.in_progress": true, "response.web_search_call.searching": true, "response.web_search_call.completed": true,
+	"response.file_search_call.in_progress": true, "response.file_search_call.searching": true, "response.file_search_call.completed": true,
+	"response.code_interpreter_call.in_progress": true, "response.code_interpreter_call.interpreting": true, "response.code_interpreter_call.completed": true,
+	"response.image_generation_call.in_progress": true, "response.image_generation_call.generating": true, "response.image_generation_call.completed": true,
+	"response.mcp_call.in_progress": true, "response.mcp_call.completed": true, "response.mcp_list_tools.in_progress": true, "response.mcp_list_tools.completed": true,
+}
+
+// StreamEvents documents the treatment of each stream event type.
+func StreamEvents() []MemberDoc {
+	return []MemberDoc{
+		{"response.created, response.in_progress, response.queued", "checked: the response snapshot must have an empty output; replayed or synthesized"},
+		{"response.output_item.added", "checked: output_index must be the next one"},
+		{"response.output_item.done", "projected: the authoritative item (Codex reads items here)"},
+		{"response.content_part.added, response.content_part.done", "checked against the assembled part"},
+		{"response.output_text.delta, response.output_text.done, response.output_text.annotation.added", "assembled; deltas must equal the done text and the done item, else 502"},
+		{"response.refusal.delta, response.refusal.done", "assembled; as output text"},
+		{"response.function_call_arguments.delta, response.function_call_arguments.done", "assembled; must equal the done item's arguments, else 502"},
+		{"response.reasoning_summary_part.added, response.reasoning_summary_part.done, response.reasoning_summary_text.delta, response.reasoning_summary_text.done", "assembled; must equal the done item's summary, else 502"},
+		{"response.reasoning_text.delta, response.reasoning_text.done", "assembled; must equal the done item's content, else 502"},
+		{"response.code_interpreter_call_code.delta, response.code_interpreter_call_code.done", "assembled; must equal the done item's code, else 502"},
+		{"response.image_generation_call.partial_image", "removed (a preview no verdict covers): the stream is synthesized"},
+		{"hosted-tool progress (response.web_search_call.*, file_search_call.*, code_interpreter_call.*, image_generation_call.*, mcp_call.*, mcp_list_tools.*)", "checked (no text); replayed or synthesized"},
+		{"response.completed, response.incomplete", "terminal: its response object is parsed like a JSON answer; a non-empty output must equal the done items, else 502"},
+		{"response.failed, error", "upstream error (ErrUpstreamEvent)"},
+		{"any other", "refused (502)"},
+	}
+}
+
+const initialBuffer = 32 << 10
+
+// readStream reads r through the terminal event, at most limit bytes.
+func (s *Surface) readStream(req *Request, r io.Reader, limit int64) (*Stream, error) {
+	a := &assembler{surface: s, req: req, lastSeq: -1, replayable: true}
+	buf := make([]byte, 0, int(min(max(limit, 0), initialBuffer)))
+	pos := 0
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= limit {
+				var one [1]byte
+				if n, _ := io.ReadFull(r, one[:]); n > 0 {
+					return nil, &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(limit, 10) + " bytes"}
+				}
+				return nil, &wire.StreamError{Kind: wire.ErrStreamCut}
+			}
+			nb := make([]byte, len(buf), int(min(int64(2*cap(buf)), limit)))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		eof := errors.Is(err, io.EOF)
+		done, perr := a.feed(buf, &pos, eof)
+		switch {
+		case perr != nil:
+			return nil, perr
+		case done:
+			st, err := a.finish()
+			if err != nil {
+				return nil, err
+			}
+			st.buffered = int64(len(buf))
+			return st, nil
+		case eof:
+			return nil, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no terminal event"}
+		case err != nil:
+			return nil, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: err}
+		}
+	}
+}
+
+// feed parses the complete lines of buf from *pos; it reports whether the
+// terminal event was dispatched.
+func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
+	if *pos == 0 && bytes.HasPrefix(buf, []byte("\xEF\xBB\xBF")) {
+		*pos = 3
+	}
+	for *pos < len(buf) {
+		rest := buf[*pos:]
+		i := bytes.IndexAny(rest, "\r\n")
+		var line []byte
+		switch {
+		case i < 0 && !eof:
+			return false, nil
+		case i < 0:
+			line, *pos = rest, len(buf)
+		case rest[i] == '\r' && i+1 == len(rest) && !eof:
+			return false, nil
+		default:
+			line = rest[:i]
+			*pos += i + 1
+			if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
+				*pos++
+			}
+		}
+		done, err := a.line(line)
+		if err != nil || done {
+			return done, err
+		}
+	}
+	if eof && len(a.data) > 0 {
+		return a.dispatch()
+	}
+	return false, nil
+}
+
+func (a *assembler) line(l []byte) (bool, error) {
+	if len(l) == 0 {
+		return a.dispatch()
+	}
+	if l[0] == ':' {
+		return false, nil
+	}
+	field, value, _ := bytes.Cut(l, []byte(":"))
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	switch string(field) {
+	case "data":
+		if a.data != nil {
+			a.data = append(a.data, '\n')
+		}
+		a.data = append(append(a.data, []byte{}...), value...)
+	case "event":
+		a.evType = string(value)
+	}
+	return false, nil
+}
+
+// assembler builds the answer from events as the official clients do.
+type assembler struct {
+	surface    *Surface
+	req        *Request
+	data       []byte
+	evType     string
+	events     []event
+	lastSeq    int64
+	items      []*streamItem
+	final      []byte // the terminal event's data
+	finalSpan  rawjson.Span
+	replayable bool
+}
+
+// streamItem is one output item under assembly.
+type streamItem struct {
+	id      string
+	typ     string
+	done    any    // the output_item.done item, decoded
+	doneRaw []byte // its bytes
+	texts   map[string]*strings.Builder
+}
+
+func (it *streamItem) text(key string) *strings.Builder {
+	if it.texts == nil {
+		it.texts = map[string]*strings.Builder{}
+	}
+	b := it.texts[key]
+	if b == nil {
+		b = &strings.Builder{}
+		it.texts[key] = b
+	}
+	return b
+}
+
+// invalid is a 502 for event n.
+func (a *assembler) invalid(msg string) error {
+	return &wire.StreamError{Kind: wire.ErrResponseInvalid, Event: len(a.events), Err: &wire.ResponseError{Msg: msg}}
+}
+
+// dispatch handles one complete event.
+func (a *assembler) dispatch() (bool, error) {
+	if len(a.data) == 0 {
+		a.evType = ""
+		return false, nil
+	}
+	data := a.data
+	a.data = nil
+	evType := a.evType
+	a.evType = ""
+	a.events = append(a.events, event{data: data})
+	if evType == "error" {
+		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: len(a.events)}
+	}
+	v, err := jsonvalue.DecodeStrict(data)
+	if err != nil {
+		return false, a.invalid("event data " + rawjson.DecodeProblem(err))
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false, a.invalid("event data must be an object")
+	}
+	typ, _ := obj["type"].(string)
+	if evType != "" && evType != typ {
+		return false, a.invalid("event name and data type disagree")
+	}
+	a.events[len(a.events)-1].typ = typ
+	if typ == "error" || typ == "response.failed" || obj["error"] != nil {
+		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: len(a.events)}
+	}
+	seq, ok := obj["sequence_number"].(json.Number)
+	n, perr := strconv.ParseInt(string(seq), 10, 64)
+	if !ok || perr != nil || n <= a.lastSeq {
+		return false, a.invalid("sequence_number must be an increasing integer")
+	}
+	a.lastSeq = n
+	return a.handle(typ, obj, data)
+}

@@ -1,0 +1,157 @@
+package responses
+
+import (
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+)
+
+// Response returns the assembled answer.
+func (s *Stream) Response() wire.Response { return s.resp }
+
+// BufferedBytes is how much of the stream was held in memory.
+func (s *Stream) BufferedBytes() int64 { return s.buffered }
+
+// Release renders the events for the client: the upstream's own events
+// (event and data lines only, through the terminal event) when target is
+// the projection and the stream is safe to replay; otherwise a stream
+// synthesized from the verdicted answer.
+func (s *Stream) Release(target any) ([]byte, error) {
+	if target == nil {
+		target = s.resp.proj
+	}
+	if err := s.resp.CheckWriteBack(target); err != nil {
+		return nil, err
+	}
+	if s.replayable && s.resp.clean && jsonvalue.Equal(target, s.resp.proj) {
+		var out []byte
+		for _, e := range s.events {
+			out = append(out, "event: "...)
+			out = append(out, e.typ...)
+			out = append(out, "\ndata: "...)
+			out = append(out, e.data...)
+			out = append(out, "\n\n"...)
+		}
+		return out, nil
+	}
+	body, err := s.resp.render(target)
+	if err != nil {
+		return nil, err
+	}
+	return synthesize(body)
+}
+
+// synthesizer numbers and frames synthesized events.
+type synthesizer struct {
+	out []byte
+	seq int
+}
+
+func (y *synthesizer) emit(typ string, members map[string]any) {
+	members["type"] = typ
+	members["sequence_number"] = y.seq
+	y.seq++
+	data, _ := jsonvalue.Marshal(members) // built from checked values
+	y.out = append(y.out, "event: "...)
+	y.out = append(y.out, typ...)
+	y.out = append(y.out, "\ndata: "...)
+	y.out = append(y.out, data...)
+	y.out = append(y.out, "\n\n"...)
+}
+
+// synthesize renders a complete event sequence for a released response
+// object: created, in_progress, per item added / part and delta events /
+// done, and response.completed (or response.incomplete), with consecutive
+// sequence numbers from 0. Every text arrives in one delta.
+func synthesize(body []byte) ([]byte, error) {
+	v, err := jsonvalue.Decode(body)
+	if err != nil {
+		return nil, &wire.WriteBackError{Msg: "released response is not valid JSON"}
+	}
+	resp := v.(map[string]any)
+	output, _ := resp["output"].([]any)
+	snap := jsonvalue.DeepCopy(resp).(map[string]any)
+	snap["output"] = []any{}
+	snap["status"] = "in_progress"
+	snap["usage"] = nil
+	snap["incomplete_details"] = nil
+	y := &synthesizer{}
+	y.emit("response.created", map[string]any{"response": snap})
+	y.emit("response.in_progress", map[string]any{"response": jsonvalue.DeepCopy(snap)})
+	for oi, e := range output {
+		y.item(oi, e.(map[string]any))
+	}
+	terminal := "response.completed"
+	if resp["status"] == "incomplete" {
+		terminal = "response.incomplete"
+	}
+	y.emit(terminal, map[string]any{"response": resp})
+	return y.out, nil
+}
+
+// item emits one output item's events.
+func (y *synthesizer) item(oi int, item map[string]any) {
+	id, _ := item["id"].(string)
+	loc := func(extra map[string]any) map[string]any {
+		extra["item_id"] = id
+		extra["output_index"] = oi
+		return extra
+	}
+	added := jsonvalue.DeepCopy(item).(map[string]any)
+	if _, ok := added["status"]; ok {
+		added["status"] = "in_progress"
+	}
+	switch item["type"] {
+	case "message":
+		added["content"] = []any{}
+		y.emit("response.output_item.added", map[string]any{"output_index": oi, "item": added})
+		content, _ := item["content"].([]any)
+		for ci, p := range content {
+			y.part(loc, ci, p.(map[string]any))
+		}
+	case "function_call":
+		added["arguments"] = ""
+		y.emit("response.output_item.added", map[string]any{"output_index": oi, "item": added})
+		y.emit("response.function_call_arguments.delta", loc(map[string]any{"delta": item["arguments"]}))
+		y.emit("response.function_call_arguments.done", loc(map[string]any{"arguments": item["arguments"], "name": item["name"]}))
+	case "reasoning":
+		added["summary"] = []any{}
+		delete(added, "content")
+		y.emit("response.output_item.added", map[string]any{"output_index": oi, "item": added})
+		summary, _ := item["summary"].([]any)
+		for si, p := range summary {
+			text := p.(map[string]any)["text"]
+			y.emit("response.reasoning_summary_part.added", loc(map[string]any{"summary_index": si, "part": map[string]any{"type": "summary_text", "text": ""}}))
+			y.emit("response.reasoning_summary_text.delta", loc(map[string]any{"summary_index": si, "delta": text}))
+			y.emit("response.reasoning_summary_text.done", loc(map[string]any{"summary_index": si, "text": text}))
+			y.emit("response.reasoning_summary_part.done", loc(map[string]any{"summary_index": si, "part": map[string]any{"type": "summary_text", "text": text}}))
+		}
+		content, _ := item["content"].([]any)
+		for ci, p := range content {
+			text := p.(map[string]any)["text"]
+			y.emit("response.reasoning_text.delta", loc(map[string]any{"content_index": ci, "delta": text}))
+			y.emit("response.reasoning_text.done", loc(map[string]any{"content_index": ci, "text": text}))
+		}
+	default: // provider-executed calls arrive whole
+		y.emit("response.output_item.added", map[string]any{"output_index": oi, "item": added})
+	}
+	y.emit("response.output_item.done", map[string]any{"output_index": oi, "item": item})
+}
+
+// part emits one message content part's events.
+func (y *synthesizer) part(loc func(map[string]any) map[string]any, ci int, p map[string]any) {
+	if p["type"] == "refusal" {
+		y.emit("response.content_part.added", loc(map[string]any{"content_index": ci, "part": map[string]any{"type": "refusal", "refusal": ""}}))
+		y.emit("response.refusal.delta", loc(map[string]any{"content_index": ci, "delta": p["refusal"]}))
+		y.emit("response.refusal.done", loc(map[string]any{"content_index": ci, "refusal": p["refusal"]}))
+		y.emit("response.content_part.done", loc(map[string]any{"content_index": ci, "part": p}))
+		return
+	}
+	y.emit("response.content_part.added", loc(map[string]any{"content_index": ci, "part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}))
+	y.emit("response.output_text.delta", loc(map[string]any{"content_index": ci, "delta": p["text"]}))
+	anns, _ := p["annotations"].([]any)
+	for ai, a := range anns {
+		y.emit("response.output_text.annotation.added", loc(map[string]any{"content_index": ci, "annotation_index": ai, "annotation": a}))
+	}
+	y.emit("response.output_text.done", loc(map[string]any{"content_index": ci, "text": p["text"]}))
+	y.emit("response.content_part.done", loc(map[string]any{"content_index": ci, "part": p}))
+}

@@ -1,0 +1,145 @@
+package responses
+
+import (
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// hostedToolDescription is the description a provider-executed tool gets
+// in the projection.
+const hostedToolDescription = "provider-executed tool"
+
+// providerTools are the tool types the provider executes itself: they are
+// projected as {name: <type>, description} so a pre_model_call policy can
+// deny a request offering them; no pre_tool_call ever sees their calls.
+var providerTools = map[string]bool{
+	"web_search": true, "web_search_preview": true, "web_search_2025_08_26": true,
+	"web_search_preview_2025_03_11": true, "file_search": true,
+	"code_interpreter": true, "image_generation": true,
+}
+
+var (
+	functionToolMembers  = rawjson.NewMemberSet("type", "name", "description", "parameters", "strict")
+	namespaceToolMembers = rawjson.NewMemberSet("type", "name", "description", "tools")
+	toolTypeMembers      = rawjson.NewMemberSet("type")
+)
+
+// ToolTypes documents the treatment of each tool type.
+func ToolTypes() []MemberDoc {
+	return []MemberDoc{
+		{"function", "projected: {name, description?, schema?}"},
+		{"namespace", "projected: each child function tool as {name: \"<namespace>.<name>\", ...}"},
+		{"web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, file_search, code_interpreter, image_generation", "projected: {name: <type>, description: \"provider-executed tool\"}"},
+		{"mcp", "server state: refused unless allow_server_state, then projected like a provider-executed tool"},
+		{"any other (custom, computer_use_preview, local_shell, shell, apply_patch, ...)", "refused"},
+	}
+}
+
+// parseTools projects the tools member. It reports whether a tool uses
+// provider-side state (remote MCP).
+func (r *Request) parseTools(list []any, allowState bool) (bool, error) {
+	state := false
+	for i, t := range list {
+		field := fieldIndex("tools", i)
+		tool, ok := t.(map[string]any)
+		if !ok {
+			return false, &wire.RequestError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(t)}
+		}
+		if k := toolTypeMembers.CollisionIn(tool); k != "" {
+			return false, &wire.RequestError{Field: field, Msg: collisionMessage(k)}
+		}
+		typ, _ := tool["type"].(string)
+		switch {
+		case typ == "function":
+			if err := r.addFunctionTool(tool, "", field); err != nil {
+				return false, err
+			}
+		case typ == "namespace":
+			if err := r.addNamespace(tool, field); err != nil {
+				return false, err
+			}
+		case providerTools[typ]:
+			r.tools = append(r.tools, map[string]any{"name": typ, "description": hostedToolDescription})
+		case typ == "mcp":
+			if !allowState {
+				return false, &wire.RequestError{Field: field + ".type", Msg: "remote MCP tools run on servers the gateway cannot mediate; a deployment can allow them with wire.responses.allow_server_state: true"}
+			}
+			state = true
+			r.tools = append(r.tools, map[string]any{"name": typ, "description": hostedToolDescription})
+		default:
+			return false, &wire.RequestError{Field: field + ".type", Msg: "is not a tool type the gateway can mediate (function, namespace and provider-executed search, file search, code interpreter and image generation tools)"}
+		}
+	}
+	return state, nil
+}
+
+// addFunctionTool projects one flat function tool; ns qualifies its name
+// inside a namespace.
+func (r *Request) addFunctionTool(tool map[string]any, ns, field string) error {
+	if err := closedObject(tool, functionToolMembers, field); err != nil {
+		return err
+	}
+	name, ok := tool["name"].(string)
+	if !ok || name == "" {
+		return &wire.RequestError{Field: field + ".name", Msg: "must be a non-empty string"}
+	}
+	if ns != "" {
+		name = ns + "." + name
+	}
+	decl := map[string]any{"name": name}
+	switch d := tool["description"].(type) {
+	case nil:
+	case string:
+		decl["description"] = d
+	default:
+		return &wire.RequestError{Field: field + ".description", Msg: "must be a string"}
+	}
+	switch p := tool["parameters"].(type) {
+	case nil:
+	case map[string]any:
+		decl["schema"] = p
+	default:
+		return &wire.RequestError{Field: field + ".parameters", Msg: "must be an object"}
+	}
+	switch s := tool["strict"].(type) {
+	case nil, bool:
+	default:
+		_ = s
+		return &wire.RequestError{Field: field + ".strict", Msg: "must be a boolean"}
+	}
+	r.tools = append(r.tools, decl)
+	r.toolNames = append(r.toolNames, name)
+	return nil
+}
+
+// addNamespace projects a namespace's function tools under qualified
+// names.
+func (r *Request) addNamespace(tool map[string]any, field string) error {
+	if err := closedObject(tool, namespaceToolMembers, field); err != nil {
+		return err
+	}
+	ns, ok := tool["name"].(string)
+	if !ok || ns == "" {
+		return &wire.RequestError{Field: field + ".name", Msg: "must be a non-empty string"}
+	}
+	if d, ok := tool["description"]; ok && d != nil {
+		if _, ok := d.(string); !ok {
+			return &wire.RequestError{Field: field + ".description", Msg: "must be a string"}
+		}
+	}
+	children, ok := tool["tools"].([]any)
+	if !ok {
+		return &wire.RequestError{Field: field + ".tools", Msg: "must be an array"}
+	}
+	for j, c := range children {
+		cf := fieldIndex(field+".tools", j)
+		child, ok := c.(map[string]any)
+		if !ok || child["type"] != "function" {
+			return &wire.RequestError{Field: cf, Msg: "must be a function tool: only function tools inside a namespace can be mediated"}
+		}
+		if err := r.addFunctionTool(child, ns, cf); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package responses
+
+import (
+	"errors"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// writePlan is how a verdicted conversation maps onto the request:
+// instructions (keep, rewrite or drop) and the input items.
+type writePlan struct {
+	instr     instrAction
+	instrText string
+	items     [][]byte // rendered input items, nil entries never occur
+	same      bool     // items are exactly the original input, in order
+}
+
+type instrAction int
+
+const (
+	instrKeep instrAction = iota
+	instrRewrite
+	instrDrop
+)
+
+// CheckMessages reports whether target can be written onto this request.
+// Rules (docs/responses-wire.md, "Write-back"):
+//
+//   - When the request has instructions, a first message equal to their
+//     projection keeps them; a first system message with string content
+//     rewrites them; otherwise they are dropped.
+//   - Every other message equal to a projected input segment re-emits that
+//     segment's items byte for byte (matched by equality, so messages may
+//     be removed, reordered or duplicated).
+//   - A changed or new message is rendered as an item: a tool message as a
+//     function_call_output, an assistant message with tool_calls as
+//     function_call items (each id naming a function_call of the input:
+//     calls cannot be added; content must be empty), any other
+//     user/system/developer/assistant message as a message item with its
+//     text, image_url, refusal, input_image and input_file parts mapped
+//     back. Reasoning and provider-tool parts cannot be changed or added
+//     (their encrypted or provider-held state would no longer match).
+func (r *Request) CheckMessages(target any) error {
+	_, err := r.plan(target)
+	return err
+}
+
+// UpstreamBody renders the body for the upstream: messages nil keeps the
+// client's body; otherwise the verdicted conversation is written back.
+func (r *Request) UpstreamBody(messages any) ([]byte, error) {
+	if messages == nil {
+		return r.body, nil
+	}
+	pl, err := r.plan(messages)
+	if err != nil {
+		return nil, err
+	}
+	p := rawjson.NewObjPatch(r.body, r.root, r.members)
+	switch pl.instr {
+	case instrRewrite:
+		raw, _ := jsonvalue.Marshal(pl.instrText)
+		p.Set("instructions", raw)
+	case instrDrop:
+		p.Del("instructions")
+	}
+	if !pl.same {
+		if len(pl.items) == 0 {
+			return nil, &wire.WriteBackError{Field: "$target", Msg: "leaves no input item: the upstream requires input"}
+		}
+		if r.inputString {
+			p.Set("input", rawjson.RenderArray(r.body, rawjson.Span{}, nil, pl.items))
+		} else {
+			p.Set("input", rawjson.RenderArray(r.body, r.inputSpan, r.items, pl.items))
+		}
+	}
+	if !p.Changed() {
+		return r.body, nil
+	}
+	return rawjson.Splice(r.body, r.root, p.Render()), nil
+}
+
+// plan validates target and maps it onto the request.
+func (r *Request) plan(target any) (*writePlan, error) {
+	list, ok := target.([]any)
+	if !ok {
+		return nil, &wire.WriteBackError{Field: "$target", Msg: "must be an array of messages, got " + rawjson.TypeName(target)}
+	}
+	if err := checkEncodable(target); err != nil {
+		return nil, err
+	}
+	pl := &writePlan{}
+	start := 0
+	if r.instr != nil {
+		pl.instr = instrDrop
+		if len(list) > 0 {
+			if jsonvalue.Equal(list[0], r.instr) {
+				pl.instr, start = instrKeep, 1
+			} else if m, ok := list[0].(map[string]any); ok && m["role"] == "system" && len(m) == 2 {
+				if s, ok := m["content"].(string); ok {
+					pl.instr, pl.instrText, start = instrRewrite, s, 1
+				}
+			}
+		}
+	}
+	used := make([]bool, len(r.segs))
+	pl.same = len(list)-start == len(r.segs)
+	for i := start; i < len(list); i++ {
+		field := fieldIndex("$target", i)
+		j := r.matchSegment(list[i], used)
+		if j >= 0 {
+			pl.same = pl.same && j == i-start
+			pl.items = append(pl.items, r.segmentItems(j)...)
+			continue
+		}
+		pl.same = false
+		items, err := r.renderMessage(list[i], field)
+		if err != nil {
+			return nil, err
+		}
+		pl.items = append(pl.items, items...)
+	}
+	return pl, nil
+}
+
+// matchSegment returns the first unused segment equal to m (or, when all
+// equal ones are used, the first equal one), or -1.
+func (r *Request) matchSegment(m any, used []bool) int {
+	first := -1
+	for j := range r.segs {
+		if !jsonvalue.Equal(r.segs[j].msg, m) {
+			continue
+		}
+		if !used[j] {
+			used[j] = true
+			return j
+		}
+		if first < 0 {
+			first = j
+		}
+	}
+	return first
+}
+
+// segmentItems returns the raw bytes of segment j's items.
+func (r *Request) segmentItems(j int) [][]byte {
+	sg := r.segs[j]
+	if r.inputString {
+		content := r.body[r.inputSpan.Start:r.inputSpan.End]
+		item := append(append([]byte(`{"role":"user","content":`), content...), '}')
+		return [][]byte{item}
+	}
+	out := make([][]byte, sg.n)
+	for k := range sg.n {
+		s := r.items[sg.first+k]
+		out[k] = r.body[s.Start:s.End]
+	}
+	return out
+}
+
+// checkEncodable rejects values Marshal would refuse.
+func checkEncodable(target any) error {
+	err := jsonvalue.Check(target, jsonvalue.Limits{})
+	if err == nil {
+		return nil
+	}
+	var pe *jsonvalue.PathError
+	if errors.As(err, &pe) {
+		return &wire.WriteBackError{Field: "$target" + pe.Path[1:], Msg: pe.Err.Error()}
+	}
+	return &wire.WriteBackError{Field: "$target", Msg: "is not encodable JSON"}
+}
