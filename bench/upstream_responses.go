@@ -59,10 +59,12 @@ func responsesSSE(o upstreamOptions) [][]byte {
 }
 
 // responsesObject is a Response object with the given status, output
-// array and usage (JSON texts).
+// array and usage (JSON texts). Like OpenAI's, it echoes the request
+// parameters the client left unset with their defaults (reasoning, text,
+// tool_choice, tools, metadata, ...), as every real answer does.
 func responsesObject(status, output, usage string) string {
-	return fmt.Sprintf(`{"id":%q,"object":"response","created_at":1700000000,"status":%q,"background":false,"error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":"gpt-bench","output":%s,"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":null,"summary":null},"store":false,"temperature":0.2,"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"top_p":1.0,"truncation":"disabled","usage":%s,"metadata":{}}`,
-		responsesID, status, output, usage)
+	return fmt.Sprintf(`{"id":%q,"object":"response","created_at":1700000000,"status":%q,"background":false,"error":null,"incomplete_details":null,"instructions":%s,"max_output_tokens":null,"max_tool_calls":null,"model":"gpt-bench","output":%s,"parallel_tool_calls":true,"previous_response_id":null,"prompt_cache_key":null,"reasoning":{"effort":null,"summary":null},"safety_identifier":null,"service_tier":"default","store":false,"temperature":0.2,"text":{"format":{"type":"text"},"verbosity":"medium"},"tool_choice":"auto","tools":[],"top_logprobs":0,"top_p":1.0,"truncation":"disabled","usage":%s,"user":null,"metadata":{}}`,
+		responsesID, status, jsonString(systemPrompt), output, usage)
 }
 
 // responsesMessageItem is an assistant message output item holding text.
