@@ -1,17 +1,51 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+	responseswire "github.com/hooks-gateway/hooks-gateway/internal/wire/responses"
 )
 
 // Wire configures how the gateway reads each API surface's wire format.
 type Wire struct {
-	Chat ChatWire
+	Chat      ChatWire
+	Responses ResponsesWire
+	Messages  MessagesWire
+}
+
+// ResponsesWire widens the closed world of the OpenAI Responses API
+// (docs/responses-wire.md).
+type ResponsesWire struct {
+	// AllowRequestMembers are extra top-level request members, projected
+	// into model.params and forwarded.
+	AllowRequestMembers []string
+	// AllowResponseMembers are extra top-level response members released
+	// when they carry no text (numbers, booleans, null).
+	AllowResponseMembers []string
+	// AllowServerState lets requests refer to state kept at the provider
+	// (previous_response_id, conversation, stored prompts, background, mcp
+	// tools); their contexts then say partial_context: true.
+	AllowServerState bool
+}
+
+// MessagesWire widens the closed world of the Anthropic Messages API
+// (docs/messages-wire.md).
+type MessagesWire struct {
+	// AllowRequestMembers are extra top-level request members, projected
+	// into model.params and forwarded.
+	AllowRequestMembers []string
+	// AllowResponseMembers are extra members of the upstream's message.
+	AllowResponseMembers []string
+	// AllowServerTools lets requests declare provider-executed tools
+	// (server tools, mcp_servers); their contexts then say
+	// partial_context: true.
+	AllowServerTools bool
 }
 
 // ChatWire widens the closed world of OpenAI chat completions
@@ -29,11 +63,25 @@ type ChatWire struct {
 // summary counts the allowances for the startup log ("" for none); the
 // names are the operator's own, but a count is all the log needs.
 func (w Wire) summary() string {
-	c := w.Chat
-	if len(c.AllowRequestMembers) == 0 && len(c.AllowResponseMembers) == 0 {
-		return ""
+	var out strings.Builder
+	add := func(api string, req, resp int, state string) {
+		if req == 0 && resp == 0 && state == "" {
+			return
+		}
+		fmt.Fprintf(&out, "; wire %s allows %d extra request and %d extra response members%s", api, req, resp, state)
 	}
-	return fmt.Sprintf("; wire chat allows %d extra request and %d extra response members", len(c.AllowRequestMembers), len(c.AllowResponseMembers))
+	c, r, m := w.Chat, w.Responses, w.Messages
+	add("chat", len(c.AllowRequestMembers), len(c.AllowResponseMembers), "")
+	add("responses", len(r.AllowRequestMembers), len(r.AllowResponseMembers), flagNote(r.AllowServerState, " and server-side state"))
+	add("messages", len(m.AllowRequestMembers), len(m.AllowResponseMembers), flagNote(m.AllowServerTools, " and server tools"))
+	return out.String()
+}
+
+func flagNote(on bool, note string) string {
+	if on {
+		return note
+	}
+	return ""
 }
 
 func (d *decoder) wire(n *yaml.Node, field string, w *Wire) {
@@ -45,6 +93,22 @@ func (d *decoder) wire(n *yaml.Node, field string, w *Wire) {
 				"allow_response_members": func(f string, v *yaml.Node) { c.AllowResponseMembers = d.strings(v, f) },
 			})
 		},
+		"responses": func(f string, v *yaml.Node) {
+			c := &w.Responses
+			d.mapping(v, f, map[string]handler{
+				"allow_request_members":  func(f string, v *yaml.Node) { c.AllowRequestMembers = d.strings(v, f) },
+				"allow_response_members": func(f string, v *yaml.Node) { c.AllowResponseMembers = d.strings(v, f) },
+				"allow_server_state":     func(f string, v *yaml.Node) { c.AllowServerState = d.bool(v, f) },
+			})
+		},
+		"messages": func(f string, v *yaml.Node) {
+			c := &w.Messages
+			d.mapping(v, f, map[string]handler{
+				"allow_request_members":  func(f string, v *yaml.Node) { c.AllowRequestMembers = d.strings(v, f) },
+				"allow_response_members": func(f string, v *yaml.Node) { c.AllowResponseMembers = d.strings(v, f) },
+				"allow_server_tools":     func(f string, v *yaml.Node) { c.AllowServerTools = d.bool(v, f) },
+			})
+		},
 	})
 }
 
@@ -52,6 +116,38 @@ func (v *validator) wire() {
 	c := v.c.Wire.Chat
 	v.memberNames("wire.chat.allow_request_members", c.AllowRequestMembers, chatwire.CheckAllowedRequestMember)
 	v.memberNames("wire.chat.allow_response_members", c.AllowResponseMembers, chatwire.CheckPlainMemberName)
+	r := v.c.Wire.Responses
+	v.memberNames("wire.responses.allow_request_members", r.AllowRequestMembers, extraMember(docNames(responseswire.RequestMembers())))
+	v.memberNames("wire.responses.allow_response_members", r.AllowResponseMembers, chatwire.CheckPlainMemberName)
+}
+
+// docNames lists the names of a surface's member table.
+func docNames(docs []responseswire.MemberDoc) []string {
+	names := make([]string, len(docs))
+	for i, d := range docs {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// extraMember checks a name allowed as an extra request member of a
+// surface that knows the members known: a plain identifier that is not
+// known (their treatment is fixed) and does not differ from one only in
+// letter case (such members are refused as ambiguous).
+func extraMember(known []string) func(string) error {
+	set := rawjson.NewMemberSet(known...)
+	return func(name string) error {
+		if err := chatwire.CheckPlainMemberName(name); err != nil {
+			return err
+		}
+		if set.Has(name) {
+			return errors.New("is a known request member; the gateway's treatment of it is fixed")
+		}
+		if k := set.FoldsOnto(name); k != "" {
+			return fmt.Errorf("differs from the known member %q only in letter case; such members are refused as ambiguous", k)
+		}
+		return nil
+	}
 }
 
 // memberNames checks each listed member name with check, and refuses a

@@ -51,8 +51,13 @@ func TestWireProblems(t *testing.T) {
 			`gateway.yaml:6: wire.chat.allow_response_members[0]: must be a plain identifier (ASCII letters, digits, _ and -, at most 64 characters) (got "a.b")`,
 			"gateway.yaml:6: wire.chat.allow_response_members[2]: repeats wire.chat.allow_response_members[1] (names are compared regardless of letter case)",
 		}},
-		{"unknown keys and shapes", mockUpstream + "wire:\n  responses: {}\n  chat:\n    allow_request_members: top_a\n    allow_members: []\n", []string{
-			"gateway.yaml:5: wire.responses: unknown key (expected one of chat)",
+		{"responses names", mockUpstream + "wire:\n  responses:\n    allow_request_members: [input, Instructions, x_trace]\n    allow_server_state: yes-please\n", []string{
+			`gateway.yaml:6: wire.responses.allow_request_members[0]: is a known request member; the gateway's treatment of it is fixed (got "input")`,
+			`gateway.yaml:6: wire.responses.allow_request_members[1]: differs from the known member "instructions" only in letter case; such members are refused as ambiguous (got "Instructions")`,
+			`gateway.yaml:7: wire.responses.allow_server_state: must be true or false (got "yes-please")`,
+		}},
+		{"unknown keys and shapes", mockUpstream + "wire:\n  assistants: {}\n  chat:\n    allow_request_members: top_a\n    allow_members: []\n", []string{
+			"gateway.yaml:5: wire.assistants: unknown key (expected one of chat, messages, responses)",
 			"gateway.yaml:7: wire.chat.allow_request_members: must be a list",
 			"gateway.yaml:8: wire.chat.allow_members: unknown key (expected one of allow_request_members, allow_response_members)",
 		}},

@@ -9,6 +9,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
+	responseswire "github.com/hooks-gateway/hooks-gateway/internal/wire/responses"
 )
 
 // Surfaces builds the API surfaces the gateway serves under cfg's wire
@@ -18,6 +19,11 @@ func Surfaces(cfg *config.Config) []wire.Surface {
 		chatwire.New(chatwire.Options{
 			AllowRequestMembers:  cfg.Wire.Chat.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Chat.AllowResponseMembers,
+		}),
+		responseswire.New(responseswire.Options{
+			AllowRequestMembers:  cfg.Wire.Responses.AllowRequestMembers,
+			AllowResponseMembers: cfg.Wire.Responses.AllowResponseMembers,
+			AllowServerState:     cfg.Wire.Responses.AllowServerState,
 		}),
 	}
 }
