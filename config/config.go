@@ -2,7 +2,7 @@
 //
 // Decoding goes through yaml.Node so that every problem names its file, line
 // and field ("gateway.yaml:14: upstreams[0].type: must be one of openai,
-// azure-openai, mock (got "opneai")"). Unknown keys are errors, and all
+// azure-openai, anthropic, mock (got "opneai")"). Unknown keys are errors, and all
 // problems of a file are collected into one *Error so the binary can refuse
 // to start and list them together.
 //
@@ -32,9 +32,10 @@ import (
 
 // Upstream types.
 const (
-	TypeOpenAI = "openai"
-	TypeAzure  = "azure-openai"
-	TypeMock   = "mock"
+	TypeOpenAI    = "openai"
+	TypeAzure     = "azure-openai"
+	TypeAnthropic = "anthropic"
+	TypeMock      = "mock"
 )
 
 // Session stores.
@@ -94,6 +95,7 @@ const (
 const (
 	DefaultListen           = ":8080"
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
 	DefaultUpstreamTimeout  = 10 * time.Minute
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultKeyPrefix        = "hooks-gateway:"
@@ -154,7 +156,7 @@ type Listeners struct {
 // Upstream is one model provider.
 type Upstream struct {
 	Name string
-	// Type is TypeOpenAI, TypeAzure or TypeMock.
+	// Type is TypeOpenAI, TypeAzure, TypeAnthropic or TypeMock.
 	Type    string
 	BaseURL string
 	// APIKeyEnv names the variable holding the key; APIKey is its value,
@@ -170,6 +172,9 @@ type Upstream struct {
 	// and model name → deployment name (unlisted models use their own name).
 	APIVersion  string
 	Deployments map[string]string
+	// AnthropicVersion is Anthropic's: the anthropic-version header sent
+	// when the client sends none ("" means the provider's default).
+	AnthropicVersion string
 	// Timeout bounds a whole upstream call, ConnectTimeout its dial.
 	Timeout        time.Duration
 	ConnectTimeout time.Duration

@@ -165,10 +165,32 @@ limits:
 	}
 }
 
+func TestParseAnthropic(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("ANTHROPIC_KEY_T", "sk-ant-test")
+	c := mustParse(t, `upstreams:
+  - name: claude
+    type: anthropic
+    base_url: https://gateway.example.com/anthropic
+    api_key_env: ANTHROPIC_KEY_T
+    anthropic_version: "2023-06-01"
+    pass_client_key: true
+    models: ["claude-*"]
+`)
+	want := Upstream{Name: "claude", Type: TypeAnthropic, BaseURL: "https://gateway.example.com/anthropic", APIKeyEnv: "ANTHROPIC_KEY_T",
+		APIKey: "sk-ant-test", AnthropicVersion: "2023-06-01", PassClientKey: true, Models: []string{"claude-*"},
+		Timeout: DefaultUpstreamTimeout, ConnectTimeout: DefaultConnectTimeout, Line: 2}
+	if !reflect.DeepEqual(c.Upstreams, []Upstream{want}) {
+		t.Errorf("upstreams =\n%+v\nwant\n%+v", c.Upstreams, want)
+	}
+}
+
 func TestParseDefaults(t *testing.T) {
 	clearEnv(t)
 	c := mustParse(t, mockUpstream+`  - name: local
     type: openai
+  - name: claude
+    type: anthropic
 `)
 	if c.Listeners != (Listeners{HTTP: ":8080"}) {
 		t.Errorf("listeners = %+v", c.Listeners)
@@ -178,6 +200,9 @@ func TestParseDefaults(t *testing.T) {
 	}
 	if got := c.Upstreams[1].BaseURL; got != "https://api.openai.com/v1" {
 		t.Errorf("openai base_url defaults to %q", got)
+	}
+	if u := c.Upstreams[2]; u.BaseURL != "https://api.anthropic.com" || u.AnthropicVersion != "" {
+		t.Errorf("anthropic upstream defaults to %+v", u)
 	}
 	wantEnf := Enforcement{Mode: "enforce", Composition: Composition{Profile: "sequential/first_deny"}, IdentityProvider: "jcs-sha256",
 		InterceptorTimeout: 5 * time.Second, MaxContextBytes: 21 << 20, MaxDepth: 128}
@@ -221,7 +246,7 @@ func TestProblems(t *testing.T) {
 			"gateway.yaml:1: the configuration must be a YAML mapping",
 		}},
 		{"unknown keys", mockUpstream + "    base: x\nlistener:\n  http: :1\n", []string{
-			"gateway.yaml:4: upstreams[0].base: unknown key (expected one of api_key_env, api_version, base_url, connect_timeout, deployments, models, name, pass_client_key, timeout, type)",
+			"gateway.yaml:4: upstreams[0].base: unknown key (expected one of anthropic_version, api_key_env, api_version, base_url, connect_timeout, deployments, models, name, pass_client_key, timeout, type)",
 			"gateway.yaml:5: listener: unknown key (expected one of approvals, auth, enforcement, interceptors, limits, listeners, policy, records, sessions, streaming, tracing, upstreams, wire)",
 		}},
 		{"duplicate key", mockUpstream + "    type: openai\n", []string{
@@ -239,8 +264,8 @@ func TestProblems(t *testing.T) {
 			"gateway.yaml:6: listeners.admin: must differ from listeners.http (leave it empty to serve admin endpoints there)",
 		}},
 		{"upstream type", "upstreams:\n  - name: a\n    type: opneai\n  - name: b\n", []string{
-			`gateway.yaml:3: upstreams[0].type: must be one of openai, azure-openai, mock (got "opneai")`,
-			"gateway.yaml:4: upstreams[1].type: is required (one of openai, azure-openai, mock)",
+			`gateway.yaml:3: upstreams[0].type: must be one of openai, azure-openai, anthropic, mock (got "opneai")`,
+			"gateway.yaml:4: upstreams[1].type: is required (one of openai, azure-openai, anthropic, mock)",
 		}},
 		{"upstream names", "upstreams:\n  - type: mock\n  - name: Big\n    type: mock\n  - name: m\n    type: mock\n  - name: m\n    type: mock\n", []string{
 			"gateway.yaml:2: upstreams[0].name: is required",
@@ -258,6 +283,16 @@ func TestProblems(t *testing.T) {
 			"gateway.yaml:2: upstreams[0].base_url: is required for azure-openai, such as https://<resource>.openai.azure.com",
 			"gateway.yaml:2: upstreams[0].api_version: is required for azure-openai, such as 2024-10-21",
 			`gateway.yaml:5: upstreams[0].deployments["gpt-4.1"]: must be a deployment name of letters, digits, '.', '_' and '-' (got "bad name")`,
+		}},
+		{"anthropic keys", "upstreams:\n  - name: c\n    type: anthropic\n    anthropic_version: 2023 06\n    api_version: v\n  - name: o\n    type: openai\n    anthropic_version: 2023-06-01\n  - name: m\n    type: mock\n    anthropic_version: 2023-06-01\n", []string{
+			`gateway.yaml:4: upstreams[0].anthropic_version: must be an anthropic-version such as 2023-06-01 (got "2023 06")`,
+			"gateway.yaml:5: upstreams[0].api_version: is only used by azure-openai upstreams",
+			"gateway.yaml:8: upstreams[1].anthropic_version: is only used by anthropic upstreams",
+			"gateway.yaml:11: upstreams[2].anthropic_version: is not used by a mock upstream",
+		}},
+		{"anthropic base url and key", "upstreams:\n  - name: c\n    type: anthropic\n    base_url: https://api.anthropic.com?x=1\n    api_key_env: UNSET_KEY\n", []string{
+			`gateway.yaml:4: upstreams[0].base_url: must not have a query or fragment (got "https://api.anthropic.com?x=1")`,
+			"gateway.yaml:5: upstreams[0].api_key_env: environment variable UNSET_KEY is not set",
 		}},
 		{"azure keys on openai", "upstreams:\n  - name: o\n    type: openai\n    api_version: 2024-10-21\n    deployments: {a: b}\n", []string{
 			"gateway.yaml:4: upstreams[0].api_version: is only used by azure-openai upstreams",
@@ -411,7 +446,7 @@ colour: blue
 		t.Fatalf("err = %v, want *Error", err)
 	}
 	want := []Problem{
-		{"gateway.yaml", 3, "upstreams[0].type", `must be one of openai, azure-openai, mock (got "opneai")`},
+		{"gateway.yaml", 3, "upstreams[0].type", `must be one of openai, azure-openai, anthropic, mock (got "opneai")`},
 		{"gateway.yaml", 4, "upstreams[0].timeout", `must be a duration such as 30s or 5m (got "30")`},
 		{"gateway.yaml", 6, "enforcement.mode", `must be one of enforce, evaluate_only (got "strict")`},
 		{"gateway.yaml", 10, "interceptors[0].points[0]", `unknown interception point "everywhere" (one of agent_startup, input, pre_model_call, post_model_call, pre_tool_call, post_tool_call, output, agent_shutdown)`},
@@ -424,7 +459,7 @@ colour: blue
 		t.Errorf("problems =\n%v\nwant\n%v", cerr.Problems, want)
 	}
 	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != len(want) || lines[0] != `gateway.yaml:3: upstreams[0].type: must be one of openai, azure-openai, mock (got "opneai")` ||
+	if len(lines) != len(want) || lines[0] != `gateway.yaml:3: upstreams[0].type: must be one of openai, azure-openai, anthropic, mock (got "opneai")` ||
 		lines[len(lines)-1] != `gateway.yaml: listeners.http: must be host:port, such as :8080 (got "nowhere") (set by $HOOKS_GATEWAY_LISTEN)` {
 		t.Errorf("Error() =\n%s", err)
 	}

@@ -172,19 +172,23 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 func (d *decoder) upstream(n *yaml.Node, field string) Upstream {
 	u := Upstream{Timeout: DefaultUpstreamTimeout, ConnectTimeout: DefaultConnectTimeout, Line: resolve(n).Line}
 	d.mapping(n, field, map[string]handler{
-		"name":            func(f string, v *yaml.Node) { u.Name = d.str(v, f) },
-		"type":            func(f string, v *yaml.Node) { u.Type = d.str(v, f) },
-		"base_url":        func(f string, v *yaml.Node) { u.BaseURL = d.str(v, f) },
-		"api_key_env":     func(f string, v *yaml.Node) { u.APIKeyEnv = d.str(v, f) },
-		"pass_client_key": func(f string, v *yaml.Node) { u.PassClientKey = d.bool(v, f) },
-		"models":          func(f string, v *yaml.Node) { u.Models = d.strings(v, f) },
-		"api_version":     func(f string, v *yaml.Node) { u.APIVersion = d.str(v, f) },
-		"deployments":     func(f string, v *yaml.Node) { u.Deployments = d.stringMap(v, f) },
-		"timeout":         func(f string, v *yaml.Node) { u.Timeout = d.duration(v, f, u.Timeout) },
-		"connect_timeout": func(f string, v *yaml.Node) { u.ConnectTimeout = d.duration(v, f, u.ConnectTimeout) },
+		"name":              func(f string, v *yaml.Node) { u.Name = d.str(v, f) },
+		"type":              func(f string, v *yaml.Node) { u.Type = d.str(v, f) },
+		"base_url":          func(f string, v *yaml.Node) { u.BaseURL = d.str(v, f) },
+		"api_key_env":       func(f string, v *yaml.Node) { u.APIKeyEnv = d.str(v, f) },
+		"pass_client_key":   func(f string, v *yaml.Node) { u.PassClientKey = d.bool(v, f) },
+		"models":            func(f string, v *yaml.Node) { u.Models = d.strings(v, f) },
+		"api_version":       func(f string, v *yaml.Node) { u.APIVersion = d.str(v, f) },
+		"deployments":       func(f string, v *yaml.Node) { u.Deployments = d.stringMap(v, f) },
+		"anthropic_version": func(f string, v *yaml.Node) { u.AnthropicVersion = d.str(v, f) },
+		"timeout":           func(f string, v *yaml.Node) { u.Timeout = d.duration(v, f, u.Timeout) },
+		"connect_timeout":   func(f string, v *yaml.Node) { u.ConnectTimeout = d.duration(v, f, u.ConnectTimeout) },
 	})
-	if u.Type == TypeOpenAI && u.BaseURL == "" {
+	switch {
+	case u.Type == TypeOpenAI && u.BaseURL == "":
 		u.BaseURL = DefaultOpenAIBaseURL
+	case u.Type == TypeAnthropic && u.BaseURL == "":
+		u.BaseURL = DefaultAnthropicBaseURL
 	}
 	if u.Models == nil {
 		u.Models = []string{"*"}

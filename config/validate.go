@@ -149,7 +149,7 @@ func (v *validator) upstream(f string, u Upstream) {
 	const notMock = "is not used by a mock upstream"
 	switch u.Type {
 	case "":
-		v.problem(f+".type", "is required (one of openai, azure-openai, mock)")
+		v.problem(f+".type", "is required (one of openai, azure-openai, anthropic, mock)")
 	case TypeMock:
 		for _, k := range []struct {
 			key string
@@ -157,12 +157,13 @@ func (v *validator) upstream(f string, u Upstream) {
 		}{
 			{"base_url", u.BaseURL != ""}, {"api_key_env", u.APIKeyEnv != ""}, {"pass_client_key", u.PassClientKey},
 			{"api_version", u.APIVersion != ""}, {"deployments", len(u.Deployments) > 0},
+			{"anthropic_version", u.AnthropicVersion != ""},
 		} {
 			if k.set {
 				v.problem(f+"."+k.key, notMock)
 			}
 		}
-	case TypeOpenAI, TypeAzure:
+	case TypeOpenAI, TypeAzure, TypeAnthropic:
 		switch {
 		case u.BaseURL == "" && u.Type == TypeAzure:
 			v.problem(f+".base_url", "is required for azure-openai, such as https://<resource>.openai.azure.com")
@@ -192,6 +193,13 @@ func (v *validator) upstream(f string, u Upstream) {
 				v.problem(f+".deployments", "is only used by azure-openai upstreams")
 			}
 		}
+		switch {
+		case u.AnthropicVersion == "":
+		case u.Type != TypeAnthropic:
+			v.problem(f+".anthropic_version", "is only used by anthropic upstreams")
+		case !azurePattern.MatchString(u.AnthropicVersion):
+			v.problem(f+".anthropic_version", "must be an anthropic-version such as 2023-06-01 (got %q)", u.AnthropicVersion)
+		}
 		if u.APIKeyEnv != "" {
 			v.secret(f+".api_key_env", u.APIKeyEnv, u.APIKey, u.PassClientKey)
 		}
@@ -199,7 +207,7 @@ func (v *validator) upstream(f string, u Upstream) {
 			v.problem(f+".pass_client_key", "cannot be combined with auth.api_keys: the client's bearer token is its gateway key, which must not reach the upstream")
 		}
 	default:
-		v.problem(f+".type", "must be one of openai, azure-openai, mock (got %q)", u.Type)
+		v.problem(f+".type", "must be one of openai, azure-openai, anthropic, mock (got %q)", u.Type)
 	}
 	if u.Models != nil && len(u.Models) == 0 {
 		v.problem(f+".models", `must list at least one model glob (leave it out, or use "*", for every model)`)

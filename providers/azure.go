@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // AzureConfig configures an Azure OpenAI upstream.
@@ -38,11 +40,14 @@ type AzureConfig struct {
 }
 
 // Azure is an Azure OpenAI upstream: the deployment is chosen from the
-// body's model and the key travels in the api-key header.
+// body's model and the key travels in the api-key header. Chat completions
+// go to the deployment's URL; responses go to the v1 API, which takes the
+// deployment name as the body's model.
 type Azure struct {
 	http        *httpClient
 	prefix      string // {Endpoint}/openai/deployments/
 	suffix      string // /chat/completions?api-version=…
+	responses   string // {Endpoint}/openai/v1/responses
 	apiKey      string
 	deployments map[string]string
 	models      []string
@@ -73,6 +78,10 @@ func newAzure(name string, cfg AzureConfig) (*Azure, error) {
 	}
 	if u, _ := url.Parse(base); u.RawQuery != "" {
 		return nil, errors.New("endpoint must not have a query")
+	}
+	responses, err := endpointURL(cfg.Endpoint, "openai/v1/responses")
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
 	}
 	if cfg.APIVersion == "" {
 		return nil, errors.New("api version is required")
@@ -110,6 +119,7 @@ func newAzure(name string, cfg AzureConfig) (*Azure, error) {
 		http:        c,
 		prefix:      base + "/",
 		suffix:      "/chat/completions?" + url.Values{"api-version": {cfg.APIVersion}}.Encode(),
+		responses:   responses,
 		apiKey:      cfg.APIKey,
 		deployments: deployments,
 		models:      models,
@@ -123,12 +133,17 @@ func (a *Azure) Name() string { return a.http.name }
 // the models named in its deployment map, sorted.
 func (a *Azure) Models() []string { return slices.Clone(a.models) }
 
-// Serves reports whether op is chat completions.
-func (a *Azure) Serves(op wire.Operation) bool { return op == wire.OpChatCompletions }
+// Serves reports whether op is chat completions or responses.
+func (a *Azure) Serves(op wire.Operation) bool {
+	return op == wire.OpChatCompletions || op == wire.OpResponses
+}
 
-// Send posts a chat-completions body to the deployment serving the body's
-// model. A body without a usable model fails with an error wrapping
-// ErrInvalidRequest.
+// Send posts body to the deployment serving the body's model: chat
+// completions to {Endpoint}/openai/deployments/{deployment}/chat/completions
+// ?api-version=…; responses to {Endpoint}/openai/v1/responses, with the
+// body's model replaced by its deployment when Deployments maps it (the
+// only change made to the body). A body without a usable model fails with
+// an error wrapping ErrInvalidRequest.
 func (a *Azure) Send(ctx context.Context, op wire.Operation, body []byte, clientHeader http.Header) (*http.Response, error) {
 	if !a.Serves(op) {
 		return nil, a.http.errorf("%w", ErrUnsupported)
@@ -137,19 +152,49 @@ func (a *Azure) Send(ctx context.Context, op wire.Operation, body []byte, client
 	if err != nil {
 		return nil, a.http.errorf("%w", err)
 	}
-	dep, ok := a.deployments[info.Model]
-	if !ok {
-		dep = info.Model
-	}
 	if info.Model == "" {
 		return nil, a.http.errorf("%w: body has no model", ErrInvalidRequest)
+	}
+	dep, mapped := a.deployments[info.Model]
+	if !mapped {
+		dep = info.Model
 	}
 	if !validDeployment(dep) {
 		return nil, a.http.errorf("%w: model is not a valid deployment name", ErrInvalidRequest)
 	}
 	h := a.http.header(clientHeader, func() bool { return info.Stream })
 	h.Set("Api-Key", a.apiKey)
-	return a.http.post(ctx, a.prefix+url.PathEscape(dep)+a.suffix, body, h)
+	if op == wire.OpChatCompletions {
+		return a.http.post(ctx, a.prefix+url.PathEscape(dep)+a.suffix, body, h)
+	}
+	if mapped && dep != info.Model {
+		if body, err = replaceModel(body, dep); err != nil {
+			return nil, a.http.errorf("%w", err)
+		}
+	}
+	return a.http.post(ctx, a.responses, body, h)
+}
+
+// replaceModel returns body with its top-level model member's value set
+// to model, every other byte kept.
+func replaceModel(body []byte, model string) ([]byte, error) {
+	root := rawjson.RootSpan(body)
+	if root.Start >= len(body) || root.Kind(body) != '{' {
+		return nil, fmt.Errorf("%w: body is not an object", ErrInvalidRequest)
+	}
+	ms, err := rawjson.ScanObject(body, root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: body has duplicate members", ErrInvalidRequest)
+	}
+	i := rawjson.Find(ms, "model")
+	if i < 0 {
+		return nil, fmt.Errorf("%w: body has no model", ErrInvalidRequest)
+	}
+	quoted, err := json.Marshal(model)
+	if err != nil {
+		return nil, err
+	}
+	return rawjson.Splice(body, ms[i].Val, quoted), nil
 }
 
 // CloseIdleConnections closes idle upstream connections; call it when a

@@ -136,3 +136,62 @@ func TestAzureModels(t *testing.T) {
 		t.Error("NewAzure modified the caller's Models")
 	}
 }
+
+func TestAzureResponses(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		wantBody string
+	}{
+		{"mapped model rewritten to its deployment", `{"input":"hi","model" : "gpt-4o","stream":true}`, `{"input":"hi","model" : "prod-4o","stream":true}`},
+		{"unmapped model is the deployment", `{"model":"gpt-4o-mini","input":"hi <b>"}`, `{"model":"gpt-4o-mini","input":"hi <b>"}`},
+		{"identity mapping keeps the bytes", `{"model":"same","input":"\u00e9"}`, `{"model":"same","input":"\u00e9"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, seen := recordingServer(t, http.StatusOK, `{}`)
+			up, err := NewAzure(AzureConfig{
+				Endpoint: srv.URL, APIKey: "azure-secret", APIVersion: "2024-10-21",
+				Deployments: map[string]string{"gpt-4o": "prod-4o", "same": "same"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !up.Serves(wire.OpResponses) || up.Serves(wire.OpMessages) {
+				t.Fatal("Azure must serve responses and not messages")
+			}
+			resp, err := up.Send(t.Context(), wire.OpResponses, []byte(tt.body), clientHeaders())
+			if err != nil {
+				t.Fatal(err)
+			}
+			readAll(t, resp)
+			req := <-seen
+			if req.path != "/openai/v1/responses" || req.rawQuery != "" {
+				t.Errorf("request = %s?%s, want /openai/v1/responses without a query", req.path, req.rawQuery)
+			}
+			if string(req.body) != tt.wantBody {
+				t.Errorf("body = %s, want %s", req.body, tt.wantBody)
+			}
+			if req.header.Get("Api-Key") != "azure-secret" || req.header.Get("Authorization") != "" {
+				t.Errorf("auth headers = %v", req.header)
+			}
+		})
+	}
+}
+
+func TestAzureResponsesInvalidBodies(t *testing.T) {
+	up, err := NewAzure(AzureConfig{Endpoint: "http://127.0.0.1:1", APIKey: "k", APIVersion: "v",
+		Deployments: map[string]string{"gpt-4o": "prod-4o"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{`{"input":"x"}`, `{"model":"gpt-4o","model":"gpt-4o"}`, `[1]`, `{"model":".."}`} {
+		_, err := up.Send(t.Context(), wire.OpResponses, []byte(body), nil)
+		if !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("%s: err = %v, want ErrInvalidRequest", body, err)
+		}
+	}
+	if _, err := up.Send(t.Context(), wire.OpCountTokens, []byte(`{"model":"m"}`), nil); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("count_tokens: err = %v, want ErrUnsupported", err)
+	}
+}

@@ -13,13 +13,19 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-// officialClient returns the official OpenAI Go client pointed at a server
-// that answers every chat completion from the mock.
-func officialClient(t *testing.T) openai.Client {
+// mockServer serves the mock over HTTP on every surface's path.
+func mockServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	m := NewMock("", nil)
+	ops := map[string]wire.Operation{
+		"/v1/chat/completions":      wire.OpChatCompletions,
+		"/v1/responses":             wire.OpResponses,
+		"/v1/messages":              wire.OpMessages,
+		"/v1/messages/count_tokens": wire.OpCountTokens,
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
+		op, ok := ops[r.URL.Path]
+		if !ok {
 			http.NotFound(w, r)
 			return
 		}
@@ -28,7 +34,7 @@ func officialClient(t *testing.T) openai.Client {
 			t.Error(err)
 			return
 		}
-		resp, err := m.Send(r.Context(), wire.OpChatCompletions, body, r.Header)
+		resp, err := m.Send(r.Context(), op, body, r.Header)
 		if err != nil {
 			t.Error(err)
 			return
@@ -41,8 +47,14 @@ func officialClient(t *testing.T) openai.Client {
 		io.Copy(w, resp.Body)
 	}))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// officialClient returns the official OpenAI Go client pointed at the mock.
+func officialClient(t *testing.T) openai.Client {
+	t.Helper()
 	return openai.NewClient(
-		option.WithBaseURL(srv.URL+"/v1/"),
+		option.WithBaseURL(mockServer(t).URL+"/v1/"),
 		option.WithAPIKey("sk-test"),
 		option.WithMaxRetries(0),
 	)

@@ -29,7 +29,64 @@ type mockReply struct {
 
 type mockCall struct{ name, args string }
 
-// parseDirective turns the last user message into a reply.
+// isDirective reports whether word starts a directive line.
+func isDirective(word string) bool {
+	switch word {
+	case "/tool", "/say", "/error", "/cut", "/chunks", "/sleep":
+		return true
+	}
+	return false
+}
+
+// findDirective locates the directive in the prompt's segments: the first
+// line, in segment order, whose first word (after spaces and tabs) is a
+// directive. It returns that line and the rest of its segment; ok is false
+// when no line holds a directive.
+func findDirective(segments []string) (text string, ok bool) {
+	for _, seg := range segments {
+		at := 0
+		for line := range strings.Lines(seg) {
+			trimmed := strings.TrimLeft(line, " \t")
+			if word, _ := cutWord(trimmed); isDirective(word) {
+				return seg[at+len(line)-len(trimmed):], true
+			}
+			at += len(line)
+		}
+	}
+	return "", false
+}
+
+// decideReply answers a prompt: its directive, or an echo of its text. A
+// /tool directive is answered once per conversation: with tool results
+// already after the prompt, the reply is text quoting them, so agent loops
+// end.
+func decideReply(p mockPrompt) (mockReply, error) {
+	text, ok := findDirective(p.segments)
+	if !ok {
+		return mockReply{content: "echo: " + p.text()}, nil
+	}
+	r, err := parseDirective(text)
+	if err == nil && len(r.toolCalls) > 0 && len(p.toolResults) > 0 {
+		return mockReply{content: toolResultsText(p.toolResults)}, nil
+	}
+	return r, err
+}
+
+// maxToolResultRunes bounds the quoted tool results of a reply.
+const maxToolResultRunes = 200
+
+// toolResultsText is "tool results: " and the results, one per line, cut
+// to maxToolResultRunes runes (then ending in "…").
+func toolResultsText(results []string) string {
+	text := strings.Join(results, "\n")
+	if utf8.RuneCountInString(text) > maxToolResultRunes {
+		text = string([]rune(text)[:maxToolResultRunes]) + "…"
+	}
+	return "tool results: " + text
+}
+
+// parseDirective turns a directive's text (from its directive word to the
+// end of its segment) into a reply.
 func parseDirective(text string) (mockReply, error) {
 	cmd, rest := cutWord(text)
 	switch cmd {
@@ -70,14 +127,14 @@ func parseDirective(text string) (mockReply, error) {
 		}
 		return mockReply{content: body, delay: d}, nil
 	}
-	return mockReply{content: "echo: " + text}, nil
+	return mockReply{}, errors.New("mock: unknown directive")
 }
 
 // parseToolLines reads one tool call per non-blank line.
 func parseToolLines(text string) (mockReply, error) {
 	var r mockReply
 	for line := range strings.Lines(text) {
-		line = strings.TrimRight(line, "\r\n")
+		line = strings.TrimLeft(strings.TrimRight(line, "\r\n"), " \t")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}

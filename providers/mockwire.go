@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // mockCreated is the fixed "created" timestamp, for deterministic bytes.
@@ -209,17 +211,58 @@ func (w mockWriter) chunk(d mockDelta, finish *string) mockChunk {
 
 func callID(i int) string { return "call_mock_" + strconv.Itoa(i) }
 
-// errorResponse answers with an OpenAI error envelope; code "" encodes null.
-func (m *Mock) errorResponse(status int, typ, message, code string) (*http.Response, error) {
+// errorResponse answers with op's error envelope: OpenAI's for chat
+// completions and responses (code "" encodes null), Anthropic's for
+// messages and count_tokens (typed by status; typ and code unused).
+func (m *Mock) errorResponse(op wire.Operation, status int, typ, message, code string) (*http.Response, error) {
+	if op == wire.OpMessages || op == wire.OpCountTokens {
+		return m.jsonResponse(status, anthropicErrorEnvelope{
+			Type: "error", Error: anthropicErrorBody{Type: anthropicErrorType(status), Message: message},
+		})
+	}
 	e := mockErrorBody{Message: message, Type: typ}
 	if code != "" {
 		e.Code = &code
 	}
-	b, err := encodeJSON(mockErrorEnvelope{Error: e})
-	if err != nil {
-		return nil, m.errorf(err)
+	return m.jsonResponse(status, mockErrorEnvelope{Error: e})
+}
+
+type anthropicErrorEnvelope struct {
+	Type  string             `json:"type"`
+	Error anthropicErrorBody `json:"error"`
+}
+
+type anthropicErrorBody struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// anthropicErrorType is the error type Anthropic documents for status.
+func anthropicErrorType(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusPaymentRequired:
+		return "billing_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusGatewayTimeout:
+		return "timeout_error"
+	case 529:
+		return "overloaded_error"
 	}
-	return newResponse(status, "application/json", b, int64(len(b))), nil
+	if status < 500 {
+		return "invalid_request_error"
+	}
+	return "api_error"
 }
 
 // encodeJSON marshals v without HTML escaping, so text such as "<b>"

@@ -35,7 +35,7 @@ type Upstream interface {
 	Models() []string
 }
 
-// ErrInvalidRequest is wrapped by ChatCompletion errors caused by the request
+// ErrInvalidRequest is wrapped by Send errors caused by the request
 // body itself (for example an Azure request without a model), so the proxy
 // can answer 400 rather than blame the upstream.
 var ErrInvalidRequest = errors.New("invalid request")
@@ -57,7 +57,7 @@ type requestInfo struct {
 func scanRequest(body []byte) (requestInfo, error) {
 	var info requestInfo
 	if err := json.Unmarshal(body, &info); err != nil {
-		return requestInfo{}, fmt.Errorf("%w: body is not a chat completion request", ErrInvalidRequest)
+		return requestInfo{}, fmt.Errorf("%w: body is not a JSON request object", ErrInvalidRequest)
 	}
 	return info, nil
 }

@@ -199,6 +199,11 @@ func buildRouter(ups []config.Upstream) (*providers.Router, error) {
 				Name: u.Name, Endpoint: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion,
 				Deployments: u.Deployments, Timeout: u.Timeout, ConnectTimeout: u.ConnectTimeout, Models: u.Models,
 			})
+		case config.TypeAnthropic:
+			up, err = providers.NewAnthropic(providers.AnthropicConfig{
+				Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, Version: u.AnthropicVersion, PassClientKey: u.PassClientKey,
+				Timeout: u.Timeout, ConnectTimeout: u.ConnectTimeout, Models: u.Models,
+			})
 		case "mock":
 			// The mock lists the literal names among its globs; with none
 			// (the default's ["*"]) it lists its own name, "mock", so
