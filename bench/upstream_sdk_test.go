@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicsse "github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -63,5 +65,49 @@ func TestResponsesAnswersReadInOpenAIGo(t *testing.T) {
 	}
 	if completed != deltas.String() || !strings.HasSuffix(completed, "tok199 ") {
 		t.Errorf("response.completed output %.40q…, deltas %.40q…", completed, deltas.String())
+	}
+}
+
+// The mock's Messages answers read in anthropic-sdk-go as Anthropic's do:
+// the JSON message's text block and usage, a tool_use block's input, and
+// a stream the SDK's accumulator assembles to the same text.
+func TestMessagesAnswersReadInAnthropicSDK(t *testing.T) {
+	o := upstreamOptions{contentBytes: 1024, chunks: 200}
+	var m anthropic.Message
+	if err := json.Unmarshal(messagesJSON(o), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Content) != 1 || m.Content[0].Text != filler(1024) || m.StopReason != anthropic.StopReasonEndTurn || m.Usage.OutputTokens != 200 {
+		t.Errorf("JSON answer reads as %+v", m)
+	}
+	var tool anthropic.Message
+	if err := json.Unmarshal(messagesJSON(upstreamOptions{toolCall: true}), &tool); err != nil {
+		t.Fatal(err)
+	}
+	if len(tool.Content) != 1 || tool.Content[0].Type != "tool_use" || tool.Content[0].Name != "send_email" ||
+		string(tool.Content[0].Input) != toolArguments || tool.StopReason != anthropic.StopReasonToolUse {
+		t.Errorf("tool-call answer reads as %+v", tool)
+	}
+
+	st := anthropicsse.NewStream[anthropic.MessageStreamEventUnion](anthropicsse.NewDecoder(sseResponse(joinEvents(messagesSSE(o)))), nil)
+	var acc anthropic.Message
+	var types []string
+	for st.Next() {
+		ev := st.Current()
+		types = append(types, ev.Type)
+		if err := acc.Accumulate(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"message_start", "content_block_start", "content_block_delta"}
+	if len(types) != 205 || !slices.Equal(types[:3], want) || !slices.Equal(types[len(types)-3:], []string{"content_block_stop", "message_delta", "message_stop"}) {
+		t.Errorf("%d events: %v … %v", len(types), types[:min(3, len(types))], types[max(0, len(types)-3):])
+	}
+	if len(acc.Content) != 1 || !strings.HasPrefix(acc.Content[0].Text, "tok0 tok1 ") || !strings.HasSuffix(acc.Content[0].Text, "tok199 ") ||
+		acc.StopReason != anthropic.StopReasonEndTurn || acc.Usage.OutputTokens != 200 {
+		t.Errorf("stream accumulates to %+v", acc)
 	}
 }
