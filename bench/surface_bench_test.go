@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
@@ -21,7 +23,9 @@ func benchSurfaces() []surfaceCase {
 // assemble) the mock's answer, project it and release it unchanged.
 // json-as-released parses the surface's own rendering of the answer
 // (what is left when the upstream's members all survive the closed
-// world), so the gap to json is what re-rendering costs.
+// world), so the gap to json is what re-rendering costs. cpu-ns/op is
+// the process's CPU time per call, steadier than ns/op on a shared
+// machine.
 func BenchmarkSurface(b *testing.B) {
 	o := upstreamOptions{contentBytes: 1024, chunks: 200}
 	for _, c := range benchSurfaces() {
@@ -44,6 +48,7 @@ func BenchmarkSurface(b *testing.B) {
 func benchJSON(b *testing.B, s wire.Surface, reqBody, answer []byte) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(reqBody) + len(answer)))
+	defer reportCPU(b, processCPU(b))
 	for b.Loop() {
 		req := parseProjected(b, s, reqBody)
 		resp, err := s.ParseResponse(req, answer)
@@ -62,6 +67,7 @@ func benchJSON(b *testing.B, s wire.Surface, reqBody, answer []byte) {
 func benchStream(b *testing.B, s wire.Surface, reqBody, sse []byte) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(reqBody) + len(sse)))
+	defer reportCPU(b, processCPU(b))
 	for b.Loop() {
 		req := parseProjected(b, s, reqBody)
 		st, err := s.ReadStream(req, bytes.NewReader(sse), 8<<20)
@@ -106,4 +112,19 @@ func releasedAnswer(b *testing.B, s wire.Surface, reqBody, answer []byte) []byte
 		b.Fatal(err)
 	}
 	return out
+}
+
+// processCPU is the test process's CPU time so far (user + system, from
+// /proc, in clock ticks): steadier than wall time on a shared machine.
+func processCPU(b *testing.B) time.Duration {
+	d, err := cpuTime(os.Getpid())
+	if err != nil {
+		b.Skipf("no CPU time here: %v", err)
+	}
+	return d
+}
+
+// reportCPU reports the CPU time per iteration since start as cpu-ns/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
