@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
@@ -42,11 +43,19 @@ const (
 	// refused: the answer is ambiguous or carries an output channel the
 	// gateway cannot mediate (502).
 	refused
+	// judgedUnrewritable: the channel is projected but cannot be written
+	// back (a signed thinking block): a deny policy blocks the answer
+	// (403); a redaction cannot be released and fails closed (503
+	// host_error:transform_invalid).
+	judgedUnrewritable
 )
 
 type hostileCase struct {
 	name string
-	// body is the upstream answer: a chat.completion, or SSE when stream.
+	// api is the surface the client calls; empty is chat completions.
+	api wire.API
+	// body is the upstream answer in the surface's format: JSON, or SSE
+	// when stream.
 	body   string
 	stream bool
 	want   hostileOutcome
@@ -178,6 +187,11 @@ upstreams:
     base_url: ` + up.URL + `/v1
     api_key_env: HOSTILE_TEST_KEY
     models: ["*"]
+  - name: hostile-anthropic
+    type: anthropic
+    base_url: ` + up.URL + `
+    api_key_env: HOSTILE_TEST_KEY
+    models: ["*"]
 sessions:
   store: memory
 records:
@@ -205,11 +219,8 @@ func (g *hostileGateway) call(t *testing.T, c hostileCase) (int, string) {
 	g.mu.Lock()
 	g.body, g.sse = c.body, c.stream
 	g.mu.Unlock()
-	req := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
-	if c.stream {
-		req = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	}
-	resp, err := http.Post(g.url+"/v1/chat/completions", "application/json", strings.NewReader(req))
+	path, req := hostileRequest(c)
+	resp, err := http.Post(g.url+path, "application/json", strings.NewReader(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +232,22 @@ func (g *hostileGateway) call(t *testing.T, c hostileCase) (int, string) {
 	var h strings.Builder
 	resp.Header.Write(&h)
 	return resp.StatusCode, h.String() + "\n" + string(b)
+}
+
+// hostileRequest is the client's request of a case: the route and a
+// one-message conversation on the case's surface.
+func hostileRequest(c hostileCase) (path, body string) {
+	stream := ""
+	if c.stream {
+		stream = `"stream":true,`
+	}
+	switch c.api {
+	case wire.Responses:
+		return "/v1/responses", `{"model":"m",` + stream + `"input":"hi"}`
+	case wire.Messages:
+		return "/v1/messages", `{"model":"m",` + stream + `"max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
+	}
+	return "/v1/chat/completions", `{"model":"m",` + stream + `"messages":[{"role":"user","content":"hi"}]}`
 }
 
 // leaked reports which part of the secret shows in s.
@@ -251,13 +278,13 @@ const redactPolicy = `  - name: redact-credentials
 
 func TestHostileUpstreamDenyPolicy(t *testing.T) {
 	g := startHostileGateway(t, denyPolicy)
-	for _, c := range hostileCases() {
+	for _, c := range allHostileCases() {
 		t.Run(c.name, func(t *testing.T) {
 			status, out := g.call(t, c)
 			if p := leaked(out); p != "" {
 				t.Fatalf("the client received %q: status %d\n%s", p, status, out)
 			}
-			want := map[hostileOutcome]int{judged: http.StatusForbidden, removed: http.StatusOK, refused: http.StatusBadGateway}[c.want]
+			want := map[hostileOutcome]int{judged: http.StatusForbidden, judgedUnrewritable: http.StatusForbidden, removed: http.StatusOK, refused: http.StatusBadGateway}[c.want]
 			if status != want {
 				t.Errorf("status %d, want %d\n%s", status, want, out)
 			}
@@ -273,7 +300,7 @@ func TestHostileUpstreamDenyPolicy(t *testing.T) {
 
 func TestHostileUpstreamRedactPolicy(t *testing.T) {
 	g := startHostileGateway(t, redactPolicy)
-	for _, c := range hostileCases() {
+	for _, c := range allHostileCases() {
 		t.Run(c.name, func(t *testing.T) {
 			status, out := g.call(t, c)
 			if p := leaked(out); p != "" {
@@ -291,6 +318,10 @@ func TestHostileUpstreamRedactPolicy(t *testing.T) {
 			case refused:
 				if status != http.StatusBadGateway {
 					t.Errorf("status %d, want 502\n%s", status, out)
+				}
+			case judgedUnrewritable:
+				if status != http.StatusServiceUnavailable || !strings.Contains(out, "host_error:transform_invalid") {
+					t.Errorf("status %d, want 503 host_error:transform_invalid\n%s", status, out)
 				}
 			}
 		})
