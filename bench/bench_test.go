@@ -148,18 +148,23 @@ func TestNextRateGrows(t *testing.T) {
 	}
 }
 
-func TestChatRequestSize(t *testing.T) {
-	for _, size := range []int{2048, 64 << 10} {
-		b := chatRequest(size, true, true)
-		if len(b) < size || len(b) > size+400 {
-			t.Errorf("chatRequest(%d) is %d bytes", size, len(b))
+func TestRequestSizes(t *testing.T) {
+	for _, b := range []struct {
+		name  string
+		build func(size int, stream, tools bool) []byte
+	}{{"chat", chatRequest}, {"responses", responsesRequest}, {"messages", messagesRequest}} {
+		for _, size := range []int{2048, 64 << 10} {
+			req := b.build(size, true, true)
+			if len(req) < size || len(req) > size+400 {
+				t.Errorf("%s request of %d is %d bytes", b.name, size, len(req))
+			}
+			if !isStream(req) {
+				t.Errorf("a streamed %s request is not recognised as one", b.name)
+			}
 		}
-		if !isStream(b) {
-			t.Errorf("a streamed request is not recognised as one")
+		if isStream(b.build(2048, false, false)) {
+			t.Errorf("a non-streamed %s request is taken for a stream", b.name)
 		}
-	}
-	if isStream(chatRequest(2048, false, false)) {
-		t.Error("a non-streamed request is taken for a stream")
 	}
 }
 
@@ -185,7 +190,7 @@ func TestDefaultPolicyMatchesEmbeddedDefault(t *testing.T) {
 		return doc["interceptors"]
 	}
 	want := interceptors("../config/default.yaml")
-	for _, f := range []string{"configs/default.yaml", "configs/redis.yaml"} {
+	for _, f := range []string{"configs/default.yaml", "configs/redis.yaml", "configs/messages.yaml"} {
 		got := interceptors(f)
 		if !equalYAML(got, want) {
 			t.Errorf("%s interceptors differ from config/default.yaml's", f)

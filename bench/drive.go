@@ -28,7 +28,7 @@ type Report struct {
 // mode and prints the report.
 func drive(ctx context.Context, args []string) error {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
-	quick := fl.Bool("quick", false, "a ~20-second run: fewer scenarios, one short round")
+	quick := fl.Bool("quick", false, "a ~25-second run: one scenario per API surface, one short round")
 	names := fl.String("scenario", "", "comma-separated scenarios (default: all, or the quick set with --quick)")
 	rounds := fl.Int("rounds", 3, "interleaved rounds (direct, bare proxy, gateway)")
 	duration := fl.Duration("duration", 10*time.Second, "load per target per round")

@@ -1,10 +1,11 @@
-// Command bench measures what the gateway adds to a chat-completion call.
+// Command bench measures what the gateway adds to a model call on each
+// API surface it serves (chat completions, Responses, Messages).
 //
 // It starts, as separate processes re-executed from this binary, a mock
-// OpenAI upstream, a bare reverse proxy (the no-policy baseline) and the
-// gateway, then drives each with an open-loop, fixed-rate load generator
-// (vegeta) in interleaved rounds (direct, bare proxy, gateway, repeat), so
-// machine drift hits all three alike. It reports latency percentiles, the
+// model upstream answering all three surfaces, a bare reverse proxy (the
+// no-policy baseline) and the gateway, then drives each with an open-loop,
+// fixed-rate load generator (vegeta) in interleaved rounds (direct, bare
+// proxy, gateway, repeat), so machine drift hits all three alike. It reports latency percentiles, the
 // gateway's added latency, CPU time and peak memory per process and the
 // gateway's allocations per request.
 //

@@ -17,6 +17,7 @@ type scenario struct {
 	name        string
 	description string
 	config      string // file under configs/
+	path        string // the model-call route: chatPath, responsesPath or messagesPath
 	rate        int    // requests per second
 	request     []byte
 	upstream    upstreamOptions
@@ -30,22 +31,52 @@ type scenario struct {
 // scenarios lists every workload, in report order.
 func scenarios() []scenario {
 	json1k := upstreamOptions{contentBytes: 1024, chunks: 200}
+	tool := upstreamOptions{contentBytes: 1024, toolCall: true}
 	return []scenario{
 		{name: "json", description: "2 KiB request, 1 KiB JSON answer; default policy, per-request sessions",
-			config: "default.yaml", rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, quick: true},
+			config: "default.yaml", path: chatPath, rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, quick: true},
 		{name: "stream200", description: "2 KiB request, 200-chunk SSE answer; default policy",
-			config: "default.yaml", rate: 200, request: chatRequest(2048, true, false), upstream: json1k, quick: true},
+			config: "default.yaml", path: chatPath, rate: 200, request: chatRequest(2048, true, false), upstream: json1k},
 		{name: "conv64k", description: "64 KiB conversation, 1 KiB JSON answer; default policy",
-			config: "default.yaml", rate: 300, request: chatRequest(64<<10, false, false), upstream: json1k},
+			config: "default.yaml", path: chatPath, rate: 300, request: chatRequest(64<<10, false, false), upstream: json1k},
 		{name: "toolrewrite", description: "tool-call answer whose arguments the policy redacts (regex redact at post_model_call)",
-			config: "toolrewrite.yaml", rate: 1000, request: chatRequest(2048, false, true),
-			upstream: upstreamOptions{contentBytes: 1024, toolCall: true}, check: checkToolRewrite},
+			config: "toolrewrite.yaml", path: chatPath, rate: 1000, request: chatRequest(2048, false, true),
+			upstream: tool, check: checkToolRewrite},
 		{name: "redis", description: "as json, managed sessions (Agent-Hooks-Session, 1,000 sessions) in Redis",
-			config: "redis.yaml", rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, managed: true},
+			config: "redis.yaml", path: chatPath, rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, managed: true},
 		{name: "allow", description: "as json, allow-only policy",
-			config: "allow.yaml", rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, quick: true},
+			config: "allow.yaml", path: chatPath, rate: 1000, request: chatRequest(2048, false, false), upstream: json1k},
 		{name: "chain5", description: "as json, five interceptors (cel, redact, tools, budget, regex)",
-			config: "chain5.yaml", rate: 1000, request: chatRequest(2048, false, true), upstream: json1k},
+			config: "chain5.yaml", path: chatPath, rate: 1000, request: chatRequest(2048, false, true), upstream: json1k},
+		{name: "responses", description: "as json over the Responses API (POST /v1/responses, OpenAI upstream)",
+			config: "default.yaml", path: responsesPath, rate: 1000, request: responsesRequest(2048, false, false), upstream: json1k,
+			quick: true, check: expect(`"type":"output_text"`)},
+		{name: "responses_stream200", description: "as stream200 over the Responses API: 200 output_text deltas",
+			config: "default.yaml", path: responsesPath, rate: 200, request: responsesRequest(2048, true, false), upstream: json1k,
+			check: expect("event: response.completed")},
+		{name: "responses_toolrewrite", description: "as toolrewrite over the Responses API: a function_call item",
+			config: "toolrewrite.yaml", path: responsesPath, rate: 1000, request: responsesRequest(2048, false, true),
+			upstream: tool, check: checkToolRewrite},
+		{name: "messages", description: "as json over the Anthropic Messages API (POST /v1/messages, anthropic upstream)",
+			config: "messages.yaml", path: messagesPath, rate: 1000, request: messagesRequest(2048, false, false), upstream: json1k,
+			quick: true, check: expect(`"type":"text"`)},
+		{name: "messages_stream200", description: "as stream200 over the Messages API: 200 text_delta events",
+			config: "messages.yaml", path: messagesPath, rate: 200, request: messagesRequest(2048, true, false), upstream: json1k,
+			check: expect("event: message_stop")},
+		{name: "messages_toolrewrite", description: "as toolrewrite over the Messages API: a tool_use block",
+			config: "messages_toolrewrite.yaml", path: messagesPath, rate: 1000, request: messagesRequest(2048, false, true),
+			upstream: tool, check: checkToolRewrite},
+	}
+}
+
+// expect is a probe check that the gateway's answer contains want (the
+// surface's own shape, not an error or another surface's).
+func expect(want string) func(body string) string {
+	return func(body string) string {
+		if !strings.Contains(body, want) {
+			return fmt.Sprintf("the answer lacks %q", want)
+		}
+		return ""
 	}
 }
 

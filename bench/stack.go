@@ -79,7 +79,7 @@ type target struct {
 // targets are direct, bare proxy and gateway, in round order.
 func (st *stack) targets(sc scenario) []*target {
 	mk := func(name string, proc *child, base string, extra ...*child) *target {
-		return &target{name: name, proc: proc, url: base + "/v1/chat/completions", reqs: requestsFor(sc, base+"/v1/chat/completions"), extra: extra}
+		return &target{name: name, proc: proc, url: base + sc.path, reqs: requestsFor(sc, base+sc.path), extra: extra}
 	}
 	return []*target{
 		mk("direct", st.upstream, st.upstream.url()),

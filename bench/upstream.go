@@ -18,9 +18,17 @@ type upstreamOptions struct {
 	toolCall     bool // answer with a tool call instead of text
 }
 
-// runUpstream is the mock OpenAI upstream role: it answers every chat
-// completion at once (no think time) with a response prepared at start,
-// as JSON or, when the request asks for "stream": true, as SSE.
+// The model-call routes the mock upstream serves, one per API surface.
+const (
+	chatPath      = "/v1/chat/completions"
+	responsesPath = "/v1/responses"
+	messagesPath  = "/v1/messages"
+)
+
+// runUpstream is the mock model upstream role: it answers every chat
+// completion, Responses and Messages call at once (no think time) with an
+// answer prepared at start, as JSON or, when the request asks for
+// "stream": true, as SSE.
 func runUpstream(_ context.Context, fl *flag.FlagSet, args []string) (http.Handler, func(), error) {
 	var o upstreamOptions
 	fl.IntVar(&o.contentBytes, "content-bytes", 1024, "content size of a JSON answer")
@@ -29,10 +37,17 @@ func runUpstream(_ context.Context, fl *flag.FlagSet, args []string) (http.Handl
 	if err := fl.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	jsonBody := upstreamJSON(o)
-	sse := upstreamSSE(o)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST "+chatPath, answer(upstreamJSON(o), upstreamSSE(o)))
+	mux.Handle("POST "+responsesPath, answer(responsesJSON(o), responsesSSE(o)))
+	mux.Handle("POST "+messagesPath, answer(messagesJSON(o), messagesSSE(o)))
+	return mux, nil, nil
+}
+
+// answer serves a prepared answer: jsonBody, or the sse events (each
+// flushed as it is written) when the request asks for a stream.
+func answer(jsonBody []byte, sse [][]byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, "unreadable body", http.StatusBadRequest)
@@ -52,11 +67,10 @@ func runUpstream(_ context.Context, fl *flag.FlagSet, args []string) (http.Handl
 				fl.Flush()
 			}
 		}
-	})
-	return mux, nil, nil
+	}
 }
 
-// isStream reports whether a chat request asks for a stream. The bench's
+// isStream reports whether a request asks for a stream. The bench's
 // own requests are compact JSON, so a byte search suffices.
 func isStream(body []byte) bool {
 	return bytes.Contains(body, []byte(`"stream":true`))
