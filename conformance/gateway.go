@@ -303,7 +303,9 @@ func messageText(v any) (string, error) {
 // harness error.
 func modelPointVerdict(i, status int, typ, code, point string) error {
 	p := enforcement.Point(point)
-	verdict := typ == gatewayTypeDenied || typ == gatewayTypeHostError
+	// Anthropic's envelope types errors by status; only verdict errors
+	// carry an interception point.
+	verdict := typ == gatewayTypeDenied || typ == gatewayTypeHostError || p != ""
 	if verdict && (p == enforcement.PreModelCall || p == enforcement.PostModelCall) {
 		return &modelBlockedError{call: i, point: p, status: status, code: code}
 	}

@@ -186,9 +186,13 @@ func anthropicCallError(i int, err error) error {
 			Type              string `json:"type"`
 			Code              string `json:"code"`
 			InterceptionPoint string `json:"interception_point"`
+			Message           string `json:"message"`
 		} `json:"error"`
 	}
 	_ = json.Unmarshal([]byte(apiErr.RawJSON()), &env) // an unreadable envelope leaves every member empty
+	if err := modelPointVerdict(i, apiErr.StatusCode, env.Error.Type, env.Error.Code, env.Error.InterceptionPoint); !errors.Is(err, errModelCallBlocked) {
+		return fmt.Errorf("%w: %s", err, env.Error.Message)
+	}
 	return modelPointVerdict(i, apiErr.StatusCode, env.Error.Type, env.Error.Code, env.Error.InterceptionPoint)
 }
 
@@ -202,7 +206,7 @@ func anthropicTools(tools []Tool) []anthropic.ToolUnionParam {
 	for _, t := range tools {
 		out = append(out, anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{
 			Name:        t.Name,
-			InputSchema: anthropic.ToolInputSchemaParam{},
+			InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{}},
 		}})
 	}
 	return out
