@@ -292,7 +292,7 @@ func TestPolicyAndGateway(t *testing.T) {
 	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=v2": 1})
 	metricstest.WantSeries(t, fams, "agent_hooks_policy_reloads_total", map[string]float64{"result=ok": 2, "result=error": 1})
 	metricstest.WantSeries(t, fams, "hooks_gateway_requests_total", map[string]float64{
-		"code=200,route=/v1/chat/completions": 1, "code=499,route=/v1/chat/completions": 1,
+		"api=chat_completions,code=200,route=/v1/chat/completions": 1, "api=chat_completions,code=499,route=/v1/chat/completions": 1,
 	})
 	metricstest.WantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{
 		"code=429,upstream=openai": 1, "code=timeout,upstream=openai": 1,
