@@ -69,6 +69,8 @@ func messagesHostileCases() []hostileCase {
 		{name: "json unknown usage member", body: strings.Replace(anthropicMessage(fine, ""), `"output_tokens":1}`, `"output_tokens":1,"note":"`+s+`"}`, 1), want: removed},
 		{name: "json metadata shaped like text", body: strings.Replace(anthropicMessage(fine, ""), `"model":"m"`, `"model":"m `+s+`"`, 1), want: refused},
 		{name: "json stop sequence the client never sent", body: strings.Replace(strings.Replace(anthropicMessage(fine, ""), `"stop_sequence":null`, `"stop_sequence":"`+s+`"`, 1), `"end_turn"`, `"stop_sequence"`, 1), want: refused},
+		{name: "json refusal explanation in stop_details", body: anthropicMessage(fine, `,"stop_details":{"type":"refusal","category":"cyber","explanation":"`+s+`"}`), want: removed},
+		{name: "json container id shaped like text", body: anthropicMessage(fine, `,"container":{"id":"c `+s+`","expires_at":"2026-12-03T00:00:00Z"}`), want: removed},
 		{name: "json case-colliding member", body: anthropicMessage(`{"type":"text","text":"fine","Text":"`+s+`"}`, ""), want: refused},
 		{name: "json unknown block", body: anthropicMessage(`{"type":"x_secret","text":"`+s+`"},`+fine, ""), want: refused},
 

@@ -38,11 +38,11 @@ const (
 
 // metaPatterns bound the metadata strings: token-shaped, short, so they
 // cannot carry model text. A value outside its shape is removed.
-var metaPatterns = map[string]*regexp.Regexp{
-	"id":                 regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`),
-	"model":              regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`),
-	"system_fingerprint": regexp.MustCompile(`^[A-Za-z0-9._:-]{0,64}$`),
-	"service_tier":       regexp.MustCompile(`^[a-z0-9_-]{1,32}$`),
+var metaPatterns = map[string]func(string) bool{
+	"id":                 wire.IsID,
+	"model":              wire.IsModelName,
+	"system_fingerprint": regexp.MustCompile(`^[A-Za-z0-9._:-]{0,64}$`).MatchString,
+	"service_tier":       regexp.MustCompile(`^[a-z0-9_-]{1,32}$`).MatchString,
 }
 
 // metaOK reports whether the raw value of a top-level metadata member is
@@ -69,7 +69,7 @@ func metaValueOK(key string, v any, object string) bool {
 		}
 	}
 	s, ok := v.(string)
-	return ok && metaPatterns[key].MatchString(s)
+	return ok && metaPatterns[key](s)
 }
 
 // topMeta lists the top-level metadata members of both body kinds.

@@ -2,9 +2,9 @@ package messages
 
 import (
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -27,11 +27,86 @@ var responseMemberTable = []responseMember{
 	{"content", "projected: text, thinking, redacted_thinking and provider-tool blocks as `content`, tool_use as `tool_calls`"},
 	{"stop_reason", "projected as `finish_reason` (end_turn, stop_sequence, pause_turn → stop; max_tokens, model_context_window_exceeded → length; tool_use → tool_calls; refusal → content_filter)"},
 	{"stop_sequence", "metadata: a string or null (the stop sequence matched, which the client wrote)"},
-	{"stop_details", "metadata: an object or null"},
+	{"stop_details", metaObjectDoc},
 	{"usage", "`usage` {prompt_tokens: input + cache creation + cache read tokens, completion_tokens: output_tokens}; unknown usage members removed"},
-	{"container", "metadata: an object or null"},
-	{"context_management", "metadata: an object or null"},
-	{"diagnostics", "metadata: an object or null"},
+	{"container", metaObjectDoc},
+	{"context_management", metaObjectDoc},
+	{"diagnostics", metaObjectDoc},
+}
+
+// metaObjectDoc is the treatment of the metadata objects whose inner shape
+// the gateway does not model.
+const metaObjectDoc = "metadata: an object or null, released only with its known members holding ids, timestamps, short numbers or booleans; removed otherwise"
+
+// metaObjectKeys are the members each metadata object may hold (see
+// metaObjectOK). A refusal's explanation in stop_details is prose the
+// policy never saw, so such a stop_details is removed.
+var metaObjectKeys = map[string]rawjson.MemberSet{
+	"stop_details":       rawjson.NewMemberSet("type", "category"),
+	"container":          rawjson.NewMemberSet("id", "expires_at"),
+	"context_management": rawjson.NewMemberSet("applied_edits"),
+	"diagnostics":        rawjson.NewMemberSet(),
+}
+
+// appliedEditKeys are the members of a context_management edit.
+var appliedEditKeys = rawjson.NewMemberSet("type", "cleared_tool_uses", "cleared_input_tokens", "cleared_thinking_turns")
+
+// metaObjectOK reports whether a metadata object can be released: null,
+// or only its known members, each a scalar metaScalarOK accepts (edits:
+// an array of such objects).
+func metaObjectOK(key string, v any) bool {
+	if v == nil {
+		return true
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, e := range obj {
+		if !metaObjectKeys[key].Has(k) {
+			return false
+		}
+		if k != "applied_edits" {
+			if !metaScalarOK(e) {
+				return false
+			}
+			continue
+		}
+		edits, ok := e.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range edits {
+			edit, ok := x.(map[string]any)
+			if !ok {
+				return false
+			}
+			for ek, ev := range edit {
+				if !appliedEditKeys.Has(ek) || !metaScalarOK(ev) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// metaScalarOK accepts the values metadata objects hold: null, booleans,
+// short number tokens, ids and RFC 3339 timestamps. Prose fits none.
+func metaScalarOK(v any) bool {
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case json.Number:
+		return len(x) <= 32
+	case string:
+		if wire.IsID(x) {
+			return true
+		}
+		_, err := time.Parse(time.RFC3339Nano, x)
+		return err == nil
+	}
+	return false
 }
 
 var responseKnown = func() rawjson.MemberSet {
@@ -160,6 +235,12 @@ func (s *Surface) parseMessage(body []byte, stops []string) (*Response, error) {
 			continue
 		}
 		seen[m.Key] = true
+		if _, ok := metaObjectKeys[m.Key]; ok && !metaObjectOK(m.Key, v) {
+			// A refusal's explanation, say: text no verdict saw.
+			r.topDrop = append(r.topDrop, i)
+			r.clean = false
+			continue
+		}
 		if err := r.member(m, v); err != nil {
 			return nil, err
 		}
@@ -185,7 +266,7 @@ func (r *Response) member(m rawjson.Member, v any) error {
 	case "id", "model":
 		// Clients show and echo these; a value outside its token shape
 		// could carry text no verdict saw.
-		if str, ok := v.(string); !ok || !metaShapes[m.Key].MatchString(str) {
+		if str, ok := v.(string); !ok || (m.Key == "id" && !wire.IsID(str)) || (m.Key == "model" && !wire.IsModelName(str)) {
 			return respErr(m.Key, "must be a token-shaped string")
 		}
 	case "type":
@@ -469,13 +550,6 @@ func (r *Response) Usage() map[string]any {
 		return nil
 	}
 	return jsonvalue.DeepCopy(r.usage.proj).(map[string]any)
-}
-
-// metaShapes bound the answer's identifying strings: token-shaped and
-// short, as providers issue them.
-var metaShapes = map[string]*regexp.Regexp{
-	"id":    regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`),
-	"model": regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`),
 }
 
 // stopSequences returns the stop_sequences of req, a request of this

@@ -125,7 +125,7 @@ func projStrings(proj map[string]any, into map[string]bool) {
 // metaShapes are the metadata members and the shapes a released value
 // may have without being judged.
 var metaShapes = map[string]func(any) bool{
-	"id": func(v any) bool { return matches(idPattern, v) }, "item_id": func(v any) bool { return matches(idPattern, v) }, "model": func(v any) bool { return matches(modelPattern, v) },
+	"id": isID, "item_id": isID, "model": isModelName,
 	"object": func(v any) bool { return v == "response" }, "encrypted_content": func(v any) bool { return matches(opaquePattern, v) },
 	"type": func(v any) bool { return matches(enumPattern, v) }, "status": func(v any) bool { return responseStatuses[v] || itemStatuses[v] },
 	"role": func(v any) bool { return v == "assistant" }, "reason": func(v any) bool { return incompleteReasons[v.(string)] },

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"encoding/json"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"regexp"
 )
 
@@ -11,9 +12,7 @@ import (
 // the answer refused where clients need the member (item ids and
 // statuses).
 var (
-	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
-	enumPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	enumPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 	// opaquePattern is reasoning's encrypted_content: a base64 token the
 	// client echoes back. It is released unchanged and never projected, so
 	// at least it cannot be prose.
@@ -25,11 +24,11 @@ const maxNumberLen = 32
 
 // metaChecks are the top-level metadata members and their shapes.
 var metaChecks = map[string]func(any) bool{
-	"id":                     func(v any) bool { return matches(idPattern, v) },
+	"id":                     isID,
 	"object":                 func(v any) bool { return v == "response" },
 	"created_at":             isTimestamp,
 	"completed_at":           isTimestamp,
-	"model":                  func(v any) bool { return matches(modelPattern, v) },
+	"model":                  isModelName,
 	"service_tier":           func(v any) bool { return matches(enumPattern, v) },
 	"truncation":             func(v any) bool { return v == "auto" || v == "disabled" },
 	"prompt_cache_retention": func(v any) bool { return matches(enumPattern, v) },
@@ -48,6 +47,18 @@ var metaChecks = map[string]func(any) bool{
 func metaOK(key string, v any) bool {
 	check, ok := metaChecks[key]
 	return ok && (v == nil || check(v))
+}
+
+// isID and isModelName apply the shared metadata shapes to a decoded
+// value.
+func isID(v any) bool {
+	s, ok := v.(string)
+	return ok && wire.IsID(s)
+}
+
+func isModelName(v any) bool {
+	s, ok := v.(string)
+	return ok && wire.IsModelName(s)
 }
 
 func matches(re *regexp.Regexp, v any) bool {
@@ -104,7 +115,7 @@ var incompleteReasons = map[string]bool{"max_output_tokens": true, "content_filt
 // its shape: clients echo item ids into the next request and read the
 // status, so neither can be removed.
 func checkItemMeta(obj map[string]any, field string) error {
-	if v, ok := obj["id"]; ok && !matches(idPattern, v) {
+	if v, ok := obj["id"]; ok && !isID(v) {
 		return respErr(field+".id", "is not an item id")
 	}
 	if v, ok := obj["status"]; ok && v != nil && !itemStatuses[v] {

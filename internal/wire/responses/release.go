@@ -319,7 +319,7 @@ func (r *Response) renderOutput(v *verdict, tcalls []any) ([]byte, error) {
 // newMessageID names a message item the gateway adds: "msg_" and the id
 // of what it answers, when that makes an id of the item id shape.
 func newMessageID(base string) string {
-	if id := "msg_" + base; idPattern.MatchString(id) {
+	if id := "msg_" + base; wire.IsID(id) {
 		return id
 	}
 	return "msg_gateway"
