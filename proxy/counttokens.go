@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
@@ -31,47 +29,20 @@ type tokenCounter interface {
 // handleCountTokens serves a surface's token-counting route.
 func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		if o := observation(ctx); o != nil {
-			o.api = surf.API()
-		}
-		pol, p, body, err := s.admitRequest(w, r)
-		if err != nil {
-			writeSurfaceError(w, surf, err)
-			return
-		}
-		req, err := tc.ParseCountTokens(body, r.URL.Query())
-		if err != nil {
-			writeSurfaceError(w, surf, requestError(err))
-			return
-		}
-		up, ok := pol.Router.Route(req.Model(), req.Operation())
+		mc, ok := s.openModelCall(w, r, surf, tc.ParseCountTokens)
 		if !ok {
-			writeSurfaceError(w, surf, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
-				message: "no upstream counts tokens for the requested model on this API", param: "model"})
 			return
 		}
-		t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
-		if err != nil {
-			writeSurfaceError(w, surf, err)
-			return
-		}
-		mc := &modelCall{s: s, surf: surf, t: t, req: req, up: up}
+		ctx := r.Context()
 		out, err := mc.countTokens(ctx, r, tc)
+		mc.close(ctx, w, err)
 		if err != nil {
-			reason := enforcement.ShutdownError
-			if ctx.Err() != nil {
-				reason = enforcement.ShutdownCancelled
-			}
-			t.end(ctx, reason)
-			writeSurfaceError(w, surf, err)
 			return
 		}
-		t.end(ctx, enforcement.ShutdownCompleted)
 		h := w.Header()
-		h.Set(HeaderSession, t.builder.SessionID)
-		if t.worst != "" {
-			h.Set(HeaderDecision, string(t.worst))
+		h.Set(HeaderSession, mc.t.builder.SessionID)
+		if mc.t.worst != "" {
+			h.Set(HeaderDecision, string(mc.t.worst))
 		}
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(out)))
@@ -80,30 +51,15 @@ func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.Hand
 	}
 }
 
-// countTokens emits pre_model_call over the counting request, sends the
-// verdicted request upstream and checks the count.
+// countTokens emits pre_model_call over the counting request (a count is
+// no turn: no input, no output), sends the verdicted request upstream and
+// checks the count.
 func (mc *modelCall) countTokens(ctx context.Context, r *http.Request, tc tokenCounter) ([]byte, error) {
-	s, t, req := mc.s, mc.t, mc.req
+	s, req := mc.s, mc.req
 	orig := req.Messages()
-	model := mc.model()
-	if params := req.Params(); len(params) > 0 {
-		model["params"] = params
-	}
-	fields := map[string]any{"model": model, "messages": orig, "request_id": newID("callreq-")}
-	if tools := req.Tools(); len(tools) > 0 {
-		fields["tools"] = tools
-	}
-	pre, err := t.emit(ctx, enforcement.PreModelCall, fields, enforcement.WithTargetValidator(req.CheckMessages))
+	upBody, err := mc.preModelCall(ctx, orig, orig, newID("callreq-"))
 	if err != nil {
 		return nil, err
-	}
-	var newMessages any
-	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
-		newMessages = final
-	}
-	upBody, err := req.UpstreamBody(newMessages)
-	if err != nil {
-		return nil, errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
 	uc := &upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}
 	defer uc.doneStatus()

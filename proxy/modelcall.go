@@ -26,48 +26,65 @@ import (
 // upstream and the client.
 func (s *Server) handleModelCall(surf wire.Surface) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		if o := observation(ctx); o != nil {
-			o.api = surf.API()
-		}
-		pol, p, body, err := s.admitRequest(w, r)
-		if err != nil {
-			writeSurfaceError(w, surf, err)
-			return
-		}
-		req, err := surf.ParseRequest(body, r.URL.Query())
-		if err != nil {
-			writeSurfaceError(w, surf, requestError(err))
-			return
-		}
-		if o := observation(ctx); o != nil {
-			o.stream = req.Stream()
-		}
-		up, ok := pol.Router.Route(req.Model(), req.Operation())
+		mc, ok := s.openModelCall(w, r, surf, surf.ParseRequest)
 		if !ok {
-			writeSurfaceError(w, surf, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
-				message: "no upstream serves the requested model on this API", param: "model"})
 			return
 		}
-		t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
-		if err != nil {
-			writeSurfaceError(w, surf, err)
-			return
-		}
-		mc := &modelCall{s: s, surf: surf, t: t, req: req, up: up}
-		if err := mc.run(ctx, w, r); err != nil {
-			reason := enforcement.ShutdownError
-			if ctx.Err() != nil {
-				reason = enforcement.ShutdownCancelled
-			}
-			t.end(ctx, reason)
-			writeSurfaceError(w, surf, err)
-			return
-		}
-		// run ends the session before it releases the answer; this covers a
-		// client that went away mid-release.
-		t.end(ctx, enforcement.ShutdownCompleted)
+		mc.close(r.Context(), w, mc.run(r.Context(), w, r))
 	}
+}
+
+// openModelCall admits a model-call request, parses it with parse, routes
+// it to an upstream serving its operation and begins its turn. On failure
+// it has answered the client in surf's envelope.
+func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire.Surface, parse func([]byte, url.Values) (wire.Request, error)) (*modelCall, bool) {
+	ctx := r.Context()
+	o := observation(ctx)
+	if o != nil {
+		o.api = surf.API()
+	}
+	pol, p, body, err := s.admitRequest(w, r)
+	if err != nil {
+		writeSurfaceError(w, surf, err)
+		return nil, false
+	}
+	req, err := parse(body, r.URL.Query())
+	if err != nil {
+		writeSurfaceError(w, surf, requestError(err))
+		return nil, false
+	}
+	if o != nil {
+		o.stream = req.Stream()
+	}
+	up, ok := pol.Router.Route(req.Model(), req.Operation())
+	if !ok {
+		writeSurfaceError(w, surf, &apiError{status: http.StatusNotFound, typ: typeInvalid, code: "model_not_found",
+			message: "no upstream serves the requested model on this API", param: "model"})
+		return nil, false
+	}
+	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
+	if err != nil {
+		writeSurfaceError(w, surf, err)
+		return nil, false
+	}
+	return &modelCall{s: s, surf: surf, t: t, req: req, up: up}, true
+}
+
+// close ends the call's turn after it ran: with err, the session ends as
+// errored (cancelled when the client went away) and err is answered; the
+// call ends its session itself before it releases an answer, so this
+// only covers a client that went away mid-release.
+func (mc *modelCall) close(ctx context.Context, w http.ResponseWriter, err error) {
+	if err == nil {
+		mc.t.end(ctx, enforcement.ShutdownCompleted)
+		return
+	}
+	reason := enforcement.ShutdownError
+	if ctx.Err() != nil {
+		reason = enforcement.ShutdownCancelled
+	}
+	mc.t.end(ctx, reason)
+	writeSurfaceError(w, mc.surf, err)
 }
 
 // modelCall is one model call on one surface.
@@ -99,26 +116,9 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 	}
 	requestID := newID("callreq-")
-	model := mc.model()
-	if params := req.Params(); len(params) > 0 {
-		model["params"] = params
-	}
-	preFields := map[string]any{"model": model, "messages": messages, "request_id": requestID}
-	if tools := req.Tools(); len(tools) > 0 {
-		preFields["tools"] = tools
-	}
-	pre, err := t.emit(ctx, enforcement.PreModelCall, preFields, enforcement.WithTargetValidator(req.CheckMessages))
+	upBody, err := mc.preModelCall(ctx, orig, messages, requestID)
 	if err != nil {
 		return err
-	}
-	// nil keeps the client's conversation byte for byte.
-	var newMessages any
-	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
-		newMessages = final
-	}
-	upBody, err := req.UpstreamBody(newMessages)
-	if err != nil {
-		return errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
 	post := postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn,
 		upstream: &upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}}
@@ -137,6 +137,35 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	defer resp.Body.Close()
 	return post.json(ctx, w, resp)
+}
+
+// preModelCall emits pre_model_call over messages (the client's
+// conversation orig after the input emissions) and renders the verdicted
+// request for the upstream: byte for byte the client's when the verdict
+// left the conversation as the client sent it.
+func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, requestID string) ([]byte, error) {
+	req := mc.req
+	model := mc.model()
+	if params := req.Params(); len(params) > 0 {
+		model["params"] = params
+	}
+	fields := map[string]any{"model": model, "messages": messages, "request_id": requestID}
+	if tools := req.Tools(); len(tools) > 0 {
+		fields["tools"] = tools
+	}
+	pre, err := mc.t.emit(ctx, enforcement.PreModelCall, fields, enforcement.WithTargetValidator(req.CheckMessages))
+	if err != nil {
+		return nil, err
+	}
+	var newMessages any // nil keeps the client's conversation byte for byte
+	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
+		newMessages = final
+	}
+	body, err := req.UpstreamBody(newMessages)
+	if err != nil {
+		return nil, errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
+	}
+	return body, nil
 }
 
 // callUpstream sends the verdicted request and maps transport failures and
