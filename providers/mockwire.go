@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
+	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
@@ -217,7 +218,7 @@ func callID(i int) string { return "call_mock_" + strconv.Itoa(i) }
 func (m *Mock) errorResponse(op wire.Operation, status int, typ, message, code string) (*http.Response, error) {
 	if op == wire.OpMessages || op == wire.OpCountTokens {
 		return m.jsonResponse(status, anthropicErrorEnvelope{
-			Type: "error", Error: anthropicErrorBody{Type: anthropicErrorType(status), Message: message},
+			Type: "error", Error: anthropicErrorBody{Type: messageswire.AnthropicErrorType(status), Message: message},
 		})
 	}
 	e := mockErrorBody{Message: message, Type: typ}
@@ -235,34 +236,6 @@ type anthropicErrorEnvelope struct {
 type anthropicErrorBody struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
-}
-
-// anthropicErrorType is the error type Anthropic documents for status.
-func anthropicErrorType(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "invalid_request_error"
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusPaymentRequired:
-		return "billing_error"
-	case http.StatusForbidden:
-		return "permission_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case http.StatusGatewayTimeout:
-		return "timeout_error"
-	case 529:
-		return "overloaded_error"
-	}
-	if status < 500 {
-		return "invalid_request_error"
-	}
-	return "api_error"
 }
 
 // encodeJSON marshals v without HTML escaping, so text such as "<b>"

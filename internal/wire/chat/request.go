@@ -528,24 +528,10 @@ func (r *Request) setParam(name string, v any) {
 // safeField returns key for use as an error's Field, or "" when it is not
 // a short identifier: arbitrary client-chosen key text is never echoed.
 func safeField(key string) string {
-	if plainName(key) {
+	if rawjson.PlainName(key) {
 		return key
 	}
 	return ""
-}
-
-// plainName reports whether s is a short identifier safe to put in an error.
-func plainName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // Model returns the request's model name.

@@ -312,7 +312,7 @@ func collisionMessage(known string) string {
 // unknownMemberError refuses a top-level member that is neither known nor
 // allowed, naming it only when it is a plain identifier.
 func unknownMemberError(key string) *wire.RequestError {
-	if !plainName(key) {
+	if !rawjson.PlainName(key) {
 		return &wire.RequestError{Msg: "body has a member whose name is not a plain identifier; unknown members are refused, and " +
 			AllowRequestMembersKey + " allows plain identifiers only"}
 	}
@@ -324,7 +324,7 @@ func unknownMemberError(key string) *wire.RequestError {
 // allowance: a plain identifier (ASCII letters, digits, _ and -, at most
 // 64 characters), so that errors may name it.
 func CheckPlainMemberName(name string) error {
-	if !plainName(name) {
+	if !rawjson.PlainName(name) {
 		return errors.New("must be a plain identifier (ASCII letters, digits, _ and -, at most 64 characters)")
 	}
 	return nil
