@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 	"os"
 	"strings"
 	"testing"
@@ -10,48 +11,18 @@ import (
 const wireDoc = "../../../docs/chat-completions-wire.md"
 
 // docTable returns the rows of the first table under the level-two
-// heading named heading: one []string of trimmed cells per row, header
-// and separator left out. Other sections are not read.
+// heading named heading (see mdtable.Section).
 func docTable(t *testing.T, path, heading string) [][]string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows [][]string
-	in, inTable := false, false
-	for line := range strings.Lines(string(data)) {
-		line = strings.TrimRight(line, "\r\n")
-		if strings.HasPrefix(line, "## ") {
-			if in {
-				break
-			}
-			in = strings.TrimSpace(line[3:]) == heading
-			continue
-		}
-		if !in {
-			continue
-		}
-		if !strings.HasPrefix(line, "|") {
-			if inTable {
-				break // the first table ended
-			}
-			continue
-		}
-		inTable = true
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
+	rows, err := mdtable.Section(string(data), heading)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	if !in && rows == nil {
-		t.Fatalf("%s has no section %q", path, heading)
-	}
-	if len(rows) < 2 {
-		t.Fatalf("%s: section %q has no table", path, heading)
-	}
-	return rows[2:]
+	return rows
 }
 
 // The Request members table lists exactly RequestMembers, with their

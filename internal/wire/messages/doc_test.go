@@ -1,52 +1,26 @@
 package messages
 
 import (
+	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 	"os"
-	"strings"
 	"testing"
 )
 
 const wireDoc = "../../../docs/messages-wire.md"
 
 // docRows returns the rows of the first table under the level-two heading
-// named heading, header and separator left out.
+// named heading (see mdtable.Section).
 func docRows(t *testing.T, heading string) [][]string {
 	t.Helper()
 	data, err := os.ReadFile(wireDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows [][]string
-	in, inTable := false, false
-	for line := range strings.Lines(string(data)) {
-		line = strings.TrimRight(line, "\r\n")
-		if strings.HasPrefix(line, "## ") {
-			if in {
-				break
-			}
-			in = strings.TrimSpace(line[3:]) == heading
-			continue
-		}
-		if !in {
-			continue
-		}
-		if !strings.HasPrefix(line, "|") {
-			if inTable {
-				break
-			}
-			continue
-		}
-		inTable = true
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
+	rows, err := mdtable.Section(string(data), heading)
+	if err != nil {
+		t.Fatalf("%s: %v", wireDoc, err)
 	}
-	if len(rows) < 2 {
-		t.Fatalf("%s: section %q has no table", wireDoc, heading)
-	}
-	return rows[2:]
+	return rows
 }
 
 // Each table lists exactly what the code knows, in order, with the

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 	"os"
 	"strings"
 	"testing"
@@ -10,33 +11,18 @@ import (
 // name → treatment.
 func docRows(t *testing.T, heading string) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile("../../../docs/responses-wire.md")
+	const page = "../../../docs/responses-wire.md"
+	data, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]string{}
-	in, seen := false, 0
-	for line := range strings.Lines(string(data)) {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "## ") {
-			if in {
-				break
-			}
-			in = line[3:] == heading
-			continue
-		}
-		if !in || !strings.HasPrefix(line, "|") {
-			if seen > 0 && in {
-				break
-			}
-			continue
-		}
-		seen++
-		if seen <= 2 {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		rows[strings.Trim(strings.TrimSpace(cells[0]), "`")] = strings.TrimSpace(strings.Join(cells[1:], "|"))
+	table, err := mdtable.Section(string(data), heading)
+	if err != nil {
+		t.Fatalf("%s: %v", page, err)
+	}
+	rows := make(map[string]string, len(table))
+	for _, cells := range table {
+		rows[strings.Trim(cells[0], "`")] = strings.Join(cells[1:], "|")
 	}
 	return rows
 }
