@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
 	responseswire "github.com/hooks-gateway/hooks-gateway/internal/wire/responses"
 )
 
@@ -25,6 +26,7 @@ type surfaceCase struct {
 func surfaceCases() []surfaceCase {
 	return []surfaceCase{
 		{"responses", responseswire.New(responseswire.Options{}), responsesRequest, responsesJSON, responsesSSE},
+		{"messages", messageswire.New(messageswire.Options{}), messagesRequest, messagesJSON, messagesSSE},
 	}
 }
 
