@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -9,7 +8,6 @@ import (
 
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	responseswire "github.com/hooks-gateway/hooks-gateway/internal/wire/responses"
 )
 
@@ -118,40 +116,11 @@ func (v *validator) wire() {
 	v.memberNames("wire.chat.allow_request_members", c.AllowRequestMembers, chatwire.CheckAllowedRequestMember)
 	v.memberNames("wire.chat.allow_response_members", c.AllowResponseMembers, chatwire.CheckPlainMemberName)
 	r := v.c.Wire.Responses
-	v.memberNames("wire.responses.allow_request_members", r.AllowRequestMembers, extraMember(docNames(responseswire.RequestMembers())))
+	v.memberNames("wire.responses.allow_request_members", r.AllowRequestMembers, responseswire.CheckAllowedRequestMember)
 	v.memberNames("wire.responses.allow_response_members", r.AllowResponseMembers, chatwire.CheckPlainMemberName)
 	m := v.c.Wire.Messages
 	v.memberNames("wire.messages.allow_request_members", m.AllowRequestMembers, messageswire.CheckAllowedRequestMember)
 	v.memberNames("wire.messages.allow_response_members", m.AllowResponseMembers, messageswire.CheckAllowedResponseMember)
-}
-
-// docNames lists the names of a surface's member table.
-func docNames(docs []responseswire.MemberDoc) []string {
-	names := make([]string, len(docs))
-	for i, d := range docs {
-		names[i] = d.Name
-	}
-	return names
-}
-
-// extraMember checks a name allowed as an extra request member of a
-// surface that knows the members known: a plain identifier that is not
-// known (their treatment is fixed) and does not differ from one only in
-// letter case (such members are refused as ambiguous).
-func extraMember(known []string) func(string) error {
-	set := rawjson.NewMemberSet(known...)
-	return func(name string) error {
-		if err := chatwire.CheckPlainMemberName(name); err != nil {
-			return err
-		}
-		if set.Has(name) {
-			return errors.New("is a known request member; the gateway's treatment of it is fixed")
-		}
-		if k := set.FoldsOnto(name); k != "" {
-			return fmt.Errorf("differs from the known member %q only in letter case; such members are refused as ambiguous", k)
-		}
-		return nil
-	}
 }
 
 // memberNames checks each listed member name with check, and refuses a

@@ -335,14 +335,5 @@ func CheckPlainMemberName(name string) error {
 // member (whose treatment is fixed) and does not differ from one only in
 // letter case (such members are refused as ambiguous).
 func CheckAllowedRequestMember(name string) error {
-	if err := CheckPlainMemberName(name); err != nil {
-		return err
-	}
-	if requestKnown.Has(name) {
-		return errors.New("is a known request member; the gateway's treatment of it is fixed")
-	}
-	if known := requestKnown.FoldsOnto(name); known != "" {
-		return errors.New("differs from the known member " + strconv.Quote(known) + " only in letter case; such members are refused as ambiguous")
-	}
-	return nil
+	return requestKnown.CheckExtra(name, "request")
 }

@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 
@@ -321,24 +320,11 @@ func unknownMemberError(key string) *wire.RequestError {
 // wire.messages.allow_request_members: a plain identifier that is neither
 // a known member nor differs from one only in letter case.
 func CheckAllowedRequestMember(name string) error {
-	return checkAllowed(name, requestKnown, "request")
+	return requestKnown.CheckExtra(name, "request")
 }
 
 // CheckAllowedResponseMember is CheckAllowedRequestMember for
 // wire.messages.allow_response_members.
 func CheckAllowedResponseMember(name string) error {
-	return checkAllowed(name, responseKnown, "response")
-}
-
-func checkAllowed(name string, known rawjson.MemberSet, side string) error {
-	if !rawjson.PlainName(name) {
-		return errors.New("must be a plain identifier (ASCII letters, digits, _ and -, at most 64 characters)")
-	}
-	if known.Has(name) {
-		return errors.New("is a known " + side + " member; the gateway's treatment of it is fixed")
-	}
-	if k := known.FoldsOnto(name); k != "" {
-		return errors.New("differs from the known member " + strconv.Quote(k) + " only in letter case; such members are refused as ambiguous")
-	}
-	return nil
+	return responseKnown.CheckExtra(name, "response")
 }

@@ -1,7 +1,9 @@
 package rawjson
 
 import (
+	"errors"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -124,4 +126,23 @@ func PlainName(name string) bool {
 		}
 	}
 	return true
+}
+
+// CheckExtra reports whether name may be allowed as an extra member beside
+// the known ones of s (a deployment's wire allowance; side names the
+// document, "request" or "response"): a plain identifier, so errors may
+// name it, that is not known (the treatment of known members is fixed)
+// and does not differ from a known one only in letter case (such members
+// are refused as ambiguous).
+func (s MemberSet) CheckExtra(name, side string) error {
+	if !PlainName(name) {
+		return errors.New("must be a plain identifier (ASCII letters, digits, _ and -, at most 64 characters)")
+	}
+	if s.Has(name) {
+		return errors.New("is a known " + side + " member; the gateway's treatment of it is fixed")
+	}
+	if k := s.FoldsOnto(name); k != "" {
+		return errors.New("differs from the known member " + strconv.Quote(k) + " only in letter case; such members are refused as ambiguous")
+	}
+	return nil
 }

@@ -97,6 +97,12 @@ var (
 	}()
 )
 
+// CheckAllowedRequestMember reports whether name may be listed in
+// wire.responses.allow_request_members (see rawjson.MemberSet.CheckExtra).
+func CheckAllowedRequestMember(name string) error {
+	return requestKnown.CheckExtra(name, "request")
+}
+
 // MemberDoc documents one member, item type or event and its treatment.
 type MemberDoc struct {
 	Name      string
