@@ -36,7 +36,8 @@ func WithObserver(o enforcement.Observer) PolicyOption {
 }
 
 // requestObs is what a handler tells the request instrumentation: whether
-// the chat request streamed, and how long upstream calls took.
+// the model call streamed and on which API, and how long upstream calls
+// took.
 type requestObs struct {
 	// api is the surface of a model call; empty on other routes.
 	api      wire.API

@@ -1,5 +1,7 @@
-// Package proxy is hooks-gateway's HTTP surface: an OpenAI-compatible
-// reverse proxy that turns every chat completion into AGENT-HOOKS
+// Package proxy is hooks-gateway's HTTP surface: a reverse proxy for the
+// model APIs agents speak (OpenAI Chat Completions and Responses,
+// Anthropic Messages; one pipeline, the formats in internal/wire) that
+// turns every model call into AGENT-HOOKS
 // emissions (agent_startup, input, pre_model_call, post_model_call,
 // output, agent_shutdown), enforces the combined verdicts (rewriting the
 // upstream request, the response and its tool-call arguments, buffering
@@ -54,7 +56,7 @@ type Policy struct {
 	// the default chain's.
 	Routes []PolicyRoute
 	// ContextExtensions, when set, is the "extensions" member of the
-	// contexts the gateway builds for chat requests (extensions take no
+	// contexts the gateway builds for model calls (extensions take no
 	// part in context identity). Read-only.
 	ContextExtensions map[string]any
 }
