@@ -7,15 +7,20 @@
 // [Redis] for replicas sharing one Redis. Both satisfy the same contract,
 // which the package's tests run against each of them.
 //
-// Lifecycle of a session id:
+// Lifecycle of a session (tenant, id):
 //
-//	Begin (claims it: the claimer emits agent_startup)
-//	  → Next … Next (sequence numbers; each pushes the idle deadline)
-//	  → End, or ClaimExpired after IdleTimeout without activity
-//	    (exactly one caller wins and emits agent_shutdown, after which
-//	    Next still works so the shutdown gets its sequence number)
-//	  → forgotten Retention after it ended (or IdleTimeout+Retention after
-//	    its last activity if nobody ever swept it).
+//	Begin (claims it for its owner, Starting: the claimer emits
+//	  agent_startup; other requests wait)
+//	  → Admit (startup proceeded) or Block (startup denied)
+//	  → Acquire … Next … Release per model call (a leased call keeps the
+//	    session from expiring idle)
+//	  → End, or ClaimExpired after IdleTimeout without activity or lease
+//	    (exactly one caller wins; it waits for the calls in flight, Seals
+//	    the session, which takes the last number, and emits
+//	    agent_shutdown: nothing is numbered after it)
+//	  → retired for Retention after it ended (Begin answers Ended), then
+//	    forgotten (or IdleTimeout+Retention after its last activity if
+//	    nobody ever swept it).
 //
 // Both stores also keep counters (counters.go): named integers that
 // expire, shared by every replica using the store, which budgets use as
@@ -31,64 +36,140 @@ import (
 	"time"
 )
 
+// Key names a managed session: the tenant it belongs to and the id the
+// client gave it. Stores namespace ids by tenant, so one id in two tenants
+// is two unrelated sessions.
+type Key struct {
+	// Tenant is the claiming key's tenant ("" for keys without one and
+	// for unauthenticated gateways).
+	Tenant string
+	// ID is the client's Agent-Hooks-Session value (see ValidateID).
+	ID string
+}
+
+// Owner is who claimed a session, kept for its whole life.
+type Owner struct {
+	// KeyID names the client key that claimed the session ("" when the
+	// gateway authenticates no clients). Only that key may use it.
+	KeyID string
+	// AgentID is agent.id on every context of the session, its
+	// agent_shutdown included (spec §4.1: the agent is one per session).
+	AgentID string
+}
+
 // Status is a managed session's state.
 type Status struct {
 	// Started is true once some caller claimed the session with Begin.
 	Started bool
+	// Starting is true from the claim until the claimer reports the
+	// agent_startup verdict (Admit or Block): other requests of the session
+	// wait for it (spec §3.1(1)).
+	Starting bool
 	// Blocked is true once the session's agent_startup was denied: later
-	// requests in the session are refused.
+	// requests in the session are refused, and its shutdown has reason
+	// error (spec §6.1a).
 	Blocked bool
 	// Ended is true once the session ended (End or idle expiry); its
 	// agent_shutdown has been or is being emitted by the caller that won.
 	Ended bool
+	// Sealed is true once the agent_shutdown's sequence number was taken
+	// (Seal): no number is handed out after it.
+	Sealed bool
+	// Owner is the claimer.
+	Owner Owner
+}
+
+// Expired is a session ClaimExpired ended; the caller emits its
+// agent_shutdown.
+type Expired struct {
+	Key   Key
+	Owner Owner
+	// Blocked sessions end with reason error, the others with cancelled.
+	Blocked bool
 }
 
 // Store keeps managed sessions. Implementations are safe for concurrent use
 // by many goroutines and, for Redis, by many gateway replicas sharing one
 // Redis.
 //
-// Every method validates the session id (see [ErrInvalidSessionID]) before
-// touching the store. Errors other than ErrInvalidSessionID and
-// ErrUnknownSession mean the store could not be consulted; callers fail
-// closed on them.
+// Every method taking a Key validates it (see [ErrInvalidSessionID]) before
+// touching the store. Errors other than the sentinel errors of this package
+// mean the store could not be consulted; callers fail closed on them.
 type Store interface {
-	// Begin records first sight of session id. claimed is true for exactly
-	// one caller across all replicas (that caller emits agent_startup); st is
-	// the state after the call. The claim reserves sequence 0 for the
-	// claimer's agent_startup (Next then starts at 1), so no replica's
-	// emission can precede the startup in the session's order. A session
-	// that ended stays ended (claimed false, st.Ended true). Begin on a live
-	// session counts as activity and pushes its idle deadline forward.
-	Begin(ctx context.Context, id string) (claimed bool, st Status, err error)
+	// Begin records first sight of session k for owner. claimed is true for
+	// exactly one caller across all replicas (that caller emits
+	// agent_startup and then calls Admit or Block); the claim records owner
+	// and marks the session Starting. st is the state after the call. The
+	// claim reserves sequence 0 for the claimer's agent_startup (Next then
+	// starts at 1), so no replica's emission can precede the startup in the
+	// session's order. A session claimed by another key returns
+	// ErrForeignSession and changes nothing. A session that ended stays
+	// ended (claimed false, st.Ended true) for the retention period. Begin
+	// on a live session counts as activity and pushes its idle deadline.
+	Begin(ctx context.Context, k Key, owner Owner) (claimed bool, st Status, err error)
+
+	// Admit ends the Starting state after an agent_startup that proceeded.
+	Admit(ctx context.Context, k Key) error
+
+	// Block marks the session blocked (its agent_startup was denied) and
+	// ends the Starting state. Blocking an unknown session returns
+	// ErrUnknownSession.
+	Block(ctx context.Context, k Key) error
 
 	// Next returns the session's next sequence number (0, 1, 2, … strictly
 	// increasing, unique under concurrency across replicas) and pushes its
-	// idle deadline forward. It keeps working after the session ended so
-	// the agent_shutdown emission gets its number, but an ended session's
-	// deadline is not pushed (it is never swept twice). Next on a session
-	// that was never begun (or was forgotten) returns ErrUnknownSession.
-	Next(ctx context.Context, id string) (int64, error)
+	// idle deadline forward. It keeps working after End so calls in flight
+	// can finish before the shutdown, but returns ErrSessionSealed once
+	// Seal took the shutdown's number. Next on a session that was never
+	// begun (or was forgotten) returns ErrUnknownSession.
+	Next(ctx context.Context, k Key) (int64, error)
 
-	// Block marks the session blocked (its agent_startup was denied): later
-	// requests are refused. Blocking an unknown session returns
-	// ErrUnknownSession.
-	Block(ctx context.Context, id string) error
+	// Acquire registers a model call in flight in the session under callID
+	// for at most lease (a replica that dies mid-call holds the session no
+	// longer than that). While a session holds an unexpired lease it does
+	// not expire idle. Acquire on an ended session returns
+	// ErrSessionEnded; on an unknown one ErrUnknownSession.
+	Acquire(ctx context.Context, k Key, callID string, lease time.Duration) error
 
-	// End marks the session ended; true for exactly one caller across
-	// replicas (that caller emits agent_shutdown). Ending an unknown session
-	// returns false and ErrUnknownSession; ending an ended one returns false
-	// and no error.
-	End(ctx context.Context, id string) (bool, error)
+	// Release removes callID's lease and pushes the idle deadline (the
+	// session's idle time starts when its last call ends). Releasing an
+	// unknown lease is not an error.
+	Release(ctx context.Context, k Key, callID string) error
+
+	// InFlight reports the session's unexpired leases.
+	InFlight(ctx context.Context, k Key) (int, error)
+
+	// End marks the session ended; won is true for exactly one caller
+	// across replicas (that caller waits for the calls in flight, then
+	// calls Seal and emits agent_shutdown). st is the state at the end,
+	// with the owner. Ending an unknown session returns ErrUnknownSession;
+	// one claimed by another key, ErrForeignSession; an ended one, won
+	// false and no error.
+	End(ctx context.Context, k Key, owner Owner) (won bool, st Status, err error)
+
+	// Seal hands out the session's last sequence number, for its
+	// agent_shutdown: Next returns ErrSessionSealed afterwards. Only an
+	// ended session can be sealed (ErrSessionNotEnded otherwise), and only
+	// once (ErrSessionSealed).
+	Seal(ctx context.Context, k Key) (int64, error)
 
 	// ClaimExpired claims up to max sessions idle longer than the idle
-	// timeout, marking each ended; each id is returned to exactly one caller
-	// across replicas (that caller emits its agent_shutdown with reason
-	// cancelled). It returns nothing when max <= 0.
-	ClaimExpired(ctx context.Context, max int) ([]string, error)
+	// timeout and holding no unexpired lease, marking each ended; each is
+	// returned to exactly one caller across replicas (that caller seals it
+	// and emits its agent_shutdown). It returns nothing when max <= 0.
+	ClaimExpired(ctx context.Context, max int) ([]Expired, error)
+
+	// OpenToolCall records that a pre_tool_call for toolCallID proceeded in
+	// the session; CloseToolCall consumes it for the matching
+	// post_tool_call and reports false when there was none (never opened,
+	// denied, or already closed), so each pre pairs with one post (spec
+	// §3.1(5)).
+	OpenToolCall(ctx context.Context, k Key, toolCallID string) error
+	CloseToolCall(ctx context.Context, k Key, toolCallID string) (bool, error)
 
 	// Status reports a session's state; exists is false for an unknown (or
 	// expired-and-forgotten) session.
-	Status(ctx context.Context, id string) (st Status, exists bool, err error)
+	Status(ctx context.Context, k Key) (st Status, exists bool, err error)
 
 	// Ping checks the store is reachable (readiness).
 	Ping(ctx context.Context) error
@@ -96,6 +177,24 @@ type Store interface {
 	// Close releases the store's resources.
 	Close() error
 }
+
+// ErrForeignSession is returned for a session another key claimed. Callers
+// answer it as they answer an unknown session: its existence is not
+// disclosed.
+var ErrForeignSession = errors.New("sessions: session belongs to another key")
+
+// ErrSessionEnded is returned by Acquire on an ended session.
+var ErrSessionEnded = errors.New("sessions: session ended")
+
+// ErrSessionSealed is returned by Next and Seal once the session's
+// agent_shutdown took its number.
+var ErrSessionSealed = errors.New("sessions: session sealed by its agent_shutdown")
+
+// ErrSessionNotEnded is returned by Seal on a session that has not ended.
+var ErrSessionNotEnded = errors.New("sessions: session not ended")
+
+// MaxToolCallIDLen bounds tool-call ids kept for pairing, in bytes.
+const MaxToolCallIDLen = 256
 
 // ErrUnknownSession is returned for a session id the store does not know:
 // never begun, or forgotten after its retention.
@@ -127,10 +226,27 @@ func ValidateID(id string) error {
 	return nil
 }
 
+// ValidateKey validates k's id (ValidateID) and its tenant: at most
+// MaxIDLen bytes of printable ASCII, possibly empty.
+func ValidateKey(k Key) error {
+	if err := ValidateID(k.ID); err != nil {
+		return err
+	}
+	if len(k.Tenant) > MaxIDLen {
+		return fmt.Errorf("%w: tenant of %d bytes", ErrInvalidSessionID, len(k.Tenant))
+	}
+	for i := 0; i < len(k.Tenant); i++ {
+		if c := k.Tenant[i]; c < 0x21 || c > 0x7e {
+			return fmt.Errorf("%w: tenant byte 0x%02x at offset %d", ErrInvalidSessionID, c, i)
+		}
+	}
+	return nil
+}
+
 // Default option values.
 const (
 	DefaultIdleTimeout = 30 * time.Minute
-	DefaultRetention   = time.Hour
+	DefaultRetention   = 24 * time.Hour
 )
 
 // Options configures a store's timing.
@@ -138,8 +254,9 @@ type Options struct {
 	// IdleTimeout is how long a session may go without Begin or Next before
 	// ClaimExpired ends it. Zero or negative means DefaultIdleTimeout.
 	IdleTimeout time.Duration
-	// Retention is how long an ended session is remembered so late requests
-	// get "ended" rather than starting a new session. Zero or negative means
+	// Retention is how long an ended session's id stays retired: requests
+	// naming it get "ended" (409) rather than starting a new session that
+	// would repeat its (session_id, sequence) pairs. Zero or negative means
 	// DefaultRetention.
 	Retention time.Duration
 	// Now is the clock, for tests; nil means time.Now. Only [Memory] uses
@@ -167,15 +284,15 @@ func (o Options) withDefaults() Options {
 // sequence source interface, so it plugs into a context builder.
 type SequenceSource struct {
 	store Store
-	id    string
+	key   Key
 }
 
 // Sequence adapts a store to a per-session sequence source.
-func Sequence(s Store, id string) SequenceSource {
-	return SequenceSource{store: s, id: id}
+func Sequence(s Store, k Key) SequenceSource {
+	return SequenceSource{store: s, key: k}
 }
 
 // Next returns the session's next sequence number; see [Store.Next].
 func (q SequenceSource) Next(ctx context.Context) (int64, error) {
-	return q.store.Next(ctx, q.id)
+	return q.store.Next(ctx, q.key)
 }
