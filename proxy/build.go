@@ -167,7 +167,7 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	if len(cfg.Auth.APIKeys) > 0 {
 		pol.Principals = make(map[string]Principal, len(cfg.Auth.APIKeys))
 		for _, k := range cfg.Auth.APIKeys {
-			pol.Principals[k.Key] = Principal{AgentID: k.AgentID, Tenant: k.Tenant, KeyEnv: k.KeyEnv}
+			pol.Principals[k.Key] = Principal{KeyID: k.KeyEnv, AgentID: k.AgentID, Tenant: k.Tenant}
 		}
 	}
 	return pol, nil

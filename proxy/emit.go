@@ -44,7 +44,7 @@ func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out, err := s.emitFor(ctx, pol, pol.EmitterFor(emitRoute(builder, fields, p)), point, builder, fields)
+	out, err := s.emitFor(ctx, pol, p, point, builder, fields)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -92,7 +92,7 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 	agent, _ := obj["agent"].(map[string]any)
 	id, _ := agent["id"].(string)
 	framework, _ := agent["framework"].(string)
-	if p.AgentID != "" {
+	if id == "" && p.authenticated() {
 		id = p.AgentID
 	}
 	if id == "" || framework == "" {
@@ -100,6 +100,9 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 	}
 	if !enforcement.ValidFramework(framework) {
 		return "", nil, nil, bad("agent.framework", "agent.framework must match ^[a-z0-9_-]+$")
+	}
+	if p.authenticated() && id != p.AgentID {
+		return "", nil, nil, identityMismatch("agent.id", "names another agent than the one the API key stands for")
 	}
 	name, _ := agent["name"].(string)
 	version, _ := agent["version"].(string)
@@ -124,6 +127,13 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 		}
 		return "", nil, nil, bad(param, err.Error())
 	}
+	// The tenant is the key's: a context may repeat it, never choose it.
+	if t, ok := fields["tenant"]; ok {
+		tm, _ := t.(map[string]any)
+		if tid, _ := tm["id"].(string); tid == "" || tid != p.Tenant {
+			return "", nil, nil, identityMismatch("tenant", "is the API key's tenant and cannot be chosen by the context")
+		}
+	}
 	if p.Tenant != "" {
 		fields["tenant"] = map[string]any{"id": p.Tenant}
 	}
@@ -135,83 +145,117 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 }
 
 // emitFor runs one emitted context against the session's state: the
-// session's first emission must be agent_startup (it claims the session),
-// agent_shutdown ends it exactly once, and nothing follows either a denied
-// startup or the shutdown.
-func (s *Server) emitFor(ctx context.Context, pol *Policy, em *enforcement.Emitter, point enforcement.Point, b *enforcement.Builder, fields map[string]any) (*enforcement.Outcome, error) {
+// session's first emission must be agent_startup (it claims the session for
+// p's key, and the session's other emissions wait for its verdict),
+// agent_shutdown ends it exactly once after the calls in flight, nothing
+// follows either a denied startup or the shutdown, and each post_tool_call
+// pairs with a pre_tool_call that proceeded (spec §3.1(5)).
+func (s *Server) emitFor(ctx context.Context, pol *Policy, p Principal, point enforcement.Point, b *enforcement.Builder, fields map[string]any) (*enforcement.Outcome, error) {
 	store := s.opts.Store
 	if store == nil {
 		return nil, errorf(http.StatusBadRequest, typeSession, "sessions_disabled", "managed sessions are not configured on this gateway")
 	}
 	id := b.SessionID
+	key := sessionKey(p, id)
+	model, _ := fields["model"].(map[string]any)
+	modelID, _ := model["id"].(string)
+	em := pol.EmitterFor(routeRequest(p, b.Agent.ID, modelID))
 	conflict := func(code, msg string) error {
 		return &apiError{status: http.StatusConflict, typ: typeSession, code: code, message: msg, session: id, point: point}
 	}
-	storeDown := func(err error) error {
-		em.RecordHostFailure(ctx, enforcement.HostFailure{Point: point, SessionID: id, Sequence: -1, Message: "session store unavailable"})
-		s.log.Warn("session store failure", "session", id, "error", err)
-		return hostFailure(point, id, errStore.Error())
+	storeErr := func(err error) error {
+		if ae := asAPIError(s.sessionStoreError(ctx, pol, err, id, point)); ae != nil {
+			ae.point = point
+			return ae
+		}
+		return err
 	}
-	b.Sequence = sessions.Sequence(store, id)
+	b.Sequence = sessions.Sequence(store, key)
+	var toolCallID string
 	switch point {
 	case enforcement.AgentStartup:
-		claimed, st, err := store.Begin(ctx, id)
+		claimed, st, err := store.Begin(ctx, key, sessions.Owner{KeyID: p.KeyID, AgentID: b.Agent.ID})
 		switch {
 		case err != nil:
-			return nil, storeDown(err)
+			return nil, storeErr(err)
 		case st.Ended:
-			return nil, conflict("session_ended", "the session has ended")
+			return nil, sessionEnded(id, point)
 		case !claimed:
 			return nil, conflict("session_already_started", "agent_startup was already emitted for this session")
 		}
 		b.Sequence = &reservedFirst{next: b.Sequence}
 	default:
-		st, exists, err := store.Status(ctx, id)
+		st, exists, err := store.Status(ctx, key)
 		switch {
 		case err != nil:
-			return nil, storeDown(err)
+			return nil, storeErr(err)
 		case !exists:
 			return nil, conflict("session_not_started", "emit agent_startup first: it opens the session")
+		case st.Owner.KeyID != p.KeyID:
+			return nil, sessionNotFound(id, point)
+		case st.Owner.AgentID != b.Agent.ID:
+			return nil, agentMismatch(id, point)
+		}
+		if st, err = s.awaitStartup(ctx, key, st); err != nil {
+			if ae, ok := startupWaitError(err, id, point); ok {
+				return nil, ae
+			}
+			return nil, storeErr(err)
+		}
+		switch {
 		case st.Ended:
-			return nil, conflict("session_ended", "the session has ended")
+			return nil, sessionEnded(id, point)
 		case st.Blocked && point != enforcement.AgentShutdown:
 			return nil, conflict("session_blocked", "the session was denied at agent_startup: only agent_shutdown may follow")
 		}
-		if point == enforcement.AgentShutdown {
-			won, err := store.End(ctx, id)
+		switch point {
+		case enforcement.AgentShutdown:
+			if summary, _ := fields["summary"].(map[string]any); st.Blocked && summary["reason"] != enforcement.ShutdownError {
+				return nil, conflict("shutdown_reason", "a session denied at agent_startup ends with summary.reason error (spec §6.1a)")
+			}
+			won, _, err := store.End(ctx, key, sessions.Owner{KeyID: p.KeyID, AgentID: b.Agent.ID})
 			switch {
 			case err != nil:
-				return nil, storeDown(err)
+				return nil, storeErr(err)
 			case !won:
-				return nil, conflict("session_ended", "the session has ended")
+				return nil, sessionEnded(id, point)
+			}
+			s.awaitCalls(context.WithoutCancel(ctx), key)
+			b.Sequence = sealSequence{store: store, key: key}
+		case enforcement.PreToolCall, enforcement.PostToolCall:
+			call, _ := fields["tool_call"].(map[string]any)
+			toolCallID, _ = call["id"].(string)
+			if point == enforcement.PostToolCall {
+				paired, err := store.CloseToolCall(ctx, key, toolCallID)
+				switch {
+				case err != nil:
+					return nil, storeErr(err)
+				case !paired:
+					return nil, conflict("tool_call_unpaired", "post_tool_call needs an earlier pre_tool_call with the same tool_call.id that proceeded, and pairs with it once")
+				}
 			}
 		}
 	}
-	t := &turn{s: s, pol: pol, em: em, builder: b, managed: true}
+	t := &turn{s: s, pol: pol, em: em, builder: b, managed: true, key: key}
 	out, err := t.emit(ctx, point, fields)
+	if point == enforcement.AgentStartup {
+		if sErr := s.settleStartup(ctx, pol, key, err); err == nil && sErr != nil {
+			return nil, sErr
+		}
+	}
 	var blocked *enforcement.BlockedError
 	switch {
 	case errors.As(err, &blocked):
-		if point == enforcement.AgentStartup {
-			if bErr := store.Block(context.WithoutCancel(ctx), id); bErr != nil {
-				s.log.Warn("could not mark session blocked", "session", id, "error", bErr)
-			}
-		}
 		return blocked.Outcome, nil
 	case err != nil:
 		return nil, err
 	}
+	if point == enforcement.PreToolCall && out.Proceed {
+		// The caller runs the tool on this answer: its post_tool_call must
+		// find the pairing, or the answer would not hold.
+		if err := store.OpenToolCall(ctx, key, toolCallID); err != nil {
+			return nil, storeErr(err)
+		}
+	}
 	return out, nil
-}
-
-// emitRoute is what an emitted context is routed by: its agent, its tenant
-// (the principal's, else the context's), the model it names, if any, and
-// the client key.
-func emitRoute(b *enforcement.Builder, fields map[string]any, p Principal) policyfile.Request {
-	tenant, _ := fields["tenant"].(map[string]any)
-	model, _ := fields["model"].(map[string]any)
-	r := policyfile.Request{AgentID: b.Agent.ID, APIKey: p.KeyEnv}
-	r.Tenant, _ = tenant["id"].(string)
-	r.Model, _ = model["id"].(string)
-	return r
 }

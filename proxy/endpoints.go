@@ -11,13 +11,15 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // handleEndSession serves POST /v1/agent-hooks/sessions/{id}/end with an
 // optional body {"reason": "completed"|"error"|"cancelled"}. Exactly one
-// caller across replicas wins the end and emits agent_shutdown.
+// caller across replicas wins the end; it waits (up to Options.EndWait)
+// for the session's calls in flight and emits agent_shutdown, with reason
+// error for a session denied at agent_startup. Only the key that claimed
+// the session may end it; any other is told it does not exist.
 func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 	pol := s.Policy()
 	p, err := s.authenticate(r, pol)
@@ -57,10 +59,11 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: "reason must be completed, error or cancelled", param: "reason"})
 		return
 	}
-	won, err := s.opts.Store.End(r.Context(), id)
+	key := sessionKey(p, id)
+	won, st, err := s.opts.Store.End(r.Context(), key, sessions.Owner{KeyID: p.KeyID})
 	switch {
-	case errors.Is(err, sessions.ErrUnknownSession):
-		writeError(w, &apiError{status: http.StatusNotFound, typ: typeSession, code: "session_not_found", message: "no such session", session: id})
+	case errors.Is(err, sessions.ErrUnknownSession), errors.Is(err, sessions.ErrForeignSession):
+		writeError(w, sessionNotFound(id, ""))
 		return
 	case errors.Is(err, sessions.ErrInvalidSessionID):
 		writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_session_id", message: err.Error()})
@@ -73,44 +76,16 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusConflict, typ: typeSession, code: "session_ended", message: "the session has already ended", session: id})
 		return
 	}
-	agentID := p.AgentID
-	if agentID == "" {
-		agentID = r.Header.Get(HeaderAgent)
+	if st.Blocked {
+		reason = enforcement.ShutdownError // spec §6.1a: a session denied at startup ends in error
 	}
-	rec := s.shutdownManagedAs(r.Context(), id, agentID, reason)
+	rec := s.shutdownManaged(r.Context(), key, st.Owner, reason)
 	w.Header().Set("Content-Type", "application/json")
 	out := map[string]any{"session_id": id, "ended": true, "reason": reason}
 	if rec != nil {
 		out["record"] = rec
 	}
 	json.NewEncoder(w).Encode(out)
-}
-
-// shutdownManaged emits agent_shutdown for a session this replica ended.
-func (s *Server) shutdownManaged(ctx context.Context, id, reason string) {
-	s.shutdownManagedAs(ctx, id, "", reason)
-}
-
-func (s *Server) shutdownManagedAs(ctx context.Context, id, agentID, reason string) *enforcement.Record {
-	if agentID == "" {
-		agentID = s.opts.DefaultAgentID
-	}
-	pol := s.Policy()
-	// The session's end knows its agent only: routes match on it alone.
-	t := &turn{s: s, pol: pol, em: pol.EmitterFor(policyfile.Request{AgentID: agentID}), managed: true, builder: &enforcement.Builder{
-		Agent:     enforcement.Agent{ID: agentID, Framework: Framework},
-		SessionID: id,
-		Sequence:  sessions.Sequence(s.opts.Store, id),
-	}}
-	out, err := t.emit(context.WithoutCancel(ctx), enforcement.AgentShutdown, enforcement.ShutdownFields(reason))
-	var blocked *enforcement.BlockedError
-	if err != nil && !errors.As(err, &blocked) {
-		s.log.Warn("agent_shutdown emission failed", "session", id, "error", err)
-	}
-	if out == nil {
-		return nil
-	}
-	return out.Record
 }
 
 // handleModels serves GET /v1/models from the configured upstreams.

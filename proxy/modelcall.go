@@ -62,12 +62,39 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 			message: "no upstream serves the requested model on this API", param: "model"})
 		return nil, false
 	}
+	clientTurn, err := clientTurnPoints(r, p)
+	if err != nil {
+		writeSurfaceError(w, surf, err)
+		return nil, false
+	}
 	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
 	if err != nil {
 		writeSurfaceError(w, surf, err)
 		return nil, false
 	}
-	return &modelCall{s: s, surf: surf, t: t, req: req, up: up}, true
+	return &modelCall{s: s, surf: surf, t: t, req: req, up: up, clientTurn: clientTurn}, true
+}
+
+// clientTurnPoints reports whether the request's client emits its own
+// input and output (Agent-Hooks-Turn-Points: client). Only a managed
+// session's client can (it alone can emit them into the session), and,
+// on a gateway that authenticates clients, only with a key allowed to.
+func clientTurnPoints(r *http.Request, p Principal) (bool, error) {
+	v := strings.TrimSpace(r.Header.Get(HeaderTurnPoints))
+	switch {
+	case v == "":
+		return false, nil
+	case !strings.EqualFold(v, "client"):
+		return false, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request",
+			message: HeaderTurnPoints + " must be client when present", param: HeaderTurnPoints}
+	case r.Header.Get(HeaderSession) == "":
+		return false, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "turn_points_unmanaged",
+			message: HeaderTurnPoints + ": client needs a managed session (" + HeaderSession + "): the client emits input and output into it", param: HeaderTurnPoints}
+	case p.authenticated() && !p.ClientTurnPoints:
+		return false, &apiError{status: http.StatusForbidden, typ: typeAuth, code: "turn_points_not_allowed",
+			message: "this API key may not emit its own turn points (auth.api_keys[].client_turn_points)", param: HeaderTurnPoints}
+	}
+	return true, nil
 }
 
 // close ends the call's turn after it ran: with err, the session ends as
@@ -94,6 +121,8 @@ type modelCall struct {
 	t    *turn
 	req  wire.Request
 	up   providers.Upstream
+	// clientTurn is set when the client emits input and output itself.
+	clientTurn bool
 }
 
 // model is the context's model member: the requested id, the upstream
@@ -108,7 +137,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 	s, t, req := mc.s, mc.t, mc.req
 	orig := req.Messages()
 	messages := orig
-	gatewayTurn := !strings.EqualFold(strings.TrimSpace(r.Header.Get(HeaderTurnPoints)), "client")
+	gatewayTurn := !mc.clientTurn
 	if gatewayTurn {
 		var err error
 		if messages, err = s.emitInputs(ctx, t, messages); err != nil {

@@ -61,13 +61,21 @@ type Policy struct {
 	ContextExtensions map[string]any
 }
 
-// Principal is the identity a client API key maps to.
+// Principal is the identity a client API key maps to. The zero Principal is
+// the anonymous client of a gateway that authenticates none.
 type Principal struct {
+	// KeyID names the key (auth.api_keys[].name), for route matching and
+	// session ownership; "" for the anonymous client.
+	KeyID   string
 	AgentID string
 	Tenant  string
-	// KeyEnv names the key (auth.api_keys[].key_env), for route matching.
-	KeyEnv string
+	// ClientTurnPoints allows Agent-Hooks-Turn-Points: client on managed
+	// sessions (the client emits input and output itself).
+	ClientTurnPoints bool
 }
+
+// authenticated reports whether p came from a client key.
+func (p Principal) authenticated() bool { return p.KeyID != "" }
 
 // Options configures a Server.
 type Options struct {
@@ -90,6 +98,17 @@ type Options struct {
 	DefaultAgentID string
 	// SweepInterval is how often idle managed sessions are ended; default 30s.
 	SweepInterval time.Duration
+	// EndWait bounds how long ending a managed session waits for its model
+	// calls in flight; calls still running then have their answers
+	// withheld. Default 30s.
+	EndWait time.Duration
+	// CallLease is the longest a model call holds its managed session open
+	// against idle expiry (a replica that dies mid-call releases it no
+	// later than that); default 15m.
+	CallLease time.Duration
+	// StartupWait bounds how long a request of a managed session waits for
+	// the agent_startup verdict another request is getting; default 30s.
+	StartupWait time.Duration
 	Logger        *slog.Logger
 	// Metrics is served on GET /metrics; nil builds a fresh one. The
 	// policy's emitter reports engine metrics only when it was built with
@@ -144,6 +163,15 @@ func New(opts Options) *Server {
 	}
 	if opts.SweepInterval <= 0 {
 		opts.SweepInterval = 30 * time.Second
+	}
+	if opts.EndWait <= 0 {
+		opts.EndWait = 30 * time.Second
+	}
+	if opts.CallLease <= 0 {
+		opts.CallLease = 15 * time.Minute
+	}
+	if opts.StartupWait <= 0 {
+		opts.StartupWait = 30 * time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -218,7 +246,7 @@ func (s *Server) routes() http.Handler {
 
 // RunSweeper ends idle managed sessions until ctx is done: each expired
 // session is claimed by exactly one replica, which emits its agent_shutdown
-// with reason cancelled.
+// (reason cancelled; error for a session denied at agent_startup).
 func (s *Server) RunSweeper(ctx context.Context) {
 	t := time.NewTicker(s.opts.SweepInterval)
 	defer t.Stop()
@@ -237,15 +265,19 @@ func (s *Server) sweep(ctx context.Context) {
 		return
 	}
 	for {
-		ids, err := s.opts.Store.ClaimExpired(ctx, 100)
+		expired, err := s.opts.Store.ClaimExpired(ctx, 100)
 		if err != nil {
 			s.log.Warn("session sweep failed", "error", err)
 			return
 		}
-		for _, id := range ids {
-			s.shutdownManaged(ctx, id, enforcement.ShutdownCancelled)
+		for _, e := range expired {
+			reason := enforcement.ShutdownCancelled
+			if e.Blocked {
+				reason = enforcement.ShutdownError // spec §6.1a
+			}
+			s.shutdownManaged(ctx, e.Key, e.Owner, reason)
 		}
-		if len(ids) < 100 {
+		if len(expired) < 100 {
 			return
 		}
 	}

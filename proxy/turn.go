@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
-	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -23,6 +22,10 @@ type turn struct {
 	em      *enforcement.Emitter
 	builder *enforcement.Builder
 	managed bool
+	// key is a managed session's store key; lease its model call's lease
+	// ("" once released, and for the emit API's turns).
+	key   sessions.Key
+	lease string
 	// worst is the most severe decision seen, for the response header.
 	worst enforcement.Decision
 	mode  enforcement.Mode
@@ -62,6 +65,16 @@ func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields 
 		if errors.As(err, &pe) {
 			em.RecordHostFailure(ctx, pe.HostFailure())
 			return nil, hostFailure(point, t.builder.SessionID, fmt.Sprintf("the %s context could not be built: %v", point, pe.Err))
+		}
+		if errors.Is(err, sessions.ErrSessionSealed) || errors.Is(err, sessions.ErrUnknownSession) {
+			// The session ended while this call was in flight: nothing
+			// follows its agent_shutdown, so the call's answer is withheld.
+			em.RecordHostFailure(ctx, enforcement.HostFailure{
+				Point: point, SessionID: t.builder.SessionID, Sequence: -1,
+				Message: "the session ended while this call was in flight: withheld",
+			})
+			return nil, &apiError{status: http.StatusConflict, typ: typeSession, code: "session_ended",
+				message: "the session ended while this call was in flight; its answer is withheld", session: t.builder.SessionID, point: point}
 		}
 		em.RecordHostFailure(ctx, enforcement.HostFailure{
 			Point: point, SessionID: t.builder.SessionID, Sequence: -1,
@@ -123,34 +136,17 @@ func hostFailure(point enforcement.Point, session, msg string) *apiError {
 
 // beginTurn resolves the request's session. Without Agent-Hooks-Session the
 // request is a whole session of its own; with it, the session lives in the
-// store and the first request to claim it emits agent_startup.
+// store, belongs to the key that claimed it, and the first request to claim
+// it emits agent_startup while the session's other requests wait for the
+// verdict. A managed turn holds a lease on its session until release.
 func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, model string, tools []string) (*turn, error) {
-	agentID := p.AgentID
-	if agentID == "" {
-		agentID = strings.TrimSpace(r.Header.Get(HeaderAgent))
+	agentID, err := s.requestAgent(r, p)
+	if err != nil {
+		return nil, err
 	}
-	if agentID == "" {
-		agentID = s.opts.DefaultAgentID
-	}
-	common := map[string]any{}
-	if tr := parseTraceparent(r.Header.Get("traceparent")); tr != nil {
-		common["trace"] = tr
-	} else if tr := s.gatewayTrace(ctx); tr != nil {
-		common["trace"] = tr
-	}
-	if p.Tenant != "" {
-		common["tenant"] = map[string]any{"id": p.Tenant}
-	}
-	if pol.ContextExtensions != nil {
-		common["extensions"] = pol.ContextExtensions
-	}
-	t := &turn{s: s, pol: pol, builder: &enforcement.Builder{
-		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
-		Common: common,
-	}}
-	t.em = pol.EmitterFor(policyfile.Request{AgentID: agentID, Tenant: p.Tenant, Model: model, APIKey: p.KeyEnv})
 	id := r.Header.Get(HeaderSession)
 	if id == "" {
+		t := s.newTurn(ctx, r, pol, p, agentID, model)
 		t.builder.SessionID = newID("req-")
 		t.builder.Sequence = &enforcement.Counter{}
 		if _, err := t.emit(ctx, enforcement.AgentStartup, enforcement.StartupFields(tools)); err != nil {
@@ -162,46 +158,144 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if s.opts.Store == nil {
 		return nil, errorf(http.StatusBadRequest, typeSession, "sessions_disabled", "managed sessions are not configured on this gateway")
 	}
-	t.managed = true
-	t.builder.SessionID = id
-	claimed, st, err := s.opts.Store.Begin(ctx, id)
-	if err != nil {
-		if errors.Is(err, sessions.ErrInvalidSessionID) {
-			return nil, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_session_id", message: err.Error(), param: HeaderSession}
-		}
-		pol.Emitter.RecordHostFailure(ctx, enforcement.HostFailure{
-			Point: enforcement.AgentStartup, SessionID: id, Sequence: -1,
-			Message: "session store unavailable",
-		})
-		s.log.Warn("session store failure", "session", id, "error", err)
-		return nil, hostFailure(enforcement.AgentStartup, id, errStore.Error())
+	key := sessionKey(p, id)
+	asserted := agentID != "" // the key's agent, or the anonymous client's header
+	if !asserted {
+		agentID = s.opts.DefaultAgentID
 	}
-	t.builder.Sequence = sessions.Sequence(s.opts.Store, id)
+	claimed, st, err := s.opts.Store.Begin(ctx, key, sessions.Owner{KeyID: p.KeyID, AgentID: agentID})
+	if err != nil {
+		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.AgentStartup)
+	}
+	if !claimed {
+		if asserted && st.Owner.AgentID != agentID {
+			return nil, agentMismatch(id, "")
+		}
+		agentID = st.Owner.AgentID
+		if st, err = s.awaitStartup(ctx, key, st); err != nil {
+			if ae, ok := startupWaitError(err, id, ""); ok {
+				return nil, ae
+			}
+			return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.AgentStartup)
+		}
+	}
 	switch {
 	case st.Ended:
-		return nil, &apiError{status: http.StatusConflict, typ: typeSession, code: "session_ended", message: "the session has ended", session: id}
+		return nil, sessionEnded(id, "")
 	case st.Blocked:
-		return nil, &apiError{status: http.StatusForbidden, typ: typeDenied, code: "session_blocked", message: "the session was denied at agent_startup", session: id}
+		return nil, sessionBlocked(id, "")
 	}
+	t := s.newTurn(ctx, r, pol, p, agentID, model)
+	t.managed, t.key = true, key
+	t.builder.SessionID = id
+	t.builder.Sequence = sessions.Sequence(s.opts.Store, key)
 	if claimed {
 		// The claim reserved sequence 0 for this startup.
 		t.builder.Sequence = &reservedFirst{next: t.builder.Sequence}
-		if _, err := t.emit(ctx, enforcement.AgentStartup, enforcement.StartupFields(tools)); err != nil {
-			if bErr := s.opts.Store.Block(context.WithoutCancel(ctx), id); bErr != nil {
-				s.log.Warn("could not mark session blocked", "session", id, "error", bErr)
-			}
+		_, err := t.emit(ctx, enforcement.AgentStartup, enforcement.StartupFields(tools))
+		if err := s.settleStartup(ctx, pol, key, err); err != nil {
 			return nil, err
 		}
 	}
+	lease := newID("call-")
+	if err := s.opts.Store.Acquire(ctx, key, lease, s.opts.CallLease); err != nil {
+		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.PreModelCall)
+	}
+	t.lease = lease
 	return t, nil
 }
 
-// end closes a per-request session with agent_shutdown, once. It runs
-// before the answer is released, so a client that has its answer can rely
-// on the session's trail being complete. Managed sessions end on the end
-// endpoint or on idle expiry instead.
+// settleStartup reports a claimed session's agent_startup verdict to the
+// store, releasing the session's waiting requests: a deny (or a failed
+// startup) blocks the session, anything else admits it. It returns the
+// startup's error, or the store's when the verdict could not be kept.
+func (s *Server) settleStartup(ctx context.Context, pol *Policy, k sessions.Key, startupErr error) error {
+	ctx = context.WithoutCancel(ctx)
+	if startupErr != nil {
+		if err := s.opts.Store.Block(ctx, k); err != nil {
+			s.log.Warn("could not mark session blocked", "session", k.ID, "error", err)
+		}
+		return startupErr
+	}
+	if err := s.opts.Store.Admit(ctx, k); err != nil {
+		return s.sessionStoreError(ctx, pol, err, k.ID, enforcement.AgentStartup)
+	}
+	return nil
+}
+
+// requestAgent is the agent a request names: its key's, or, for the
+// anonymous client, its Agent-Hooks-Agent header ("" when it names none).
+// A key's request naming another agent in the header is refused.
+func (s *Server) requestAgent(r *http.Request, p Principal) (string, error) {
+	header := strings.TrimSpace(r.Header.Get(HeaderAgent))
+	if !p.authenticated() {
+		return header, nil
+	}
+	if header != "" && header != p.AgentID {
+		return "", identityMismatch(HeaderAgent, "names another agent than the one the API key stands for")
+	}
+	return p.AgentID, nil
+}
+
+// identityMismatch refuses a request asserting an identity its key does not
+// carry.
+func identityMismatch(param, msg string) *apiError {
+	return &apiError{status: http.StatusForbidden, typ: typeAuth, code: "identity_mismatch", message: param + " " + msg, param: param}
+}
+
+// newTurn starts a turn of agentID for p under pol, on the route p's
+// identity selects.
+func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, agentID, model string) *turn {
+	if agentID == "" {
+		agentID = s.opts.DefaultAgentID
+	}
+	return &turn{s: s, pol: pol, em: pol.EmitterFor(routeRequest(p, agentID, model)), builder: &enforcement.Builder{
+		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
+		Common: s.commonFields(ctx, r, pol, p.Tenant),
+	}}
+}
+
+// sessionStoreError answers a store call that failed for session id:
+// refusals the store names become client errors; anything else is the
+// store being unavailable, recorded as a host failure at point.
+func (s *Server) sessionStoreError(ctx context.Context, pol *Policy, err error, id string, point enforcement.Point) error {
+	switch {
+	case errors.Is(err, sessions.ErrInvalidSessionID):
+		return &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_session_id", message: err.Error(), param: HeaderSession}
+	case errors.Is(err, sessions.ErrForeignSession), errors.Is(err, sessions.ErrUnknownSession):
+		return sessionNotFound(id, "")
+	case errors.Is(err, sessions.ErrSessionEnded), errors.Is(err, sessions.ErrSessionSealed):
+		return sessionEnded(id, "")
+	}
+	pol.Emitter.RecordHostFailure(context.WithoutCancel(ctx), enforcement.HostFailure{
+		Point: point, SessionID: id, Sequence: -1, Message: "session store unavailable",
+	})
+	s.log.Warn("session store failure", "session", id, "error", err)
+	return hostFailure(point, id, errStore.Error())
+}
+
+// release gives up a managed turn's lease: the session's idle time starts.
+func (t *turn) release(ctx context.Context) {
+	if t.lease == "" {
+		return
+	}
+	if err := t.s.opts.Store.Release(context.WithoutCancel(ctx), t.key, t.lease); err != nil {
+		t.s.log.Warn("could not release a session lease", "session", t.key.ID, "error", err)
+	}
+	t.lease = ""
+}
+
+// end closes a per-request session with agent_shutdown, once, and releases
+// a managed turn's lease. It runs before the answer is released, so a
+// client that has its answer can rely on the session's trail being
+// complete. Managed sessions end on the end endpoint, the emit API or idle
+// expiry instead.
 func (t *turn) end(ctx context.Context, reason string) {
-	if t.managed || t.ended {
+	if t.managed {
+		t.release(ctx)
+		return
+	}
+	if t.ended {
 		return
 	}
 	t.ended = true

@@ -109,7 +109,8 @@ func plural(n int, noun string) string {
 // numbers must be strictly increasing in file order and gapless from the
 // first one seen. It reports, as errors, gaps (sequences never seen),
 // duplicates, reordering (a sequence lower than one already seen, filling
-// a gap late) and lines that are not records; as warnings, sessions whose
+// a gap late), records numbered after the session's agent_shutdown, and
+// lines that are not records; as warnings, sessions whose
 // lowest sequence is not an agent_startup at 0 or that never reach
 // agent_shutdown (rotation can cut a trail at either end, and a live
 // gateway has sessions in progress), and records with sequence -1 (host
@@ -134,6 +135,10 @@ type session struct {
 	prev        int64 // the previous known sequence, in file order
 	missing     []gap // sorted, disjoint ranges in (lo, hi) not yet seen
 	shutdown    bool
+	// sealed is set, with shutdownSeq, by a numbered agent_shutdown:
+	// nothing may be numbered after it (spec §3.1(2)).
+	sealed      bool
+	shutdownSeq int64
 }
 
 // loc is a position in the trail.
@@ -272,10 +277,16 @@ func (v *Verifier) record(at loc, r *enforcement.Record) {
 		v.order = append(v.order, r.SessionID)
 	}
 	s.last = at
+	seq := r.Sequence
+	if s.sealed && seq > s.shutdownSeq {
+		v.add(at, SeverityError, r.SessionID, fmt.Sprintf("%s at sequence %d follows the session's agent_shutdown (sequence %d)", r.InterceptionPoint, seq, s.shutdownSeq))
+	}
 	if r.InterceptionPoint == enforcement.AgentShutdown {
 		s.shutdown = true
+		if seq >= 0 && !s.sealed {
+			s.sealed, s.shutdownSeq = true, seq
+		}
 	}
-	seq := r.Sequence
 	switch {
 	case seq == -1:
 		v.add(at, SeverityWarning, r.SessionID, fmt.Sprintf("host failure at %s with unknown sequence (-1); not counted as a gap", r.InterceptionPoint))

@@ -130,6 +130,10 @@ func TestVerify(t *testing.T) {
 		{"unknown sequence is reported, not a gap", []trailLine{rec("s1", 0, start), rec("s1", -1, mid), rec("s1", 1, mid), rec("s1", 2, stop)}, []string{
 			`t.jsonl:2: warning: session "s1": host failure at pre_model_call with unknown sequence (-1); not counted as a gap`,
 		}},
+		{"records after agent_shutdown", []trailLine{rec("s1", 0, start), rec("s1", 1, mid), rec("s1", 2, stop), rec("s1", 3, enforcement.PostModelCall), rec("s1", -1, mid)}, []string{
+			`t.jsonl:4: error: session "s1": post_model_call at sequence 3 follows the session's agent_shutdown (sequence 2)`,
+			`t.jsonl:5: warning: session "s1": host failure at pre_model_call with unknown sequence (-1); not counted as a gap`,
+		}},
 		{"negative sequence", []trailLine{rec("s1", 0, start), rec("s1", -7, mid), rec("s1", 1, stop)}, []string{
 			`t.jsonl:2: error: session "s1": invalid sequence -7`,
 		}},
