@@ -27,7 +27,8 @@ type Severity int
 
 // Severities. A warning describes something a healthy trail can show (a
 // session cut by rotation, a session still open); an error is damage: a
-// gap, a duplicate, reordering, a line that is not a record.
+// gap, a duplicate, a record after agent_shutdown, a line that is not a
+// record.
 const (
 	SeverityWarning Severity = iota
 	SeverityError
@@ -106,11 +107,11 @@ func plural(n int, noun string) string {
 
 // Verifier checks interception-record trails: JSONL files, one record per
 // line, read in the order they were written. Per session_id, sequence
-// numbers must be strictly increasing in file order and gapless from the
-// first one seen. It reports, as errors, gaps (sequences never seen),
-// duplicates, reordering (a sequence lower than one already seen, filling
-// a gap late), records numbered after the session's agent_shutdown, and
-// lines that are not records; as warnings, sessions whose
+// numbers must be unique and gapless from the lowest one seen; they may
+// arrive in any order (emissions of one session that run at once are
+// written as each finishes). It reports, as errors, gaps (sequences never
+// seen), duplicates, records numbered after the session's agent_shutdown,
+// and lines that are not records; as warnings, sessions whose
 // lowest sequence is not an agent_startup at 0 or that never reach
 // agent_shutdown (rotation can cut a trail at either end, and a live
 // gateway has sessions in progress), and records with sequence -1 (host
@@ -132,7 +133,6 @@ type session struct {
 	numbered    bool  // a record with a known sequence was seen
 	lo, hi      int64 // lowest and highest sequence seen
 	loPoint     enforcement.Point
-	prev        int64 // the previous known sequence, in file order
 	missing     []gap // sorted, disjoint ranges in (lo, hi) not yet seen
 	shutdown    bool
 	// sealed is set, with shutdownSeq, by a numbered agent_shutdown:
@@ -296,11 +296,9 @@ func (v *Verifier) record(at loc, r *enforcement.Record) {
 		return
 	case !s.numbered:
 		s.numbered = true
-		s.lo, s.hi, s.prev, s.loPoint = seq, seq, seq, r.InterceptionPoint
+		s.lo, s.hi, s.loPoint = seq, seq, r.InterceptionPoint
 		return
 	}
-	prev := s.prev
-	s.prev = seq
 	switch {
 	case seq == s.hi+1:
 		s.hi = seq
@@ -309,14 +307,15 @@ func (v *Verifier) record(at loc, r *enforcement.Record) {
 			msg: fmt.Sprintf("sequence jumps from %d to %d", s.hi, seq)})
 		s.hi = seq
 	case seq < s.lo:
-		v.add(at, SeverityError, r.SessionID, fmt.Sprintf("out of order: sequence %d after %d", seq, prev))
 		if seq+1 <= s.lo-1 {
 			s.missing = slices.Insert(s.missing, 0, gap{from: seq + 1, to: s.lo - 1, at: at,
 				msg: fmt.Sprintf("sequence %d arrived before %d", s.lo, seq)})
 		}
 		s.lo, s.loPoint = seq, r.InterceptionPoint
 	case s.fill(seq):
-		v.add(at, SeverityError, r.SessionID, fmt.Sprintf("out of order: sequence %d after %d", seq, prev))
+		// A record arriving late fills its gap: emissions of one session
+		// that run at once (concurrent requests, replicas) are written
+		// when each finishes, not in sequence order.
 	default:
 		v.add(at, SeverityError, r.SessionID, fmt.Sprintf("duplicate sequence %d", seq))
 	}

@@ -98,18 +98,12 @@ func TestVerify(t *testing.T) {
 		{"duplicate", []trailLine{rec("s1", 0, start), rec("s1", 1, mid), rec("s1", 1, mid), rec("s1", 2, stop)}, []string{
 			`t.jsonl:3: error: session "s1": duplicate sequence 1`,
 		}},
-		{"reordering fills the gap late", []trailLine{rec("s1", 0, start), rec("s1", 2, mid), rec("s1", 1, mid), rec("s1", 3, stop)}, []string{
-			`t.jsonl:3: error: session "s1": out of order: sequence 1 after 2`,
-		}},
+		{"reordering fills the gap late", []trailLine{rec("s1", 0, start), rec("s1", 2, mid), rec("s1", 1, mid), rec("s1", 3, stop)}, nil},
 		{"reordering partly fills a gap", []trailLine{rec("s1", 0, start), rec("s1", 5, mid), rec("s1", 3, mid), rec("s1", 6, stop)}, []string{
 			`t.jsonl:2: error: session "s1": gap: sequences 1-2 missing (sequence jumps from 0 to 5)`,
 			`t.jsonl:2: error: session "s1": gap: sequence 4 missing (sequence jumps from 0 to 5)`,
-			`t.jsonl:3: error: session "s1": out of order: sequence 3 after 5`,
 		}},
-		{"reordering before the first record", []trailLine{rec("s1", 2, mid), rec("s1", 0, start), rec("s1", 1, mid), rec("s1", 3, stop)}, []string{
-			`t.jsonl:2: error: session "s1": out of order: sequence 0 after 2`,
-			`t.jsonl:3: error: session "s1": out of order: sequence 1 after 0`,
-		}},
+		{"reordering before the first record", []trailLine{rec("s1", 2, mid), rec("s1", 0, start), rec("s1", 1, mid), rec("s1", 3, stop)}, nil},
 		{"garbage lines", append(fullSession("s1", 1),
 			raw("not json"), raw(""), raw(`{"interception_point":"input","session_id":"s1"}`),
 			raw(`{"interception_point":"input","session_id":"s1","sequence":3}`),

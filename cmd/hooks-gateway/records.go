@@ -22,9 +22,12 @@ const recordsUsage = `Usage:
 
 verify checks interception-record trails (JSONL, one record per line), as
 the jsonl and stdout sinks write them. Per session_id, sequences must be
-strictly increasing in file order and gapless from the first one seen.
+unique and gapless from the lowest one seen (in any order: emissions that
+run at once are written as each finishes), and none may follow the
+session's agent_shutdown.
 
-Errors: gaps, duplicates, reordering, lines that are not records.
+Errors: gaps, duplicates, records after agent_shutdown, lines that are
+not records.
 Warnings: sessions that do not start with agent_startup at sequence 0 or
 never reach agent_shutdown (rotation cuts trails; live sessions are open),
 records with sequence -1 (host failures whose sequence was unknown).
