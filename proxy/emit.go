@@ -156,7 +156,11 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, p Principal, point en
 		return nil, errorf(http.StatusBadRequest, typeSession, "sessions_disabled", "managed sessions are not configured on this gateway")
 	}
 	id := b.SessionID
-	key := sessionKey(p, id)
+	key, err := sessionKey(p, id)
+	if err != nil {
+		return nil, err
+	}
+	b.SessionID = trailSessionID(key)
 	model, _ := fields["model"].(map[string]any)
 	modelID, _ := model["id"].(string)
 	em := pol.EmitterFor(routeRequest(p, b.Agent.ID, modelID))

@@ -59,7 +59,11 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: "reason must be completed, error or cancelled", param: "reason"})
 		return
 	}
-	key := sessionKey(p, id)
+	key, err := sessionKey(p, id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	won, st, err := s.opts.Store.End(r.Context(), key, sessions.Owner{KeyID: p.KeyID})
 	switch {
 	case errors.Is(err, sessions.ErrUnknownSession), errors.Is(err, sessions.ErrForeignSession):

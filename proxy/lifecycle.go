@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -27,9 +28,26 @@ import (
 // A session belongs to the key that claimed it and lives in that key's
 // tenant: any other key is told the session does not exist.
 
-// sessionKey is the store key of the session id p names.
-func sessionKey(p Principal, id string) sessions.Key {
-	return sessions.Key{Tenant: p.Tenant, ID: id}
+// sessionKey is the store key of the session id p names. A tenantless
+// client's id may not contain "/": that form is a tenant's session in the
+// trail (trailSessionID).
+func sessionKey(p Principal, id string) (sessions.Key, error) {
+	if p.Tenant == "" && strings.Contains(id, "/") {
+		return sessions.Key{}, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_session_id",
+			message: "a session id may not contain \"/\" for a client without a tenant: <tenant>/<id> names a tenant's session in the trail", param: HeaderSession}
+	}
+	return sessions.Key{Tenant: p.Tenant, ID: id}, nil
+}
+
+// trailSessionID is the session.id a managed session's contexts and
+// records carry: the client's id, qualified by its tenant as
+// "<tenant>/<id>", so that the sessions of two tenants that chose the same
+// id never share a trail (records carry no tenant).
+func trailSessionID(k sessions.Key) string {
+	if k.Tenant == "" {
+		return k.ID
+	}
+	return k.Tenant + "/" + k.ID
 }
 
 // routeRequest is what selects a request's policy route. Only what the
@@ -168,7 +186,7 @@ func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sess
 	t := &turn{s: s, pol: pol, em: pol.EmitterFor(routeRequest(p, owner.AgentID, "")), managed: true, key: k,
 		builder: &enforcement.Builder{
 			Agent:     enforcement.Agent{ID: owner.AgentID, Framework: Framework},
-			SessionID: k.ID,
+			SessionID: trailSessionID(k),
 			Sequence:  sealSequence{store: s.opts.Store, key: k},
 			Common:    s.commonFields(ctx, nil, pol, k.Tenant),
 		}}

@@ -132,6 +132,7 @@ type wireRecord struct {
 	Point      string `json:"interception_point"`
 	Mode       string `json:"mode"`
 	SessionID  string `json:"session_id"`
+	Sequence   int64  `json:"sequence"`
 	Verdict    struct{ Decision, Reason string }
 	Extensions struct {
 		Gateway struct {

@@ -109,7 +109,7 @@ type Options struct {
 	// StartupWait bounds how long a request of a managed session waits for
 	// the agent_startup verdict another request is getting; default 30s.
 	StartupWait time.Duration
-	Logger        *slog.Logger
+	Logger      *slog.Logger
 	// Metrics is served on GET /metrics; nil builds a fresh one. The
 	// policy's emitter reports engine metrics only when it was built with
 	// it as its observer (see WithObserver).

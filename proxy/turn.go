@@ -158,7 +158,10 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if s.opts.Store == nil {
 		return nil, errorf(http.StatusBadRequest, typeSession, "sessions_disabled", "managed sessions are not configured on this gateway")
 	}
-	key := sessionKey(p, id)
+	key, err := sessionKey(p, id)
+	if err != nil {
+		return nil, err
+	}
 	asserted := agentID != "" // the key's agent, or the anonymous client's header
 	if !asserted {
 		agentID = s.opts.DefaultAgentID
@@ -187,7 +190,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	}
 	t := s.newTurn(ctx, r, pol, p, agentID, model)
 	t.managed, t.key = true, key
-	t.builder.SessionID = id
+	t.builder.SessionID = trailSessionID(key)
 	t.builder.Sequence = sessions.Sequence(s.opts.Store, key)
 	if claimed {
 		// The claim reserved sequence 0 for this startup.
