@@ -37,7 +37,7 @@ type memSession struct {
 	forgetAt time.Time // dropped from the map once it is not after now
 }
 
-//TMP var _ Store = (*Memory)(nil)
+var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts Options) *Memory {

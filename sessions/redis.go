@@ -80,7 +80,7 @@ type Redis struct {
 	retainMS   int64
 }
 
-//TMP var _ Store = (*Redis)(nil)
+var _ Store = (*Redis)(nil)
 
 // NewRedis returns a Redis store. It performs no I/O, so a gateway starts
 // even while Redis is down (readiness reports it through Ping); it fails
