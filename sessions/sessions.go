@@ -196,6 +196,53 @@ var ErrSessionNotEnded = errors.New("sessions: session not ended")
 // MaxToolCallIDLen bounds tool-call ids kept for pairing, in bytes.
 const MaxToolCallIDLen = 256
 
+// MaxOpenToolCalls bounds the tool calls one session may hold open at once,
+// so a client cannot grow a session's state without limit; OpenToolCall
+// beyond it returns ErrTooManyToolCalls.
+const MaxOpenToolCalls = 1024
+
+// ErrInvalidToolCallID is returned (wrapped, with the offending detail) by
+// OpenToolCall and CloseToolCall for a tool-call id that is empty, longer
+// than MaxToolCallIDLen bytes, or holds a byte outside 0x21–0x7E. The same
+// rule bounds the call ids of Acquire and Release.
+var ErrInvalidToolCallID = errors.New("sessions: invalid tool-call id: want 1-256 printable ASCII characters (0x21-0x7E), no spaces")
+
+// ErrTooManyToolCalls is returned by OpenToolCall when the session already
+// holds MaxOpenToolCalls open tool calls.
+var ErrTooManyToolCalls = errors.New("sessions: too many open tool calls in the session")
+
+// ErrInvalidLease is returned (wrapped) by Acquire for a lease that is not
+// positive.
+var ErrInvalidLease = errors.New("sessions: invalid call lease")
+
+// validateCallID checks a tool-call or model-call id; the error wraps
+// ErrInvalidToolCallID and never echoes the id.
+func validateCallID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidToolCallID)
+	}
+	if len(id) > MaxToolCallIDLen {
+		return fmt.Errorf("%w: %d bytes", ErrInvalidToolCallID, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x21 || c > 0x7e {
+			return fmt.Errorf("%w: byte 0x%02x at offset %d", ErrInvalidToolCallID, c, i)
+		}
+	}
+	return nil
+}
+
+// checkLease validates Acquire's arguments after the key.
+func checkLease(callID string, lease time.Duration) error {
+	if err := validateCallID(callID); err != nil {
+		return err
+	}
+	if lease <= 0 {
+		return fmt.Errorf("%w: %v is not positive", ErrInvalidLease, lease)
+	}
+	return nil
+}
+
 // ErrUnknownSession is returned for a session id the store does not know:
 // never begun, or forgotten after its retention.
 var ErrUnknownSession = errors.New("sessions: unknown session")
