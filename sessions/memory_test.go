@@ -133,3 +133,72 @@ func TestMemoryEvictsAbandoned(t *testing.T) {
 		t.Fatalf("Len after sweep = %d; want 0", n)
 	}
 }
+
+// TestMemoryLeaseTiming pins the lease arithmetic on a fake clock: a sweep
+// past the idle deadline reschedules a leased session at its lease's end,
+// to the nanosecond; a released lease restarts the idle time; a long lease
+// keeps the session from being forgotten.
+func TestMemoryLeaseTiming(t *testing.T) {
+	ctx := context.Background()
+	m, clock := newFakeMemory() // idle 1m, retention 1h
+	k := key("s")
+	claim := func(want ...string) {
+		t.Helper()
+		got, err := m.ClaimExpired(ctx, 10)
+		if err != nil || !slices.Equal(ids(got), want) {
+			t.Fatalf("ClaimExpired = %q, %v; want %q", ids(got), err, want)
+		}
+	}
+	if _, _, err := m.Begin(ctx, k, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Acquire(ctx, k, "call", 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	claim() // leased: rescheduled at the lease's end (5m)
+	clock.Advance(3*time.Minute - time.Nanosecond)
+	if n, _ := m.InFlight(ctx, k); n != 1 {
+		t.Fatalf("InFlight a nanosecond before the lease ends = %d; want 1", n)
+	}
+	claim()
+	clock.Advance(time.Nanosecond)
+	if n, _ := m.InFlight(ctx, k); n != 0 {
+		t.Fatalf("InFlight when the lease ends = %d; want 0", n)
+	}
+	claim("s")
+
+	// Release restarts the idle time.
+	k2 := key("s2")
+	if _, _, err := m.Begin(ctx, k2, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Acquire(ctx, k2, "call", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Minute)
+	if err := m.Release(ctx, k2, "call"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute - time.Nanosecond)
+	claim()
+	clock.Advance(time.Nanosecond)
+	claim("s2")
+
+	// A lease longer than idle+retention keeps an unswept session.
+	k3 := key("s3")
+	if _, _, err := m.Begin(ctx, k3, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Acquire(ctx, k3, "call", 3*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(3*time.Hour + time.Hour - time.Nanosecond)
+	if _, ok, _ := m.Status(ctx, k3); !ok {
+		t.Fatal("session forgotten before its lease's end plus the retention")
+	}
+	clock.Advance(time.Nanosecond)
+	if _, ok, _ := m.Status(ctx, k3); ok {
+		t.Fatal("session still remembered after its lease's end plus the retention")
+	}
+}

@@ -361,3 +361,36 @@ func TestRedisForgottenSession(t *testing.T) {
 		t.Fatalf("Begin after forgetting = %v, %+v, %v; want a fresh claim", claimed, st, err)
 	}
 }
+
+// TestRedisLeasedSessionRescheduled checks a sweep that finds a session
+// past its idle deadline but leased moves its idle-index entry to the
+// lease's end, so later sweeps do not look at it again until then.
+func TestRedisLeasedSessionRescheduled(t *testing.T) {
+	url, _ := redistest.Start(t)
+	ctx := context.Background()
+	raw := redis.NewClient(&redis.Options{Addr: strings.TrimPrefix(url, "redis://")})
+	t.Cleanup(func() { _ = raw.Close() })
+	r := newRedis(t, sessions.RedisOptions{URL: url, KeyPrefix: "p:", Options: sessions.Options{IdleTimeout: 10 * time.Millisecond}})
+	k := key("s")
+	if _, _, err := r.Begin(ctx, k, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Acquire(ctx, k, "call", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got, err := r.ClaimExpired(ctx, 10); err != nil || len(got) != 0 {
+		t.Fatalf("ClaimExpired = %+v, %v; want nothing", got, err)
+	}
+	score, err := raw.ZScore(ctx, "p:idle", "8:tenant-1s").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := raw.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.UnixMilli(int64(score)).Sub(server); d < 59*time.Minute || d > time.Hour {
+		t.Errorf("leased session rescheduled %v after the server's clock; want at its lease's end (1h)", d)
+	}
+}
