@@ -63,7 +63,9 @@ type Status struct {
 	Started bool
 	// Starting is true from the claim until the claimer reports the
 	// agent_startup verdict (Admit or Block): other requests of the session
-	// wait for it (spec §3.1(1)).
+	// wait for it (spec §3.1(1)). Ending a session does not clear it, so
+	// waiters stop on Ended too (a claimer that died before its verdict
+	// leaves the session Starting until it expires).
 	Starting bool
 	// Blocked is true once the session's agent_startup was denied: later
 	// requests in the session are refused, and its shutdown has reason
@@ -109,6 +111,7 @@ type Store interface {
 	Begin(ctx context.Context, k Key, owner Owner) (claimed bool, st Status, err error)
 
 	// Admit ends the Starting state after an agent_startup that proceeded.
+	// Admitting an unknown session returns ErrUnknownSession.
 	Admit(ctx context.Context, k Key) error
 
 	// Block marks the session blocked (its agent_startup was denied) and
@@ -127,16 +130,23 @@ type Store interface {
 	// Acquire registers a model call in flight in the session under callID
 	// for at most lease (a replica that dies mid-call holds the session no
 	// longer than that). While a session holds an unexpired lease it does
-	// not expire idle. Acquire on an ended session returns
-	// ErrSessionEnded; on an unknown one ErrUnknownSession.
+	// not expire idle (nor is it forgotten before the lease ends).
+	// Acquire counts as activity and pushes the idle deadline. Acquiring
+	// a callID already held renews its lease. Acquire on an ended session
+	// returns ErrSessionEnded; on an unknown one ErrUnknownSession. callID
+	// follows the tool-call id rule (ErrInvalidToolCallID); lease must be
+	// positive (ErrInvalidLease).
 	Acquire(ctx context.Context, k Key, callID string, lease time.Duration) error
 
-	// Release removes callID's lease and pushes the idle deadline (the
-	// session's idle time starts when its last call ends). Releasing an
-	// unknown lease is not an error.
+	// Release removes callID's lease and, while the session is live,
+	// pushes the idle deadline (the session's idle time starts when its
+	// last call ends). Releasing an unknown lease, or a call of an unknown
+	// session, is not an error.
 	Release(ctx context.Context, k Key, callID string) error
 
-	// InFlight reports the session's unexpired leases.
+	// InFlight reports the session's unexpired leases (0 for an unknown
+	// session). It keeps counting after End, so the caller that won End
+	// can wait for the calls in flight.
 	InFlight(ctx context.Context, k Key) (int, error)
 
 	// End marks the session ended; won is true for exactly one caller
@@ -156,14 +166,23 @@ type Store interface {
 	// ClaimExpired claims up to max sessions idle longer than the idle
 	// timeout and holding no unexpired lease, marking each ended; each is
 	// returned to exactly one caller across replicas (that caller seals it
-	// and emits its agent_shutdown). It returns nothing when max <= 0.
+	// and emits its agent_shutdown), oldest deadline first. A session past
+	// its deadline that still holds a lease is not claimed: its deadline
+	// moves to its latest lease's end, so sweeps skip it until then. It
+	// returns nothing when max <= 0.
 	ClaimExpired(ctx context.Context, max int) ([]Expired, error)
 
 	// OpenToolCall records that a pre_tool_call for toolCallID proceeded in
 	// the session; CloseToolCall consumes it for the matching
 	// post_tool_call and reports false when there was none (never opened,
 	// denied, or already closed), so each pre pairs with one post (spec
-	// §3.1(5)).
+	// §3.1(5)): across replicas exactly one CloseToolCall per opened id
+	// reports true. Opening an open id again is a no-op. Both return
+	// ErrUnknownSession for an unknown session and wrap
+	// ErrInvalidToolCallID for a bad id; OpenToolCall returns
+	// ErrSessionSealed once the session is sealed (like Next, it works
+	// after End for emissions in flight) and ErrTooManyToolCalls beyond
+	// MaxOpenToolCalls. Open tool calls are forgotten with the session.
 	OpenToolCall(ctx context.Context, k Key, toolCallID string) error
 	CloseToolCall(ctx context.Context, k Key, toolCallID string) (bool, error)
 
@@ -298,7 +317,8 @@ const (
 
 // Options configures a store's timing.
 type Options struct {
-	// IdleTimeout is how long a session may go without Begin or Next before
+	// IdleTimeout is how long a session may go without activity (Begin,
+	// Next, Acquire, Release) and without a call in flight before
 	// ClaimExpired ends it. Zero or negative means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// Retention is how long an ended session's id stays retired: requests
