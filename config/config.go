@@ -101,6 +101,9 @@ const (
 	DefaultKeyPrefix        = "hooks-gateway:"
 	DefaultIdleTimeout      = 30 * time.Minute
 	DefaultSweepInterval    = 30 * time.Second
+	DefaultRetention        = 24 * time.Hour
+	DefaultEndWait          = 30 * time.Second
+	DefaultCallLease        = 15 * time.Minute
 	DefaultBufferLimit      = 8 << 20
 	DefaultMaxRequestBytes  = 10 << 20
 	DefaultMaxResponseBytes = DefaultBufferLimit // both wire forms are held whole until judged
@@ -235,6 +238,17 @@ type Sessions struct {
 	KeyPrefix     string
 	IdleTimeout   time.Duration
 	SweepInterval time.Duration
+	// Retention is how long an ended session's id stays retired (refused
+	// with 409) before it may be claimed afresh.
+	Retention time.Duration
+	// EndWait bounds how long ending a session waits for its model calls
+	// in flight before sealing it (its agent_shutdown takes the last
+	// sequence number).
+	EndWait time.Duration
+	// CallLease is the longest a model call holds its session open (keeps
+	// it from idle expiry); a replica that dies mid-call holds the session
+	// no longer than that.
+	CallLease time.Duration
 }
 
 // PolicySource locates the policy when it lives in its own files.

@@ -103,6 +103,9 @@ sessions:
   key_prefix: "gw:"
   idle_timeout: 1h
   sweep_interval: 10s
+  retention: 48h
+  end_wait: 5s
+  call_lease: 20m
 records:
   sinks:
     - type: stdout
@@ -137,7 +140,8 @@ limits:
 			IdentityProvider: "hmac-sha256-k1", IdentityKeyEnv: "ID_KEY_T", IdentityKey: []byte("0123456789abcdef0123456789abcdef"),
 			InterceptorTimeout: 750 * time.Millisecond, MaxContextBytes: 160 << 20, MaxDepth: 64,
 		},
-		Sessions:  Sessions{Store: StoreRedis, RedisURL: "redis://redis:6379/2", KeyPrefix: "gw:", IdleTimeout: time.Hour, SweepInterval: 10 * time.Second},
+		Sessions: Sessions{Store: StoreRedis, RedisURL: "redis://redis:6379/2", KeyPrefix: "gw:", IdleTimeout: time.Hour, SweepInterval: 10 * time.Second,
+			Retention: 48 * time.Hour, EndWait: 5 * time.Second, CallLease: 20 * time.Minute},
 		Records:   Records{Sinks: []Sink{{Type: SinkStdout}, {Type: SinkJSONL, Path: "/var/log/records.jsonl"}}, PolicyVersion: true},
 		Streaming: Streaming{BufferLimit: 4 << 20, KeepAlive: 15 * time.Second},
 		Auth: Auth{
@@ -209,7 +213,8 @@ func TestParseDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Enforcement, wantEnf) {
 		t.Errorf("enforcement = %+v, want %+v", c.Enforcement, wantEnf)
 	}
-	if want := (Sessions{Store: "memory", KeyPrefix: "hooks-gateway:", IdleTimeout: 30 * time.Minute, SweepInterval: 30 * time.Second}); !reflect.DeepEqual(c.Sessions, want) {
+	if want := (Sessions{Store: "memory", KeyPrefix: "hooks-gateway:", IdleTimeout: 30 * time.Minute, SweepInterval: 30 * time.Second,
+		Retention: 24 * time.Hour, EndWait: 30 * time.Second, CallLease: 15 * time.Minute}); !reflect.DeepEqual(c.Sessions, want) {
 		t.Errorf("sessions = %+v", c.Sessions)
 	}
 	if !reflect.DeepEqual(c.Records.Sinks, []Sink{{Type: "stdout"}}) {
@@ -363,11 +368,19 @@ func TestProblems(t *testing.T) {
 			"gateway.yaml:5: interceptors[0]: must be a mapping with at least name and type",
 			`gateway.yaml:6: interceptors[1].name: must match ^[a-z0-9][a-z0-9_.-]*$ (got "Bad")`,
 		}},
-		{"sessions", mockUpstream + "sessions:\n  store: postgres\n  key_prefix: ''\n  idle_timeout: 0s\n  sweep_interval: 1\n", []string{
+		{"sessions", mockUpstream + "sessions:\n  store: postgres\n  key_prefix: ''\n  idle_timeout: 0s\n  sweep_interval: 1\n  retention: 0s\n  end_wait: -1s\n  call_lease: 0s\n", []string{
 			`gateway.yaml:5: sessions.store: must be one of memory, redis (got "postgres")`,
 			"gateway.yaml:6: sessions.key_prefix: must not be empty (other data may share the Redis database)",
 			"gateway.yaml:7: sessions.idle_timeout: must be positive (got 0s)",
 			`gateway.yaml:8: sessions.sweep_interval: must be a duration such as 30s or 5m (got "1")`,
+			"gateway.yaml:9: sessions.retention: must be positive (got 0s)",
+			"gateway.yaml:10: sessions.end_wait: must be positive (got -1s)",
+			"gateway.yaml:11: sessions.call_lease: must be positive (got 0s)",
+		}},
+		{"sessions durations", mockUpstream + "sessions:\n  retention: 1d\n  end_wait: soon\n  call_lease: 15\n", []string{
+			`gateway.yaml:5: sessions.retention: must be a duration such as 30s or 5m (got "1d")`,
+			`gateway.yaml:6: sessions.end_wait: must be a duration such as 30s or 5m (got "soon")`,
+			`gateway.yaml:7: sessions.call_lease: must be a duration such as 30s or 5m (got "15")`,
 		}},
 		{"redis needs a url", mockUpstream + "sessions:\n  store: redis\n", []string{
 			"gateway.yaml:4: sessions.redis_url: is required by the redis store (or set $HOOKS_GATEWAY_REDIS_URL)",

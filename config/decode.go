@@ -45,6 +45,9 @@ func newConfig(source string) *Config {
 			KeyPrefix:     DefaultKeyPrefix,
 			IdleTimeout:   DefaultIdleTimeout,
 			SweepInterval: DefaultSweepInterval,
+			Retention:     DefaultRetention,
+			EndWait:       DefaultEndWait,
+			CallLease:     DefaultCallLease,
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
 		Limits:    Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes},
@@ -122,6 +125,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"key_prefix":     func(f string, v *yaml.Node) { s.KeyPrefix = d.str(v, f) },
 				"idle_timeout":   func(f string, v *yaml.Node) { s.IdleTimeout = d.duration(v, f, s.IdleTimeout) },
 				"sweep_interval": func(f string, v *yaml.Node) { s.SweepInterval = d.duration(v, f, s.SweepInterval) },
+				"retention":      func(f string, v *yaml.Node) { s.Retention = d.duration(v, f, s.Retention) },
+				"end_wait":       func(f string, v *yaml.Node) { s.EndWait = d.duration(v, f, s.EndWait) },
+				"call_lease":     func(f string, v *yaml.Node) { s.CallLease = d.duration(v, f, s.CallLease) },
 			})
 		},
 		"records": func(f string, v *yaml.Node) {

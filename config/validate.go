@@ -364,6 +364,15 @@ func (v *validator) sessions() {
 	if s.SweepInterval <= 0 {
 		v.problem("sessions.sweep_interval", "must be positive (got %s)", s.SweepInterval)
 	}
+	if s.Retention <= 0 {
+		v.problem("sessions.retention", "must be positive (got %s)", s.Retention)
+	}
+	if s.EndWait <= 0 {
+		v.problem("sessions.end_wait", "must be positive (got %s)", s.EndWait)
+	}
+	if s.CallLease <= 0 {
+		v.problem("sessions.call_lease", "must be positive (got %s)", s.CallLease)
+	}
 }
 
 func hasPassword(u *url.Userinfo) bool {

@@ -211,30 +211,47 @@ func TestRecordSinks(t *testing.T) {
 	metricstest.WantSeries(t, fams, "agent_hooks_records_dropped_total", map[string]float64{"sink=http": 7, "sink=kafka": 2})
 }
 
-// The store decorator counts failures per operation, not answers (unknown
-// session, invalid id); sessions_active reads the store at scrape time.
+// The store decorator counts failures per operation, not answers (unknown,
+// foreign or sealed session, invalid id); sessions_active reads the store
+// at scrape time.
 func TestStoreMemory(t *testing.T) {
 	m := New(Options{NoRuntimeCollectors: true})
 	s := m.InstrumentStore(sessions.NewMemory(sessions.Options{}))
 	ctx := context.Background()
+	owner := sessions.Owner{KeyID: "k"}
+	key := func(id string) sessions.Key { return sessions.Key{Tenant: "t", ID: id} }
 	for _, id := range []string{"a", "b", "c"} {
-		if _, _, err := s.Begin(ctx, id); err != nil {
+		if _, _, err := s.Begin(ctx, key(id), owner); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.End(ctx, "c"); err != nil {
+	if _, _, err := s.End(ctx, key("c"), owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Next(ctx, "nope"); !errors.Is(err, sessions.ErrUnknownSession) {
+	if _, err := s.Next(ctx, key("nope")); !errors.Is(err, sessions.ErrUnknownSession) {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Begin(ctx, "bad id"); !errors.Is(err, sessions.ErrInvalidSessionID) {
+	if _, _, err := s.Begin(ctx, key("bad id"), owner); !errors.Is(err, sessions.ErrInvalidSessionID) {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Begin(ctx, key("a"), sessions.Owner{KeyID: "other"}); !errors.Is(err, sessions.ErrForeignSession) {
+		t.Fatal(err)
+	}
+	if _, err := s.Seal(ctx, key("a")); !errors.Is(err, sessions.ErrSessionNotEnded) {
+		t.Fatal(err)
+	}
+	if err := s.Acquire(ctx, key("c"), "call", time.Minute); !errors.Is(err, sessions.ErrSessionEnded) {
+		t.Fatal(err)
+	}
+	if err := s.OpenToolCall(ctx, key("a"), "bad tool id"); !errors.Is(err, sessions.ErrInvalidToolCallID) {
 		t.Fatal(err)
 	}
 	fams := scrape(t, m)
 	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 2})
 	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
-		"op=begin": 0, "op=next": 0, "op=end": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
+		"op=begin": 0, "op=admit": 0, "op=next": 0, "op=acquire": 0, "op=release": 0, "op=in_flight": 0,
+		"op=end": 0, "op=seal": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
+		"op=open_tool_call": 0, "op=close_tool_call": 0,
 	})
 }
 
@@ -251,28 +268,40 @@ func TestStoreRedis(t *testing.T) {
 	m := New(Options{NoRuntimeCollectors: true})
 	s := m.InstrumentStore(rstore)
 	ctx := context.Background()
+	owner := sessions.Owner{KeyID: "k"}
+	key := func(id string) sessions.Key { return sessions.Key{Tenant: "t", ID: id} }
 	for _, id := range []string{"a", "b", "c"} {
-		if _, _, err := s.Begin(ctx, id); err != nil {
+		if _, _, err := s.Begin(ctx, key(id), owner); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.End(ctx, "a"); err != nil {
+	if _, _, err := s.End(ctx, key("a"), owner); err != nil {
 		t.Fatal(err)
 	}
 	metricstest.WantSeries(t, scrape(t, m), "agent_hooks_sessions_active", map[string]float64{"": 2})
 
 	rs.Kill()
-	s.Begin(ctx, "d")
-	s.Next(ctx, "b")
-	s.Next(ctx, "b")
-	s.End(ctx, "b")
-	s.Status(ctx, "b")
-	s.Block(ctx, "b")
+	b := key("b")
+	s.Begin(ctx, key("d"), owner)
+	s.Admit(ctx, b)
+	s.Next(ctx, b)
+	s.Next(ctx, b)
+	s.Acquire(ctx, b, "call", time.Minute)
+	s.Release(ctx, b, "call")
+	s.InFlight(ctx, b)
+	s.End(ctx, b, owner)
+	s.Seal(ctx, b)
+	s.Status(ctx, b)
+	s.Block(ctx, b)
 	s.ClaimExpired(ctx, 10)
+	s.OpenToolCall(ctx, b, "tool")
+	s.CloseToolCall(ctx, b, "tool")
 	fams := scrape(t, m)
 	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{})
 	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
-		"op=begin": 1, "op=next": 2, "op=end": 1, "op=status": 1, "op=block": 1, "op=claim_expired": 1,
+		"op=begin": 1, "op=admit": 1, "op=next": 2, "op=acquire": 1, "op=release": 1, "op=in_flight": 1,
+		"op=end": 1, "op=seal": 1, "op=status": 1, "op=block": 1, "op=claim_expired": 1,
+		"op=open_tool_call": 1, "op=close_tool_call": 1,
 	})
 }
 

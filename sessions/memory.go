@@ -21,7 +21,7 @@ type Memory struct {
 	opts Options
 
 	mu       sync.Mutex
-	sessions map[string]*memSession
+	sessions map[Key]*memSession
 	// counters are the budget counters (counters.go), pruned of expired
 	// entries at most once per counterPruneEvery, at counterPruneAt.
 	counters       map[string]*memCounter
@@ -30,36 +30,86 @@ type Memory struct {
 
 // memSession is one session's state; guarded by Memory.mu.
 type memSession struct {
-	seq      int64 // next number Next hands out
+	owner    Owner
+	seq      int64 // next number Next or Seal hands out
+	starting bool
 	blocked  bool
 	ended    bool
+	sealed   bool
 	deadline time.Time // idle deadline: swept once it is not after now
 	forgetAt time.Time // dropped from the map once it is not after now
+	// leases maps a call in flight to the end of its lease.
+	leases map[string]time.Time
+	// tools holds the open tool calls (pre_tool_call proceeded, no
+	// post_tool_call yet).
+	tools map[string]struct{}
+}
+
+// status is s's state as the Store reports it.
+func (s *memSession) status() Status {
+	return Status{Started: true, Starting: s.starting, Blocked: s.blocked, Ended: s.ended, Sealed: s.sealed, Owner: s.owner}
+}
+
+// liveLeases drops s's expired leases and returns how many remain and the
+// latest end among them (zero when none).
+func (s *memSession) liveLeases(now time.Time) (int, time.Time) {
+	var last time.Time
+	for id, until := range s.leases {
+		if !now.Before(until) {
+			delete(s.leases, id)
+			continue
+		}
+		if until.After(last) {
+			last = until
+		}
+	}
+	return len(s.leases), last
 }
 
 var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts Options) *Memory {
-	return &Memory{opts: opts.withDefaults(), sessions: make(map[string]*memSession), counters: make(map[string]*memCounter)}
+	return &Memory{opts: opts.withDefaults(), sessions: make(map[Key]*memSession), counters: make(map[string]*memCounter)}
 }
 
-// lookup returns id's live entry, dropping it if its retention is over.
+// lookup returns k's live entry, dropping it if its retention is over.
 // The caller holds m.mu.
-func (m *Memory) lookup(id string, now time.Time) *memSession {
-	s := m.sessions[id]
+func (m *Memory) lookup(k Key, now time.Time) *memSession {
+	s := m.sessions[k]
 	if s != nil && !now.Before(s.forgetAt) {
-		delete(m.sessions, id)
+		delete(m.sessions, k)
 		return nil
 	}
 	return s
 }
 
-// touch pushes a live session's idle deadline (and its forget time, so an
-// abandoned session is dropped IdleTimeout+Retention after last activity).
+// with validates k, locks the store and calls fn with k's entry (nil when
+// unknown) and the time.
+func (m *Memory) with(k Key, fn func(s *memSession, now time.Time) error) error {
+	if err := ValidateKey(k); err != nil {
+		return err
+	}
+	now := m.opts.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return fn(m.lookup(k, now), now)
+}
+
+// touch pushes a live session's idle deadline, and its forget time so an
+// abandoned session is dropped IdleTimeout+Retention after its last
+// activity (or after its last lease ends, if later). It never brings the
+// forget time closer.
 func (m *Memory) touch(s *memSession, now time.Time) {
 	s.deadline = now.Add(m.opts.IdleTimeout)
-	s.forgetAt = s.deadline.Add(m.opts.Retention)
+	m.keep(s, s.deadline.Add(m.opts.Retention))
+}
+
+// keep moves s's forget time to at least t.
+func (m *Memory) keep(s *memSession, t time.Time) {
+	if t.After(s.forgetAt) {
+		s.forgetAt = t
+	}
 }
 
 // end marks s ended and starts its retention.
@@ -69,85 +119,164 @@ func (m *Memory) end(s *memSession, now time.Time) {
 }
 
 // Begin implements [Store.Begin].
-func (m *Memory) Begin(_ context.Context, id string) (bool, Status, error) {
-	if err := ValidateID(id); err != nil {
-		return false, Status{}, err
-	}
-	now := m.opts.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.lookup(id, now)
-	claimed := false
-	if s == nil {
-		// The claim reserves sequence 0 for the claimer's agent_startup.
-		s = &memSession{seq: 1}
-		m.sessions[id] = s
-		claimed = true
-	}
-	if !s.ended {
-		m.touch(s, now)
-	}
-	return claimed, Status{Started: true, Blocked: s.blocked, Ended: s.ended}, nil
+func (m *Memory) Begin(_ context.Context, k Key, owner Owner) (claimed bool, st Status, err error) {
+	err = m.with(k, func(s *memSession, now time.Time) error {
+		if s == nil {
+			// The claim reserves sequence 0 for the claimer's agent_startup.
+			s = &memSession{owner: owner, seq: 1, starting: true}
+			m.sessions[k] = s
+			claimed = true
+		}
+		if s.owner.KeyID != owner.KeyID {
+			return ErrForeignSession
+		}
+		if !s.ended {
+			m.touch(s, now)
+		}
+		st = s.status()
+		return nil
+	})
+	return claimed, st, err
 }
 
-// Next implements [Store.Next].
-func (m *Memory) Next(_ context.Context, id string) (int64, error) {
-	if err := ValidateID(id); err != nil {
-		return 0, err
-	}
-	now := m.opts.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.lookup(id, now)
-	if s == nil {
-		return 0, ErrUnknownSession
-	}
-	n := s.seq
-	s.seq++
-	if !s.ended {
-		m.touch(s, now)
-	}
-	return n, nil
+// Admit implements [Store.Admit].
+func (m *Memory) Admit(_ context.Context, k Key) error {
+	return m.with(k, func(s *memSession, _ time.Time) error {
+		if s == nil {
+			return ErrUnknownSession
+		}
+		s.starting = false
+		return nil
+	})
 }
 
 // Block implements [Store.Block].
-func (m *Memory) Block(_ context.Context, id string) error {
-	if err := ValidateID(id); err != nil {
+func (m *Memory) Block(_ context.Context, k Key) error {
+	return m.with(k, func(s *memSession, _ time.Time) error {
+		if s == nil {
+			return ErrUnknownSession
+		}
+		s.blocked = true
+		s.starting = false
+		return nil
+	})
+}
+
+// Next implements [Store.Next].
+func (m *Memory) Next(_ context.Context, k Key) (n int64, err error) {
+	err = m.with(k, func(s *memSession, now time.Time) error {
+		switch {
+		case s == nil:
+			return ErrUnknownSession
+		case s.sealed:
+			return ErrSessionSealed
+		}
+		n = s.seq
+		s.seq++
+		if !s.ended {
+			m.touch(s, now)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Acquire implements [Store.Acquire].
+func (m *Memory) Acquire(_ context.Context, k Key, callID string, lease time.Duration) error {
+	if err := checkLease(callID, lease); err != nil {
 		return err
 	}
-	now := m.opts.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.lookup(id, now)
-	if s == nil {
-		return ErrUnknownSession
+	return m.with(k, func(s *memSession, now time.Time) error {
+		switch {
+		case s == nil:
+			return ErrUnknownSession
+		case s.ended:
+			return ErrSessionEnded
+		}
+		if s.leases == nil {
+			s.leases = make(map[string]time.Time)
+		}
+		until := now.Add(lease)
+		s.leases[callID] = until
+		m.touch(s, now)
+		// A session is not forgotten while a call may still use it.
+		m.keep(s, until.Add(m.opts.Retention))
+		return nil
+	})
+}
+
+// Release implements [Store.Release]. Releasing a call of an unknown (or
+// forgotten) session is not an error either.
+func (m *Memory) Release(_ context.Context, k Key, callID string) error {
+	if err := validateCallID(callID); err != nil {
+		return err
 	}
-	s.blocked = true
-	return nil
+	return m.with(k, func(s *memSession, now time.Time) error {
+		if s == nil {
+			return nil
+		}
+		delete(s.leases, callID)
+		if !s.ended {
+			m.touch(s, now)
+		}
+		return nil
+	})
+}
+
+// InFlight implements [Store.InFlight]; an unknown session has none.
+func (m *Memory) InFlight(_ context.Context, k Key) (n int, err error) {
+	err = m.with(k, func(s *memSession, now time.Time) error {
+		if s != nil {
+			n, _ = s.liveLeases(now)
+		}
+		return nil
+	})
+	return n, err
 }
 
 // End implements [Store.End].
-func (m *Memory) End(_ context.Context, id string) (bool, error) {
-	if err := ValidateID(id); err != nil {
-		return false, err
-	}
-	now := m.opts.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.lookup(id, now)
-	if s == nil {
-		return false, ErrUnknownSession
-	}
-	if s.ended {
-		return false, nil
-	}
-	m.end(s, now)
-	return true, nil
+func (m *Memory) End(_ context.Context, k Key, owner Owner) (won bool, st Status, err error) {
+	err = m.with(k, func(s *memSession, now time.Time) error {
+		switch {
+		case s == nil:
+			return ErrUnknownSession
+		case s.owner.KeyID != owner.KeyID:
+			return ErrForeignSession
+		}
+		if !s.ended {
+			m.end(s, now)
+			won = true
+		}
+		st = s.status()
+		return nil
+	})
+	return won, st, err
+}
+
+// Seal implements [Store.Seal].
+func (m *Memory) Seal(_ context.Context, k Key) (n int64, err error) {
+	err = m.with(k, func(s *memSession, _ time.Time) error {
+		switch {
+		case s == nil:
+			return ErrUnknownSession
+		case s.sealed:
+			return ErrSessionSealed
+		case !s.ended:
+			return ErrSessionNotEnded
+		}
+		n = s.seq
+		s.seq++
+		s.sealed = true
+		return nil
+	})
+	return n, err
 }
 
 // ClaimExpired implements [Store.ClaimExpired]. It hands out the sessions
 // whose idle deadline passed longest ago first and drops forgotten entries.
-func (m *Memory) ClaimExpired(_ context.Context, max int) ([]string, error) {
+// A session past its deadline but holding a lease gets the lease's end as
+// its deadline instead of being claimed.
+func (m *Memory) ClaimExpired(_ context.Context, max int) ([]Expired, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -155,43 +284,89 @@ func (m *Memory) ClaimExpired(_ context.Context, max int) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	type cand struct {
-		id       string
+		k        Key
 		deadline time.Time
 	}
 	var expired []cand
-	for id, s := range m.sessions {
+	for k, s := range m.sessions {
 		switch {
 		case !now.Before(s.forgetAt):
-			delete(m.sessions, id)
-		case !s.ended && !now.Before(s.deadline):
-			expired = append(expired, cand{id, s.deadline})
+			delete(m.sessions, k)
+		case s.ended || now.Before(s.deadline):
+		default:
+			if n, last := s.liveLeases(now); n > 0 {
+				s.deadline = last
+				continue
+			}
+			expired = append(expired, cand{k, s.deadline})
 		}
 	}
 	slices.SortFunc(expired, func(a, b cand) int {
-		return cmp.Or(a.deadline.Compare(b.deadline), cmp.Compare(a.id, b.id))
+		return cmp.Or(a.deadline.Compare(b.deadline), cmp.Compare(a.k.Tenant, b.k.Tenant), cmp.Compare(a.k.ID, b.k.ID))
 	})
 	expired = expired[:min(max, len(expired))]
-	ids := make([]string, len(expired))
+	out := make([]Expired, len(expired))
 	for i, c := range expired {
-		m.end(m.sessions[c.id], now)
-		ids[i] = c.id
+		s := m.sessions[c.k]
+		m.end(s, now)
+		out[i] = Expired{Key: c.k, Owner: s.owner, Blocked: s.blocked}
 	}
-	return ids, nil
+	return out, nil
+}
+
+// OpenToolCall implements [Store.OpenToolCall]. It works until the session
+// is sealed (like Next: an emission in flight at End may still open one).
+func (m *Memory) OpenToolCall(_ context.Context, k Key, toolCallID string) error {
+	if err := validateCallID(toolCallID); err != nil {
+		return err
+	}
+	return m.with(k, func(s *memSession, _ time.Time) error {
+		switch {
+		case s == nil:
+			return ErrUnknownSession
+		case s.sealed:
+			return ErrSessionSealed
+		}
+		if _, ok := s.tools[toolCallID]; ok {
+			return nil
+		}
+		if len(s.tools) >= MaxOpenToolCalls {
+			return ErrTooManyToolCalls
+		}
+		if s.tools == nil {
+			s.tools = make(map[string]struct{})
+		}
+		s.tools[toolCallID] = struct{}{}
+		return nil
+	})
+}
+
+// CloseToolCall implements [Store.CloseToolCall].
+func (m *Memory) CloseToolCall(_ context.Context, k Key, toolCallID string) (closed bool, err error) {
+	if err := validateCallID(toolCallID); err != nil {
+		return false, err
+	}
+	err = m.with(k, func(s *memSession, _ time.Time) error {
+		if s == nil {
+			return ErrUnknownSession
+		}
+		if _, closed = s.tools[toolCallID]; closed {
+			delete(s.tools, toolCallID)
+		}
+		return nil
+	})
+	return closed, err
 }
 
 // Status implements [Store.Status].
-func (m *Memory) Status(_ context.Context, id string) (Status, bool, error) {
-	if err := ValidateID(id); err != nil {
-		return Status{}, false, err
-	}
-	now := m.opts.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.lookup(id, now)
-	if s == nil {
-		return Status{}, false, nil
-	}
-	return Status{Started: true, Blocked: s.blocked, Ended: s.ended}, true, nil
+func (m *Memory) Status(_ context.Context, k Key) (st Status, exists bool, err error) {
+	err = m.with(k, func(s *memSession, _ time.Time) error {
+		if s != nil {
+			st, exists = s.status(), true
+		}
+		return nil
+	})
+	return st, exists, err
 }
 
 // Ping implements [Store.Ping]; memory is always reachable.

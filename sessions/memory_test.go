@@ -33,21 +33,30 @@ func newFakeMemory() (*sessions.Memory, *fakeClock) {
 	return sessions.NewMemory(sessions.Options{IdleTimeout: time.Minute, Retention: time.Hour, Now: clock.Now}), clock
 }
 
+// ids lists the session ids of expired sessions.
+func ids(es []sessions.Expired) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Key.ID)
+	}
+	return out
+}
+
 func TestMemoryIdleExpiry(t *testing.T) {
 	ctx := context.Background()
 	m, clock := newFakeMemory()
 	claim := func(want ...string) {
 		t.Helper()
 		got, err := m.ClaimExpired(ctx, 10)
-		if err != nil || !slices.Equal(got, want) {
-			t.Fatalf("ClaimExpired = %q, %v; want %q", got, err, want)
+		if err != nil || !slices.Equal(ids(got), want) {
+			t.Fatalf("ClaimExpired = %q, %v; want %q", ids(got), err, want)
 		}
 	}
-	if _, _, err := m.Begin(ctx, "s"); err != nil {
+	if _, _, err := m.Begin(ctx, key("s"), owner); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(30 * time.Second)
-	if _, err := m.Next(ctx, "s"); err != nil { // pushes the deadline to 1m30s
+	if _, err := m.Next(ctx, key("s")); err != nil { // pushes the deadline to 1m30s
 		t.Fatal(err)
 	}
 	clock.Advance(59 * time.Second)
@@ -55,29 +64,29 @@ func TestMemoryIdleExpiry(t *testing.T) {
 	clock.Advance(time.Second)
 	claim("s")
 	claim()
-	if st, ok, _ := m.Status(ctx, "s"); !ok || !st.Ended {
+	if st, ok, _ := m.Status(ctx, key("s")); !ok || !st.Ended {
 		t.Fatalf("Status after expiry = %+v, %v; want ended", st, ok)
 	}
-	if ended, err := m.End(ctx, "s"); ended || err != nil {
+	if ended, _, err := m.End(ctx, key("s"), owner); ended || err != nil {
 		t.Fatalf("End after expiry = %v, %v; want false, nil", ended, err)
 	}
-	if n, err := m.Next(ctx, "s"); err != nil || n != 2 {
+	if n, err := m.Next(ctx, key("s")); err != nil || n != 2 {
 		t.Fatalf("Next for the shutdown = %d, %v; want 2 (0 went to the claim, 1 to the first Next)", n, err)
 	}
 
 	// Remembered for the retention, then forgotten and claimable afresh.
 	clock.Advance(time.Hour - time.Nanosecond)
-	if _, ok, _ := m.Status(ctx, "s"); !ok {
+	if _, ok, _ := m.Status(ctx, key("s")); !ok {
 		t.Fatal("ended session forgotten before its retention")
 	}
 	clock.Advance(time.Nanosecond)
-	if _, ok, _ := m.Status(ctx, "s"); ok {
+	if _, ok, _ := m.Status(ctx, key("s")); ok {
 		t.Fatal("ended session still remembered after its retention")
 	}
-	if claimed, st, err := m.Begin(ctx, "s"); err != nil || !claimed || st.Ended {
+	if claimed, st, err := m.Begin(ctx, key("s"), owner); err != nil || !claimed || st.Ended {
 		t.Fatalf("Begin after forgetting = %v, %+v, %v; want a fresh claim", claimed, st, err)
 	}
-	if n, err := m.Next(ctx, "s"); err != nil || n != 1 {
+	if n, err := m.Next(ctx, key("s")); err != nil || n != 1 {
 		t.Fatalf("Next of the fresh session = %d, %v; want 1 (0 is the claim's)", n, err)
 	}
 }
@@ -86,15 +95,15 @@ func TestMemoryClaimsOldestFirst(t *testing.T) {
 	ctx := context.Background()
 	m, clock := newFakeMemory()
 	for _, id := range []string{"c", "a", "b"} {
-		if _, _, err := m.Begin(ctx, id); err != nil {
+		if _, _, err := m.Begin(ctx, key(id), owner); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Second)
 	}
 	clock.Advance(time.Minute)
 	for _, want := range [][]string{{"c", "a"}, {"b"}, nil} {
-		if got, err := m.ClaimExpired(ctx, 2); err != nil || !slices.Equal(got, want) {
-			t.Fatalf("ClaimExpired(2) = %q, %v; want %q", got, err, want)
+		if got, err := m.ClaimExpired(ctx, 2); err != nil || !slices.Equal(ids(got), want) {
+			t.Fatalf("ClaimExpired(2) = %q, %v; want %q", ids(got), err, want)
 		}
 	}
 }
@@ -105,22 +114,91 @@ func TestMemoryEvictsAbandoned(t *testing.T) {
 	ctx := context.Background()
 	m, clock := newFakeMemory()
 	for _, id := range []string{"x", "y"} {
-		if _, _, err := m.Begin(ctx, id); err != nil {
+		if _, _, err := m.Begin(ctx, key(id), owner); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clock.Advance(time.Minute + time.Hour - time.Nanosecond)
-	if st, ok, _ := m.Status(ctx, "x"); !ok || st.Ended {
+	if st, ok, _ := m.Status(ctx, key("x")); !ok || st.Ended {
 		t.Fatalf("unswept session = %+v, %v; want live (nobody ended it yet)", st, ok)
 	}
 	clock.Advance(time.Nanosecond)
-	if _, ok, _ := m.Status(ctx, "x"); ok {
+	if _, ok, _ := m.Status(ctx, key("x")); ok {
 		t.Fatal("abandoned session not forgotten after idle+retention")
 	}
 	if got, err := m.ClaimExpired(ctx, 10); err != nil || len(got) != 0 {
-		t.Fatalf("ClaimExpired = %q, %v; forgotten sessions must not be handed out", got, err)
+		t.Fatalf("ClaimExpired = %+v, %v; forgotten sessions must not be handed out", got, err)
 	}
 	if n := m.Len(); n != 0 {
 		t.Fatalf("Len after sweep = %d; want 0", n)
+	}
+}
+
+// TestMemoryLeaseTiming pins the lease arithmetic on a fake clock: a sweep
+// past the idle deadline reschedules a leased session at its lease's end,
+// to the nanosecond; a released lease restarts the idle time; a long lease
+// keeps the session from being forgotten.
+func TestMemoryLeaseTiming(t *testing.T) {
+	ctx := context.Background()
+	m, clock := newFakeMemory() // idle 1m, retention 1h
+	k := key("s")
+	claim := func(want ...string) {
+		t.Helper()
+		got, err := m.ClaimExpired(ctx, 10)
+		if err != nil || !slices.Equal(ids(got), want) {
+			t.Fatalf("ClaimExpired = %q, %v; want %q", ids(got), err, want)
+		}
+	}
+	if _, _, err := m.Begin(ctx, k, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Acquire(ctx, k, "call", 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	claim() // leased: rescheduled at the lease's end (5m)
+	clock.Advance(3*time.Minute - time.Nanosecond)
+	if n, _ := m.InFlight(ctx, k); n != 1 {
+		t.Fatalf("InFlight a nanosecond before the lease ends = %d; want 1", n)
+	}
+	claim()
+	clock.Advance(time.Nanosecond)
+	if n, _ := m.InFlight(ctx, k); n != 0 {
+		t.Fatalf("InFlight when the lease ends = %d; want 0", n)
+	}
+	claim("s")
+
+	// Release restarts the idle time.
+	k2 := key("s2")
+	if _, _, err := m.Begin(ctx, k2, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Acquire(ctx, k2, "call", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Minute)
+	if err := m.Release(ctx, k2, "call"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute - time.Nanosecond)
+	claim()
+	clock.Advance(time.Nanosecond)
+	claim("s2")
+
+	// A lease longer than idle+retention keeps an unswept session.
+	k3 := key("s3")
+	if _, _, err := m.Begin(ctx, k3, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Acquire(ctx, k3, "call", 3*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(3*time.Hour + time.Hour - time.Nanosecond)
+	if _, ok, _ := m.Status(ctx, k3); !ok {
+		t.Fatal("session forgotten before its lease's end plus the retention")
+	}
+	clock.Advance(time.Nanosecond)
+	if _, ok, _ := m.Status(ctx, k3); ok {
+		t.Fatal("session still remembered after its lease's end plus the retention")
 	}
 }

@@ -42,26 +42,37 @@ type RedisOptions struct {
 // or Sentinel-managed; not Redis Cluster, see below). Requires Redis 5 or
 // later.
 //
-// Layout (per session id, plus the budget counters):
+// Layout (per session, plus the budget counters), where <tag> encodes the
+// session's tenant and id (redis_keys.go: length-prefixed, braces escaped,
+// so every key of one session shares one Redis Cluster hash tag and two
+// sessions never share a key):
 //
-//	<prefix>s:{<id>}  hash: started, blocked, ended, seq
-//	<prefix>idle      sorted set: id scored by its idle deadline (ms)
-//	<prefix>budget:<key>  integer: a budget counter (counters.go), TTL set
-//	                  when it is created
+//	<prefix>s:{<tag>}        hash: started, starting, blocked, ended,
+//	                         sealed, seq, owner, agent, tenant, id
+//	<prefix>s:{<tag>}:calls  sorted set: call id scored by its lease end (ms)
+//	<prefix>s:{<tag>}:tools  set: open tool-call ids
+//	<prefix>idle             sorted set: <tag> scored by its idle deadline
+//	                         (ms), live sessions only
+//	<prefix>budget:<key>     integer: a budget counter (counters.go), TTL
+//	                         set when it is created
 //
 // Every operation is one atomic Lua script (EVALSHA, falling back to EVAL
 // after a script-cache flush such as a Redis restart), so each costs one
 // round-trip and replicas never interleave inside one. The scripts read
 // the Redis server's clock (TIME), not the replica's, so skewed replica
-// clocks cannot end a session early or twice; Redis 5+ replicates scripts
-// by effects, which is what makes TIME legal in a writing script.
-// Every session hash carries a TTL (IdleTimeout+Retention while live,
-// Retention once ended), so abandoned keys never leak even if no replica
-// ever sweeps.
+// clocks cannot end a session early or twice, or expire a lease early;
+// Redis 5+ replicates scripts by effects, which is what makes TIME legal
+// in a writing script. A session's keys carry one TTL (IdleTimeout+
+// Retention after its last activity while live, or its last lease's end
+// plus Retention if later; Retention once ended), so abandoned keys never
+// leak even if no replica ever sweeps.
 //
-// ClaimExpired builds session keys inside the script from the idle index,
-// and the idle index and session hashes live in different hash slots, so
-// this layout does not run on Redis Cluster.
+// The idle index is one key for all sessions, and ClaimExpired builds
+// session keys inside its script from the index, so scripts that touch
+// the index span two slots: this layout does not run on Redis Cluster yet
+// (a sharded index would fix that; each session's own keys already share
+// a slot). A KeyPrefix holding braces changes which text Redis hashes;
+// keep braces out of it.
 //
 // Writing scripts are sent with client-side retries disabled: a retry after
 // an ambiguous failure (a read timeout after the script ran) would run the
@@ -134,12 +145,6 @@ func ceilMS(d time.Duration) int64 {
 	return max(1, int64((d+time.Millisecond-1)/time.Millisecond))
 }
 
-// sessionKey is the hash holding one session. The id is validated, and the
-// fixed "s:{" and "}" around it keep the id-to-key mapping injective.
-func (r *Redis) sessionKey(id string) string {
-	return r.prefix + "s:{" + id + "}"
-}
-
 // script is a Lua script with its source kept for the EVAL fallback
 // (redis.Script does not expose it). Immutable after package init.
 type script struct {
@@ -155,90 +160,6 @@ type onceCmd struct{ *redis.Cmd }
 
 // NoRetry reports that the command is not idempotent.
 func (onceCmd) NoRetry() bool { return true }
-
-// nowMS is the Lua prelude giving the Redis server's clock in milliseconds.
-// Doubles hold it exactly; Redis formats it with 14 significant digits,
-// which is exact until the year 5138.
-const nowMS = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`
-
-// beginScript: KEYS[1] session hash, KEYS[2] idle index; ARGV[1] id,
-// ARGV[2] idle ms, ARGV[3] retention ms. Returns {claimed, blocked, ended}.
-var beginScript = newScript(nowMS + `
-local f = redis.call('HMGET', KEYS[1], 'started', 'blocked', 'ended')
-local blocked = f[2] and 1 or 0
-if f[3] then return {0, blocked, 1} end
-local claimed = 0
-if not f[1] then
-  -- The claim reserves sequence 0 for the claimer's agent_startup, so no
-  -- other replica's emission can come before it in the session's order.
-  redis.call('HSET', KEYS[1], 'started', '1', 'seq', 1)
-  claimed = 1
-end
-local idle = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], idle + tonumber(ARGV[3]))
-return {claimed, blocked, 0}
-`)
-
-// nextScript: same KEYS and ARGV as beginScript. Returns the sequence
-// number, or -1 for an unknown session. An ended session still counts (its
-// shutdown needs a number) but is not put back into the idle index.
-var nextScript = newScript(nowMS + `
-local f = redis.call('HMGET', KEYS[1], 'started', 'ended')
-if not f[1] then return -1 end
-local n = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-if not f[2] then
-  local idle = tonumber(ARGV[2])
-  redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], idle + tonumber(ARGV[3]))
-end
-return n - 1
-`)
-
-// blockScript: KEYS[1] session hash. Returns 1, or 0 for an unknown session.
-var blockScript = newScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'blocked', '1')
-return 1
-`)
-
-// endScript: KEYS[1] session hash, KEYS[2] idle index; ARGV[1] id,
-// ARGV[2] retention ms. Returns 1 to the one caller that ended the session,
-// 0 if it had already ended, -1 if it is unknown.
-var endScript = newScript(`
-local f = redis.call('HMGET', KEYS[1], 'started', 'ended')
-if not f[1] then return -1 end
-if f[2] then return 0 end
-redis.call('HSET', KEYS[1], 'ended', '1')
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`)
-
-// claimScript: KEYS[1] idle index; ARGV[1] key prefix, ARGV[2] max,
-// ARGV[3] retention ms. Returns the ids this call ended, oldest deadline
-// first. The ZREM guard makes each id's transition happen once even if the
-// index and hashes ever disagree; a hash already gone (forgotten before
-// anyone swept) is dropped from the index without being returned.
-var claimScript = newScript(nowMS + `
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
-local out = {}
-for _, id in ipairs(ids) do
-  if redis.call('ZREM', KEYS[1], id) == 1 then
-    local k = ARGV[1] .. 's:{' .. id .. '}'
-    local f = redis.call('HMGET', k, 'started', 'ended')
-    if f[1] and not f[2] then
-      redis.call('HSET', k, 'ended', '1')
-      redis.call('PEXPIRE', k, ARGV[3])
-      out[#out + 1] = id
-    end
-  end
-end
-return out
-`)
 
 // run executes a writing script once: EVALSHA, then EVAL if the server's
 // script cache lacks it (NOSCRIPT means it did not run, so that is safe).
@@ -260,92 +181,227 @@ func (r *Redis) run(ctx context.Context, s script, keys []string, args ...any) *
 	return cmd
 }
 
-// Begin implements [Store.Begin] in one round-trip.
-func (r *Redis) Begin(ctx context.Context, id string) (bool, Status, error) {
-	if err := ValidateID(id); err != nil {
-		return false, Status{}, err
-	}
-	v, err := r.run(ctx, beginScript, []string{r.sessionKey(id), r.idleKey}, id, r.idleMS, r.retainMS).Int64Slice()
-	if err != nil {
-		return false, Status{}, fmt.Errorf("sessions: redis begin: %w", err)
-	}
-	if len(v) != 3 {
-		return false, Status{}, fmt.Errorf("sessions: redis begin: unexpected reply of %d values", len(v))
-	}
-	return v[0] == 1, Status{Started: true, Blocked: v[1] == 1, Ended: v[2] == 1}, nil
-}
-
-// Next implements [Store.Next] in one round-trip.
-func (r *Redis) Next(ctx context.Context, id string) (int64, error) {
-	if err := ValidateID(id); err != nil {
-		return 0, err
-	}
-	n, err := r.run(ctx, nextScript, []string{r.sessionKey(id), r.idleKey}, id, r.idleMS, r.retainMS).Int64()
-	if err != nil {
-		return 0, fmt.Errorf("sessions: redis next: %w", err)
-	}
-	if n < 0 {
-		return 0, ErrUnknownSession
-	}
-	return n, nil
-}
-
-// Block implements [Store.Block] in one round-trip.
-func (r *Redis) Block(ctx context.Context, id string) error {
-	if err := ValidateID(id); err != nil {
-		return err
-	}
-	n, err := r.run(ctx, blockScript, []string{r.sessionKey(id)}).Int64()
-	if err != nil {
-		return fmt.Errorf("sessions: redis block: %w", err)
-	}
-	if n == 0 {
+// redisErr maps a script's reply code to the package's sentinel errors;
+// it returns nil for a non-negative code.
+func redisErr(code int64) error {
+	switch code {
+	case codeUnknown:
 		return ErrUnknownSession
+	case codeForeign:
+		return ErrForeignSession
+	case codeSealed:
+		return ErrSessionSealed
+	case codeEnded:
+		return ErrSessionEnded
+	case codeNotEnded:
+		return ErrSessionNotEnded
+	case codeTooManyTools:
+		return ErrTooManyToolCalls
+	}
+	if code < 0 {
+		return fmt.Errorf("sessions: redis: unexpected reply code %d", code)
 	}
 	return nil
 }
 
+// runSession runs a session script for k with the common arguments
+// (redis_scripts.go) followed by args.
+func (r *Redis) runSession(ctx context.Context, s script, k Key, args ...any) *redis.Cmd {
+	keys, member := r.sessionKeys(k)
+	return r.run(ctx, s, keys, append([]any{member, r.idleMS, r.retainMS}, args...)...)
+}
+
+// runCode runs a session script replying one integer and maps negative
+// codes to errors.
+func (r *Redis) runCode(ctx context.Context, op string, s script, k Key, args ...any) (int64, error) {
+	if err := ValidateKey(k); err != nil {
+		return 0, err
+	}
+	n, err := r.runSession(ctx, s, k, args...).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("sessions: redis %s: %w", op, err)
+	}
+	if err := redisErr(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// runStatus runs a session script replying a status (code, starting,
+// blocked, ended, sealed, owner key id, agent id) or just a negative code.
+func (r *Redis) runStatus(ctx context.Context, op string, s script, k Key, args ...any) (int64, Status, error) {
+	if err := ValidateKey(k); err != nil {
+		return 0, Status{}, err
+	}
+	v, err := r.runSession(ctx, s, k, args...).Slice()
+	if err != nil {
+		return 0, Status{}, fmt.Errorf("sessions: redis %s: %w", op, err)
+	}
+	if len(v) == 0 {
+		return 0, Status{}, fmt.Errorf("sessions: redis %s: empty reply", op)
+	}
+	code, ok := v[0].(int64)
+	if !ok {
+		return 0, Status{}, fmt.Errorf("sessions: redis %s: unexpected reply", op)
+	}
+	if err := redisErr(code); err != nil {
+		return 0, Status{}, err
+	}
+	st, err := parseStatus(v[1:])
+	if err != nil {
+		return 0, Status{}, fmt.Errorf("sessions: redis %s: %w", op, err)
+	}
+	return code, st, nil
+}
+
+// parseStatus reads the four flags and the owner of a status reply.
+func parseStatus(v []any) (Status, error) {
+	if len(v) != 6 {
+		return Status{}, fmt.Errorf("unexpected reply of %d values", len(v)+1)
+	}
+	var flags [4]bool
+	for i := range flags {
+		n, ok := v[i].(int64)
+		if !ok {
+			return Status{}, errors.New("unexpected reply: flag is not an integer")
+		}
+		flags[i] = n == 1
+	}
+	keyID, ok1 := v[4].(string)
+	agentID, ok2 := v[5].(string)
+	if !ok1 || !ok2 {
+		return Status{}, errors.New("unexpected reply: owner is not a string")
+	}
+	return Status{Started: true, Starting: flags[0], Blocked: flags[1], Ended: flags[2], Sealed: flags[3],
+		Owner: Owner{KeyID: keyID, AgentID: agentID}}, nil
+}
+
+// Begin implements [Store.Begin] in one round-trip.
+func (r *Redis) Begin(ctx context.Context, k Key, owner Owner) (bool, Status, error) {
+	code, st, err := r.runStatus(ctx, "begin", beginScript, k, owner.KeyID, owner.AgentID, k.Tenant, k.ID)
+	return code == 1, st, err
+}
+
+// Admit implements [Store.Admit] in one round-trip.
+func (r *Redis) Admit(ctx context.Context, k Key) error {
+	_, err := r.runCode(ctx, "admit", admitScript, k)
+	return err
+}
+
+// Block implements [Store.Block] in one round-trip.
+func (r *Redis) Block(ctx context.Context, k Key) error {
+	_, err := r.runCode(ctx, "block", blockScript, k)
+	return err
+}
+
+// Next implements [Store.Next] in one round-trip.
+func (r *Redis) Next(ctx context.Context, k Key) (int64, error) {
+	return r.runCode(ctx, "next", nextScript, k)
+}
+
+// Acquire implements [Store.Acquire] in one round-trip; the lease runs on
+// the Redis server's clock.
+func (r *Redis) Acquire(ctx context.Context, k Key, callID string, lease time.Duration) error {
+	if err := checkLease(callID, lease); err != nil {
+		return err
+	}
+	_, err := r.runCode(ctx, "acquire", acquireScript, k, callID, ceilMS(lease))
+	return err
+}
+
+// Release implements [Store.Release] in one round-trip. Releasing a call
+// of an unknown (or forgotten) session is not an error either.
+func (r *Redis) Release(ctx context.Context, k Key, callID string) error {
+	if err := validateCallID(callID); err != nil {
+		return err
+	}
+	_, err := r.runCode(ctx, "release", releaseScript, k, callID)
+	return err
+}
+
+// InFlight implements [Store.InFlight] in one round-trip; an unknown
+// session has none.
+func (r *Redis) InFlight(ctx context.Context, k Key) (int, error) {
+	n, err := r.runCode(ctx, "in flight", inFlightScript, k)
+	return int(n), err
+}
+
 // End implements [Store.End] in one round-trip.
-func (r *Redis) End(ctx context.Context, id string) (bool, error) {
-	if err := ValidateID(id); err != nil {
+func (r *Redis) End(ctx context.Context, k Key, owner Owner) (bool, Status, error) {
+	code, st, err := r.runStatus(ctx, "end", endScript, k, owner.KeyID)
+	return code == 1, st, err
+}
+
+// Seal implements [Store.Seal] in one round-trip.
+func (r *Redis) Seal(ctx context.Context, k Key) (int64, error) {
+	return r.runCode(ctx, "seal", sealScript, k)
+}
+
+// OpenToolCall implements [Store.OpenToolCall] in one round-trip. It works
+// until the session is sealed (like Next: an emission in flight at End may
+// still open one).
+func (r *Redis) OpenToolCall(ctx context.Context, k Key, toolCallID string) error {
+	if err := validateCallID(toolCallID); err != nil {
+		return err
+	}
+	_, err := r.runCode(ctx, "open tool call", openToolScript, k, toolCallID, MaxOpenToolCalls)
+	return err
+}
+
+// CloseToolCall implements [Store.CloseToolCall] in one round-trip.
+func (r *Redis) CloseToolCall(ctx context.Context, k Key, toolCallID string) (bool, error) {
+	if err := validateCallID(toolCallID); err != nil {
 		return false, err
 	}
-	n, err := r.run(ctx, endScript, []string{r.sessionKey(id), r.idleKey}, id, r.retainMS).Int64()
-	if err != nil {
-		return false, fmt.Errorf("sessions: redis end: %w", err)
-	}
-	if n < 0 {
-		return false, ErrUnknownSession
-	}
-	return n == 1, nil
+	n, err := r.runCode(ctx, "close tool call", closeToolScript, k, toolCallID)
+	return n == 1, err
 }
 
 // ClaimExpired implements [Store.ClaimExpired] in one round-trip.
-func (r *Redis) ClaimExpired(ctx context.Context, max int) ([]string, error) {
+func (r *Redis) ClaimExpired(ctx context.Context, max int) ([]Expired, error) {
 	if max <= 0 {
 		return nil, nil
 	}
-	ids, err := r.run(ctx, claimScript, []string{r.idleKey}, r.prefix, max, r.retainMS).StringSlice()
+	v, err := r.run(ctx, claimScript, []string{r.idleKey}, r.prefix, max, r.retainMS).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("sessions: redis claim expired: %w", err)
 	}
-	return ids, nil
+	if len(v)%5 != 0 {
+		return nil, fmt.Errorf("sessions: redis claim expired: unexpected reply of %d values", len(v))
+	}
+	out := make([]Expired, 0, len(v)/5)
+	for i := 0; i < len(v); i += 5 {
+		tenant, ok1 := v[i].(string)
+		id, ok2 := v[i+1].(string)
+		keyID, ok3 := v[i+2].(string)
+		agentID, ok4 := v[i+3].(string)
+		blocked, ok5 := v[i+4].(int64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+			return nil, errors.New("sessions: redis claim expired: unexpected reply types")
+		}
+		out = append(out, Expired{Key: Key{Tenant: tenant, ID: id}, Owner: Owner{KeyID: keyID, AgentID: agentID}, Blocked: blocked == 1})
+	}
+	return out, nil
 }
 
 // Status implements [Store.Status] with one HMGET (read-only, so safe for
 // the client to retry).
-func (r *Redis) Status(ctx context.Context, id string) (Status, bool, error) {
-	if err := ValidateID(id); err != nil {
+func (r *Redis) Status(ctx context.Context, k Key) (Status, bool, error) {
+	if err := ValidateKey(k); err != nil {
 		return Status{}, false, err
 	}
-	v, err := r.client.HMGet(ctx, r.sessionKey(id), "started", "blocked", "ended").Result()
+	keys, _ := r.sessionKeys(k)
+	v, err := r.client.HMGet(ctx, keys[0], "started", "starting", "blocked", "ended", "sealed", "owner", "agent").Result()
 	if err != nil {
 		return Status{}, false, fmt.Errorf("sessions: redis status: %w", err)
 	}
-	if len(v) != 3 || v[0] == nil {
+	if len(v) != 7 || v[0] == nil {
 		return Status{}, false, nil
 	}
-	return Status{Started: true, Blocked: v[1] != nil, Ended: v[2] != nil}, true, nil
+	keyID, _ := v[5].(string)
+	agentID, _ := v[6].(string)
+	return Status{Started: true, Starting: v[1] != nil, Blocked: v[2] != nil, Ended: v[3] != nil, Sealed: v[4] != nil,
+		Owner: Owner{KeyID: keyID, AgentID: agentID}}, true, nil
 }
 
 // Ping implements [Store.Ping].

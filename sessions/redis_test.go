@@ -55,18 +55,25 @@ func TestRedisFailsClosedAndRecovers(t *testing.T) {
 	srv := redistest.StartServer(t)
 	r := newRedis(t, sessions.RedisOptions{URL: srv.URL()})
 	ctx := context.Background()
-	if _, _, err := r.Begin(ctx, "s"); err != nil {
+	if _, _, err := r.Begin(ctx, key("s"), owner); err != nil {
 		t.Fatal(err)
 	}
 
 	srv.Kill()
 	calls := map[string]func() error{
-		"Begin":        func() error { _, _, err := r.Begin(ctx, "s"); return err },
-		"Next":         func() error { _, err := r.Next(ctx, "s"); return err },
-		"Block":        func() error { return r.Block(ctx, "s") },
-		"End":          func() error { _, err := r.End(ctx, "s"); return err },
+		"Begin":        func() error { _, _, err := r.Begin(ctx, key("s"), owner); return err },
+		"Next":         func() error { _, err := r.Next(ctx, key("s")); return err },
+		"Block":        func() error { return r.Block(ctx, key("s")) },
+		"End":          func() error { _, _, err := r.End(ctx, key("s"), owner); return err },
+		"Admit":        func() error { return r.Admit(ctx, key("s")) },
+		"Acquire":      func() error { return r.Acquire(ctx, key("s"), "c", time.Minute) },
+		"Release":      func() error { return r.Release(ctx, key("s"), "c") },
+		"InFlight":     func() error { _, err := r.InFlight(ctx, key("s")); return err },
+		"Seal":         func() error { _, err := r.Seal(ctx, key("s")); return err },
+		"OpenTool":     func() error { return r.OpenToolCall(ctx, key("s"), "t") },
+		"CloseTool":    func() error { _, err := r.CloseToolCall(ctx, key("s"), "t"); return err },
 		"ClaimExpired": func() error { _, err := r.ClaimExpired(ctx, 10); return err },
-		"Status":       func() error { _, _, err := r.Status(ctx, "s"); return err },
+		"Status":       func() error { _, _, err := r.Status(ctx, key("s")); return err },
 		"Ping":         func() error { return r.Ping(ctx) },
 	}
 	for name, call := range calls {
@@ -90,10 +97,10 @@ func TestRedisFailsClosedAndRecovers(t *testing.T) {
 	}
 	// The restarted server is empty (no persistence): the session is claimed
 	// afresh, and the scripts are reloaded after the NOSCRIPT fallback.
-	if claimed, _, err := r.Begin(ctx, "s"); err != nil || !claimed {
+	if claimed, _, err := r.Begin(ctx, key("s"), owner); err != nil || !claimed {
 		t.Fatalf("Begin after restart = %v, %v; want claimed", claimed, err)
 	}
-	if n, err := r.Next(ctx, "s"); err != nil || n != 1 {
+	if n, err := r.Next(ctx, key("s")); err != nil || n != 1 {
 		t.Fatalf("Next after restart = %d, %v; want 1 (0 is the claim's)", n, err)
 	}
 }
@@ -117,18 +124,18 @@ func TestRedisWritesRunOnce(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = client.Close() })
 	r := newRedis(t, sessions.RedisOptions{Client: client})
-	if _, _, err := r.Begin(ctx, "s"); err != nil {
+	if _, _, err := r.Begin(ctx, key("s"), owner); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := r.Next(ctx, "s"); err != nil || n != 1 {
+	if n, err := r.Next(ctx, key("s")); err != nil || n != 1 {
 		t.Fatalf("Next = %d, %v", n, err)
 	}
 
 	proxy.delayOnce.Store(int64(1500 * time.Millisecond))
-	if n, err := r.Next(ctx, "s"); err == nil {
+	if n, err := r.Next(ctx, key("s")); err == nil {
 		t.Fatalf("Next with its reply delayed past the read timeout = %d; want a timeout, not a retry", n)
 	}
-	if n, err := r.Next(ctx, "s"); err != nil || n != 3 {
+	if n, err := r.Next(ctx, key("s")); err != nil || n != 3 {
 		t.Fatalf("Next after the timeout = %d, %v; want 3 (the timed-out call ran exactly once)", n, err)
 	}
 }
@@ -185,9 +192,10 @@ func startDelayProxy(t *testing.T, upstream string) *delayProxy {
 	return p
 }
 
-// TestRedisKeysExpire checks the keys' lifetimes: a live session's hash
-// outlives its idle deadline by the retention, an ended one is kept for the
-// retention only and leaves the idle index.
+// TestRedisKeysExpire checks the keys' lifetimes: a live session's keys
+// outlive its idle deadline by the retention (or its lease's end by the
+// retention, if later), an ended one's are kept for the retention only and
+// it leaves the idle index.
 func TestRedisKeysExpire(t *testing.T) {
 	url, _ := redistest.Start(t)
 	ctx := context.Background()
@@ -196,13 +204,21 @@ func TestRedisKeysExpire(t *testing.T) {
 	r := newRedis(t, sessions.RedisOptions{URL: url, KeyPrefix: "p:", Options: sessions.Options{
 		IdleTimeout: 10 * time.Minute, Retention: time.Hour,
 	}})
-	if _, _, err := r.Begin(ctx, "s"); err != nil {
+	k := key("s") // tenant "tenant-1": tag "8:tenant-1s"
+	const hash, calls, tools, member = "p:s:{8:tenant-1s}", "p:s:{8:tenant-1s}:calls", "p:s:{8:tenant-1s}:tools", "8:tenant-1s"
+	ttlBetween := func(what string, keys []string, lo, hi time.Duration) {
+		t.Helper()
+		for _, key := range keys {
+			if ttl := raw.PTTL(ctx, key).Val(); ttl <= lo || ttl > hi {
+				t.Errorf("%s: TTL of %s = %v; want in (%v, %v]", what, key, ttl, lo, hi)
+			}
+		}
+	}
+	if _, _, err := r.Begin(ctx, k, owner); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := raw.PTTL(ctx, "p:s:{s}").Val(); ttl <= time.Hour+9*time.Minute || ttl > time.Hour+10*time.Minute {
-		t.Errorf("live session TTL = %v; want idle+retention (1h10m)", ttl)
-	}
-	score, err := raw.ZScore(ctx, "p:idle", "s").Result()
+	ttlBetween("live session", []string{hash}, time.Hour+9*time.Minute, time.Hour+10*time.Minute)
+	score, err := raw.ZScore(ctx, "p:idle", member).Result()
 	if err != nil {
 		t.Fatalf("idle index entry: %v", err)
 	}
@@ -213,13 +229,27 @@ func TestRedisKeysExpire(t *testing.T) {
 	if d := time.UnixMilli(int64(score)).Sub(server); d < 9*time.Minute || d > 10*time.Minute {
 		t.Errorf("idle deadline is %v after the server's clock; want 10m", d)
 	}
-	if _, err := r.End(ctx, "s"); err != nil {
+
+	// A lease longer than the idle timeout keeps every key of the session
+	// until its end plus the retention; a tool-call set created later
+	// takes the same TTL.
+	if err := r.Acquire(ctx, k, "call-1", 2*time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := raw.PTTL(ctx, "p:s:{s}").Val(); ttl <= 59*time.Minute || ttl > time.Hour {
-		t.Errorf("ended session TTL = %v; want retention (1h)", ttl)
+	if err := r.OpenToolCall(ctx, k, "tool-1"); err != nil {
+		t.Fatal(err)
 	}
-	if err := raw.ZScore(ctx, "p:idle", "s").Err(); !errors.Is(err, redis.Nil) {
+	ttlBetween("leased session", []string{hash, calls, tools}, 3*time.Hour-time.Minute, 3*time.Hour)
+	if _, err := r.Next(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	ttlBetween("activity never shortens", []string{hash, calls, tools}, 3*time.Hour-time.Minute, 3*time.Hour)
+
+	if _, _, err := r.End(ctx, k, owner); err != nil {
+		t.Fatal(err)
+	}
+	ttlBetween("ended session", []string{hash, calls, tools}, 59*time.Minute, time.Hour)
+	if err := raw.ZScore(ctx, "p:idle", member).Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("ended session still in the idle index (%v)", err)
 	}
 	keys, err := raw.Keys(ctx, "*").Result()
@@ -233,6 +263,80 @@ func TestRedisKeysExpire(t *testing.T) {
 	}
 }
 
+// hashTag is the part of a key Redis Cluster hashes: the text between the
+// first '{' and the first '}' after it, when non-empty; else the whole key.
+func hashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
+}
+
+// TestRedisHashTags checks, on the keys Redis holds, that every key of one
+// session shares one hash tag (one Cluster slot) and that sessions whose
+// tenant and id are built to confuse a naive encoding (braces, separators,
+// the escape byte, a tenant/id split moved by one byte) get distinct tags.
+func TestRedisHashTags(t *testing.T) {
+	url, _ := redistest.Start(t)
+	ctx := context.Background()
+	raw := redis.NewClient(&redis.Options{Addr: strings.TrimPrefix(url, "redis://")})
+	t.Cleanup(func() { _ = raw.Close() })
+	r := newRedis(t, sessions.RedisOptions{URL: url, KeyPrefix: "p:"})
+	tricky := []sessions.Key{
+		{Tenant: "", ID: "a}b"},
+		{Tenant: "a", ID: "}b"},
+		{Tenant: "a}", ID: "b"},
+		{Tenant: "{", ID: "}"},
+		{Tenant: "", ID: "{}"},
+		{Tenant: "1:a", ID: "b"},
+		{Tenant: "1", ID: ":ab"},
+		{Tenant: "%7D", ID: "x"},
+		{Tenant: "}", ID: "x"},
+		{Tenant: "a/b", ID: "c"},
+		{Tenant: "a", ID: "b/c"},
+		{Tenant: "a:b", ID: "c"},
+		{Tenant: "a", ID: "b:c"},
+	}
+	for _, k := range tricky {
+		if claimed, _, err := r.Begin(ctx, k, owner); err != nil || !claimed {
+			t.Fatalf("Begin(%+v) = %v, %v; want a fresh claim (no collision)", k, claimed, err)
+		}
+		if err := r.Acquire(ctx, k, "call", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.OpenToolCall(ctx, k, "tool"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys, err := raw.Keys(ctx, "p:s:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTag := map[string][]string{}
+	for _, key := range keys {
+		byTag[hashTag(key)] = append(byTag[hashTag(key)], key)
+	}
+	if len(byTag) != len(tricky) {
+		t.Fatalf("%d distinct hash tags for %d sessions: %q", len(byTag), len(tricky), byTag)
+	}
+	for tag, ks := range byTag {
+		if len(ks) != 3 {
+			t.Errorf("tag %q holds keys %q; want a session's hash, calls and tools", tag, ks)
+		}
+	}
+	members, err := raw.ZRange(ctx, "p:idle", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if _, ok := byTag[m]; !ok {
+			t.Errorf("idle index member %q is not a session's hash tag", m)
+		}
+	}
+}
+
 // TestRedisForgottenSession checks that a session whose hash expired is
 // unknown again and is claimed afresh by the next Begin.
 func TestRedisForgottenSession(t *testing.T) {
@@ -241,11 +345,11 @@ func TestRedisForgottenSession(t *testing.T) {
 	r := newRedis(t, sessions.RedisOptions{URL: url, Options: sessions.Options{
 		IdleTimeout: 20 * time.Millisecond, Retention: 20 * time.Millisecond,
 	}})
-	if _, _, err := r.Begin(ctx, "s"); err != nil {
+	if _, _, err := r.Begin(ctx, key("s"), owner); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(80 * time.Millisecond)
-	if _, ok, err := r.Status(ctx, "s"); err != nil || ok {
+	if _, ok, err := r.Status(ctx, key("s")); err != nil || ok {
 		t.Fatalf("Status after idle+retention = %v, %v; want forgotten", ok, err)
 	}
 	// Its stale idle-index entry is dropped without being handed out: there
@@ -253,7 +357,40 @@ func TestRedisForgottenSession(t *testing.T) {
 	if got, err := r.ClaimExpired(ctx, 10); err != nil || len(got) != 0 {
 		t.Fatalf("ClaimExpired = %v, %v; want nothing", got, err)
 	}
-	if claimed, st, err := r.Begin(ctx, "s"); err != nil || !claimed || st.Ended {
+	if claimed, st, err := r.Begin(ctx, key("s"), owner); err != nil || !claimed || st.Ended {
 		t.Fatalf("Begin after forgetting = %v, %+v, %v; want a fresh claim", claimed, st, err)
+	}
+}
+
+// TestRedisLeasedSessionRescheduled checks a sweep that finds a session
+// past its idle deadline but leased moves its idle-index entry to the
+// lease's end, so later sweeps do not look at it again until then.
+func TestRedisLeasedSessionRescheduled(t *testing.T) {
+	url, _ := redistest.Start(t)
+	ctx := context.Background()
+	raw := redis.NewClient(&redis.Options{Addr: strings.TrimPrefix(url, "redis://")})
+	t.Cleanup(func() { _ = raw.Close() })
+	r := newRedis(t, sessions.RedisOptions{URL: url, KeyPrefix: "p:", Options: sessions.Options{IdleTimeout: 10 * time.Millisecond}})
+	k := key("s")
+	if _, _, err := r.Begin(ctx, k, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Acquire(ctx, k, "call", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got, err := r.ClaimExpired(ctx, 10); err != nil || len(got) != 0 {
+		t.Fatalf("ClaimExpired = %+v, %v; want nothing", got, err)
+	}
+	score, err := raw.ZScore(ctx, "p:idle", "8:tenant-1s").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := raw.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.UnixMilli(int64(score)).Sub(server); d < 59*time.Minute || d > time.Hour {
+		t.Errorf("leased session rescheduled %v after the server's clock; want at its lease's end (1h)", d)
 	}
 }

@@ -63,7 +63,9 @@ type Status struct {
 	Started bool
 	// Starting is true from the claim until the claimer reports the
 	// agent_startup verdict (Admit or Block): other requests of the session
-	// wait for it (spec §3.1(1)).
+	// wait for it (spec §3.1(1)). Ending a session does not clear it, so
+	// waiters stop on Ended too (a claimer that died before its verdict
+	// leaves the session Starting until it expires).
 	Starting bool
 	// Blocked is true once the session's agent_startup was denied: later
 	// requests in the session are refused, and its shutdown has reason
@@ -109,6 +111,7 @@ type Store interface {
 	Begin(ctx context.Context, k Key, owner Owner) (claimed bool, st Status, err error)
 
 	// Admit ends the Starting state after an agent_startup that proceeded.
+	// Admitting an unknown session returns ErrUnknownSession.
 	Admit(ctx context.Context, k Key) error
 
 	// Block marks the session blocked (its agent_startup was denied) and
@@ -127,16 +130,23 @@ type Store interface {
 	// Acquire registers a model call in flight in the session under callID
 	// for at most lease (a replica that dies mid-call holds the session no
 	// longer than that). While a session holds an unexpired lease it does
-	// not expire idle. Acquire on an ended session returns
-	// ErrSessionEnded; on an unknown one ErrUnknownSession.
+	// not expire idle (nor is it forgotten before the lease ends).
+	// Acquire counts as activity and pushes the idle deadline. Acquiring
+	// a callID already held renews its lease. Acquire on an ended session
+	// returns ErrSessionEnded; on an unknown one ErrUnknownSession. callID
+	// follows the tool-call id rule (ErrInvalidToolCallID); lease must be
+	// positive (ErrInvalidLease).
 	Acquire(ctx context.Context, k Key, callID string, lease time.Duration) error
 
-	// Release removes callID's lease and pushes the idle deadline (the
-	// session's idle time starts when its last call ends). Releasing an
-	// unknown lease is not an error.
+	// Release removes callID's lease and, while the session is live,
+	// pushes the idle deadline (the session's idle time starts when its
+	// last call ends). Releasing an unknown lease, or a call of an unknown
+	// session, is not an error.
 	Release(ctx context.Context, k Key, callID string) error
 
-	// InFlight reports the session's unexpired leases.
+	// InFlight reports the session's unexpired leases (0 for an unknown
+	// session). It keeps counting after End, so the caller that won End
+	// can wait for the calls in flight.
 	InFlight(ctx context.Context, k Key) (int, error)
 
 	// End marks the session ended; won is true for exactly one caller
@@ -156,14 +166,23 @@ type Store interface {
 	// ClaimExpired claims up to max sessions idle longer than the idle
 	// timeout and holding no unexpired lease, marking each ended; each is
 	// returned to exactly one caller across replicas (that caller seals it
-	// and emits its agent_shutdown). It returns nothing when max <= 0.
+	// and emits its agent_shutdown), oldest deadline first. A session past
+	// its deadline that still holds a lease is not claimed: its deadline
+	// moves to its latest lease's end, so sweeps skip it until then. It
+	// returns nothing when max <= 0.
 	ClaimExpired(ctx context.Context, max int) ([]Expired, error)
 
 	// OpenToolCall records that a pre_tool_call for toolCallID proceeded in
 	// the session; CloseToolCall consumes it for the matching
 	// post_tool_call and reports false when there was none (never opened,
 	// denied, or already closed), so each pre pairs with one post (spec
-	// §3.1(5)).
+	// §3.1(5)): across replicas exactly one CloseToolCall per opened id
+	// reports true. Opening an open id again is a no-op. Both return
+	// ErrUnknownSession for an unknown session and wrap
+	// ErrInvalidToolCallID for a bad id; OpenToolCall returns
+	// ErrSessionSealed once the session is sealed (like Next, it works
+	// after End for emissions in flight) and ErrTooManyToolCalls beyond
+	// MaxOpenToolCalls. Open tool calls are forgotten with the session.
 	OpenToolCall(ctx context.Context, k Key, toolCallID string) error
 	CloseToolCall(ctx context.Context, k Key, toolCallID string) (bool, error)
 
@@ -195,6 +214,53 @@ var ErrSessionNotEnded = errors.New("sessions: session not ended")
 
 // MaxToolCallIDLen bounds tool-call ids kept for pairing, in bytes.
 const MaxToolCallIDLen = 256
+
+// MaxOpenToolCalls bounds the tool calls one session may hold open at once,
+// so a client cannot grow a session's state without limit; OpenToolCall
+// beyond it returns ErrTooManyToolCalls.
+const MaxOpenToolCalls = 1024
+
+// ErrInvalidToolCallID is returned (wrapped, with the offending detail) by
+// OpenToolCall and CloseToolCall for a tool-call id that is empty, longer
+// than MaxToolCallIDLen bytes, or holds a byte outside 0x21–0x7E. The same
+// rule bounds the call ids of Acquire and Release.
+var ErrInvalidToolCallID = errors.New("sessions: invalid tool-call id: want 1-256 printable ASCII characters (0x21-0x7E), no spaces")
+
+// ErrTooManyToolCalls is returned by OpenToolCall when the session already
+// holds MaxOpenToolCalls open tool calls.
+var ErrTooManyToolCalls = errors.New("sessions: too many open tool calls in the session")
+
+// ErrInvalidLease is returned (wrapped) by Acquire for a lease that is not
+// positive.
+var ErrInvalidLease = errors.New("sessions: invalid call lease")
+
+// validateCallID checks a tool-call or model-call id; the error wraps
+// ErrInvalidToolCallID and never echoes the id.
+func validateCallID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidToolCallID)
+	}
+	if len(id) > MaxToolCallIDLen {
+		return fmt.Errorf("%w: %d bytes", ErrInvalidToolCallID, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x21 || c > 0x7e {
+			return fmt.Errorf("%w: byte 0x%02x at offset %d", ErrInvalidToolCallID, c, i)
+		}
+	}
+	return nil
+}
+
+// checkLease validates Acquire's arguments after the key.
+func checkLease(callID string, lease time.Duration) error {
+	if err := validateCallID(callID); err != nil {
+		return err
+	}
+	if lease <= 0 {
+		return fmt.Errorf("%w: %v is not positive", ErrInvalidLease, lease)
+	}
+	return nil
+}
 
 // ErrUnknownSession is returned for a session id the store does not know:
 // never begun, or forgotten after its retention.
@@ -251,7 +317,8 @@ const (
 
 // Options configures a store's timing.
 type Options struct {
-	// IdleTimeout is how long a session may go without Begin or Next before
+	// IdleTimeout is how long a session may go without activity (Begin,
+	// Next, Acquire, Release) and without a call in flight before
 	// ClaimExpired ends it. Zero or negative means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// Retention is how long an ended session's id stays retired: requests

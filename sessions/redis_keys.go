@@ -1,0 +1,44 @@
+package sessions
+
+import (
+	"strconv"
+	"strings"
+)
+
+// tagEscaper percent-encodes the bytes that would end or confuse a Redis
+// Cluster hash tag ('{', '}') and the escape byte itself, so the encoding
+// is reversible and never contains a brace.
+var tagEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")
+
+// sessionTag is the text inside the hash tag of every key of session k,
+// and k's member in the idle index: the escaped tenant's length, ':', the
+// escaped tenant, then the escaped id. The length prefix makes the split
+// between tenant and id unambiguous and the escaping is injective, so two
+// different keys never share a tag; no brace appears in it, so Redis hashes
+// exactly this text.
+func sessionTag(k Key) string {
+	t := tagEscaper.Replace(k.Tenant)
+	return strconv.Itoa(len(t)) + ":" + t + tagEscaper.Replace(k.ID)
+}
+
+// sessionKeyBase is the key of session k's state hash given its tag; its
+// other keys append a suffix after the closing brace, so they share the
+// hash tag and the Redis Cluster slot. The claim script (ClaimExpired)
+// rebuilds these names from idle-index members the same way.
+func (r *Redis) sessionKeyBase(tag string) string {
+	return r.prefix + "s:{" + tag + "}"
+}
+
+// Suffixes of a session's keys after its base (the state hash).
+const (
+	callsSuffix = ":calls" // sorted set: call id scored by its lease end (ms)
+	toolsSuffix = ":tools" // set: open tool-call ids
+)
+
+// sessionKeys returns the keys a session script takes, in the order the
+// scripts expect (KEYS[1..4]), and k's idle-index member (ARGV[1]).
+func (r *Redis) sessionKeys(k Key) (keys []string, member string) {
+	tag := sessionTag(k)
+	base := r.sessionKeyBase(tag)
+	return []string{base, base + callsSuffix, base + toolsSuffix, r.idleKey}, tag
+}
