@@ -103,6 +103,7 @@ const (
 	DefaultSweepInterval    = 30 * time.Second
 	DefaultRetention        = 24 * time.Hour
 	DefaultEndWait          = 30 * time.Second
+	DefaultStartupWait      = 30 * time.Second
 	DefaultCallLease        = 15 * time.Minute
 	DefaultBufferLimit      = 8 << 20
 	DefaultMaxRequestBytes  = 10 << 20
@@ -245,6 +246,9 @@ type Sessions struct {
 	// in flight before sealing it (its agent_shutdown takes the last
 	// sequence number).
 	EndWait time.Duration
+	// StartupWait bounds how long a request of a managed session waits for
+	// the agent_startup verdict another request (or replica) is getting.
+	StartupWait time.Duration
 	// CallLease is the longest a model call holds its session open (keeps
 	// it from idle expiry); a replica that dies mid-call holds the session
 	// no longer than that.

@@ -47,6 +47,7 @@ func newConfig(source string) *Config {
 			SweepInterval: DefaultSweepInterval,
 			Retention:     DefaultRetention,
 			EndWait:       DefaultEndWait,
+			StartupWait:   DefaultStartupWait,
 			CallLease:     DefaultCallLease,
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
@@ -127,6 +128,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"sweep_interval": func(f string, v *yaml.Node) { s.SweepInterval = d.duration(v, f, s.SweepInterval) },
 				"retention":      func(f string, v *yaml.Node) { s.Retention = d.duration(v, f, s.Retention) },
 				"end_wait":       func(f string, v *yaml.Node) { s.EndWait = d.duration(v, f, s.EndWait) },
+				"startup_wait":   func(f string, v *yaml.Node) { s.StartupWait = d.duration(v, f, s.StartupWait) },
 				"call_lease":     func(f string, v *yaml.Node) { s.CallLease = d.duration(v, f, s.CallLease) },
 			})
 		},

@@ -370,6 +370,9 @@ func (v *validator) sessions() {
 	if s.EndWait <= 0 {
 		v.problem("sessions.end_wait", "must be positive (got %s)", s.EndWait)
 	}
+	if s.StartupWait <= 0 {
+		v.problem("sessions.startup_wait", "must be positive (got %s)", s.StartupWait)
+	}
 	if s.CallLease <= 0 {
 		v.problem("sessions.call_lease", "must be positive (got %s)", s.CallLease)
 	}

@@ -100,6 +100,9 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		StreamBufferLimit: cfg.Streaming.BufferLimit,
 		KeepAlive:         cfg.Streaming.KeepAlive,
 		SweepInterval:     cfg.Sessions.SweepInterval,
+		EndWait:           cfg.Sessions.EndWait,
+		CallLease:         cfg.Sessions.CallLease,
+		StartupWait:       cfg.Sessions.StartupWait,
 		Logger:            logger,
 		Metrics:           m,
 		AdminToken:        cfg.Auth.AdminToken,
@@ -285,7 +288,7 @@ func sinkLogger(logger *slog.Logger, i int) *slog.Logger {
 }
 
 func buildStore(ctx context.Context, sc config.Sessions) (sessions.Store, error) {
-	opts := sessions.Options{IdleTimeout: sc.IdleTimeout}
+	opts := sessions.Options{IdleTimeout: sc.IdleTimeout, Retention: sc.Retention}
 	switch sc.Store {
 	case "", "memory":
 		return sessions.NewMemory(opts), nil

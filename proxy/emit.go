@@ -9,7 +9,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
-	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 

@@ -92,7 +92,7 @@ func agentMismatch(id string, point enforcement.Point) *apiError {
 func (s *Server) awaitStartup(ctx context.Context, k sessions.Key, st sessions.Status) (sessions.Status, error) {
 	deadline := time.Now().Add(s.opts.StartupWait)
 	delay := 2 * time.Millisecond
-	for st.Starting {
+	for st.Starting && !st.Ended {
 		if !time.Now().Before(deadline) {
 			return st, errStartupPending
 		}
@@ -176,11 +176,17 @@ func (q sealSequence) Next(ctx context.Context) (int64, error) { return q.store.
 
 // shutdownManaged closes a managed session this replica ended: it waits for
 // the calls in flight, seals the session and emits its agent_shutdown with
-// the session's own agent and tenant. It returns the shutdown's record (nil
+// the session's own agent and tenant, and with reason error whatever the
+// caller asked when the session's startup was denied. It returns the shutdown's record (nil
 // when none could be made).
 func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sessions.Owner, reason string) *enforcement.Record {
 	ctx = context.WithoutCancel(ctx) // the shutdown closes the trail even when the client went away
 	s.awaitCalls(ctx, k)
+	// A session that ended while its agent_startup was being judged learns
+	// only now whether that startup was denied (spec §6.1a: then error).
+	if st, exists, err := s.opts.Store.Status(ctx, k); err == nil && exists && st.Blocked {
+		reason = enforcement.ShutdownError
+	}
 	pol := s.Policy()
 	p := Principal{KeyID: owner.KeyID, AgentID: owner.AgentID, Tenant: k.Tenant}
 	t := &turn{s: s, pol: pol, em: pol.EmitterFor(routeRequest(p, owner.AgentID, "")), managed: true, key: k,

@@ -51,11 +51,11 @@ type flakyStore struct {
 	failID string
 }
 
-func (s *flakyStore) Begin(ctx context.Context, id string) (bool, sessions.Status, error) {
-	if id == s.failID {
+func (s *flakyStore) Begin(ctx context.Context, k sessions.Key, o sessions.Owner) (bool, sessions.Status, error) {
+	if k.ID == s.failID {
 		return false, sessions.Status{}, errors.New("redis: connection refused")
 	}
-	return s.Memory.Begin(ctx, id)
+	return s.Memory.Begin(ctx, k, o)
 }
 
 // metricsUpstream answers by keyword in the request: boom → HTTP 500;

@@ -34,6 +34,10 @@ type verdictService struct {
 	startupDelay time.Duration
 	mu           sync.Mutex
 	ctxs         []map[string]any
+	// judged maps a trail session id to when its agent_startup verdict
+	// was answered; arrived holds when each context came in.
+	judged  map[string]time.Time
+	arrived []time.Time
 }
 
 func (v *verdictService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -44,10 +48,21 @@ func (v *verdictService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	v.mu.Lock()
 	v.ctxs = append(v.ctxs, c)
+	v.arrived = append(v.arrived, time.Now())
 	v.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	session, _ := c["session"].(map[string]any)
 	id, _ := session["id"].(string)
+	if c["interception_point"] == "agent_startup" {
+		defer func() {
+			v.mu.Lock()
+			if v.judged == nil {
+				v.judged = map[string]time.Time{}
+			}
+			v.judged[id] = time.Now()
+			v.mu.Unlock()
+		}()
+	}
 	if call, _ := c["tool_call"].(map[string]any); c["interception_point"] == "pre_tool_call" && call["name"] == "forbidden" {
 		fmt.Fprint(w, `{"decision":"deny","reason":"policy:tool_forbidden"}`)
 		return
@@ -60,6 +75,20 @@ func (v *verdictService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	fmt.Fprint(w, `{"decision":"allow"}`)
+}
+
+// beforeStartup counts the contexts of session other than agent_startup
+// that arrived before its startup verdict was answered.
+func (v *verdictService) beforeStartup(session string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n := 0
+	for i, c := range v.ctxs {
+		if s, _ := c["session"].(map[string]any); s["id"] == session && c["interception_point"] != "agent_startup" && v.arrived[i].Before(v.judged[session]) {
+			n++
+		}
+	}
+	return n
 }
 
 // seen returns the contexts of session (its trail id) in arrival order.
@@ -85,7 +114,7 @@ type fleet struct {
 }
 
 // startFleet starts replicas gateways with three client keys, the verdict
-// service, a budget of three model calls per agent per hour and the
+// service, a budget of eight model calls per agent per hour and the
 // sessions block sessionsYAML (indented under "sessions:").
 func startFleet(t *testing.T, replicas int, sessionsYAML string) *fleet {
 	t.Helper()
@@ -112,11 +141,11 @@ auth:
 enforcement:
   interceptor_timeout: 5s
 interceptors:
-  - {name: verdicts, type: http, url: %q, timeout: 5s}
+  - {name: verdicts, type: http, url: %q, timeout: 4s}
   - name: calls
     type: budget
     points: [pre_model_call]
-    limits: [{scope: agent, window: 1h, requests: 3}]
+    limits: [{scope: agent, window: 1h, requests: 8}]
     reason: policy:budget_exhausted
 `, rs.URL(), sessionsYAML, vs.URL)
 	cfg, err := config.Parse("fleet.yaml", []byte(src))
@@ -265,7 +294,7 @@ func TestSessionsBelongToTheirKey(t *testing.T) {
 		if c.status != 404 {
 			t.Errorf("replica %d: other key's emit: %d %s", i, c.status, c.body)
 		}
-		if c := f.emit(t, i, acmeOps, ctxOf("agent_startup", "acme-ops", "s1", map[string]any{"tools_registered": []any{}})); c.status != 404 {
+		if c := f.emit(t, i, acmeOps, ctxOf("agent_startup", "acme-ops", "s1", map[string]any{"agent_init": map[string]any{"tools_registered": []any{}}})); c.status != 404 {
 			t.Errorf("replica %d: other key's startup claim: %d %s", i, c.status, c.body)
 		}
 	}
@@ -322,10 +351,10 @@ func TestAssertedIdentitiesAreRefused(t *testing.T) {
 			return f.chat(t, 0, globexKey, "", "hi", map[string]string{HeaderAgent: "acme-bot"})
 		}},
 		{"emit agent.id", func() call {
-			return f.emit(t, 0, globexKey, ctxOf("agent_startup", "acme-bot", "g1", map[string]any{"tools_registered": []any{}}))
+			return f.emit(t, 0, globexKey, ctxOf("agent_startup", "acme-bot", "g1", map[string]any{"agent_init": map[string]any{"tools_registered": []any{}}}))
 		}},
 		{"emit tenant", func() call {
-			return f.emit(t, 0, globexKey, ctxOf("agent_startup", "globex-bot", "g2", map[string]any{"tools_registered": []any{}, "tenant": map[string]any{"id": "acme"}}))
+			return f.emit(t, 0, globexKey, ctxOf("agent_startup", "globex-bot", "g2", map[string]any{"agent_init": map[string]any{"tools_registered": []any{}}, "tenant": map[string]any{"id": "acme"}}))
 		}},
 	}
 	for _, tt := range cases {
@@ -341,7 +370,7 @@ func TestAssertedIdentitiesAreRefused(t *testing.T) {
 	if c := f.chat(t, 0, globexKey, "", "hi", map[string]string{HeaderAgent: "globex-bot"}); c.status != 200 {
 		t.Fatalf("own agent header: %d %s", c.status, c.body)
 	}
-	if c := f.emit(t, 0, globexKey, ctxOf("agent_startup", "globex-bot", "g3", map[string]any{"tools_registered": []any{}, "tenant": map[string]any{"id": "globex"}})); c.status != 200 {
+	if c := f.emit(t, 0, globexKey, ctxOf("agent_startup", "globex-bot", "g3", map[string]any{"agent_init": map[string]any{"tools_registered": []any{}}, "tenant": map[string]any{"id": "globex"}})); c.status != 200 {
 		t.Fatalf("own tenant: %d %s", c.status, c.body)
 	}
 }
@@ -360,13 +389,13 @@ func TestBudgetsCountTheKeysIdentity(t *testing.T) {
 		}
 	}
 	// acme's agent has its whole budget, across replicas, and no more.
-	for i := range 3 {
+	for i := range 8 {
 		if c := f.chat(t, i%2, acmeKey, "", "hi", nil); c.status != 200 {
 			t.Fatalf("acme call %d: %d %s", i, c.status, c.body)
 		}
 	}
 	if c := f.chat(t, 1, acmeKey, "", "hi", nil); c.status != 403 || c.err.Code != "policy:budget_exhausted" {
-		t.Fatalf("acme's fourth call: %d %s", c.status, c.body)
+		t.Fatalf("acme's ninth call: %d %s", c.status, c.body)
 	}
 	// The other acme key is another agent with a budget of its own.
 	if c := f.chat(t, 0, acmeOps, "", "hi", nil); c.status != 200 {
@@ -461,6 +490,9 @@ func TestConcurrentFirstRequestsWaitForStartup(t *testing.T) {
 			if len(ctxs) == 0 || ctxs[0]["interception_point"] != "agent_startup" {
 				t.Fatalf("first context judged is not agent_startup: %v", ctxs)
 			}
+			if n := f.verdicts.beforeStartup(trail); n != 0 {
+				t.Fatalf("%d contexts judged before the session's agent_startup verdict", n)
+			}
 			if tt.want == 403 && len(ctxs) != 1 {
 				t.Fatalf("%d contexts judged in a session denied at startup, want only the startup", len(ctxs))
 			}
@@ -503,7 +535,7 @@ func TestStartupDeniedSessionExpiresWithError(t *testing.T) {
 func TestEmitPairsToolCalls(t *testing.T) {
 	f := startFleet(t, 2, "")
 	agent := "acme-bot"
-	startup := ctxOf("agent_startup", agent, "p1", map[string]any{"tools_registered": []any{"lookup"}})
+	startup := ctxOf("agent_startup", agent, "p1", map[string]any{"agent_init": map[string]any{"tools_registered": []any{"lookup"}}})
 	if c := f.emit(t, 0, acmeKey, startup); c.status != 200 {
 		t.Fatalf("startup: %d %s", c.status, c.body)
 	}
