@@ -378,6 +378,8 @@ func emitCases() []canaryCase {
 		{name: "emit: nesting too deep", path: emitPath, body: emit("pre_tool_call", "emit-s1", "pass-x", call(canary, deepUnderKeys(140, "1"))), status: 200, released: true},
 		{name: "emit: tool not allowed", path: emitPath, body: emit("pre_tool_call", "emit-s1", "tools-x", call("x_"+canary, `{"`+canary+`":"`+canary+`"}`)), status: 200, released: true},
 		{name: "emit: argument not listed", path: emitPath, body: emit("pre_tool_call", "emit-s1", "tools-x", call("get_"+canary, `{"`+canary+`":"`+canary+`"}`)), status: 200, released: true},
+		{name: "emit: post_tool_call without a pre that proceeded", path: emitPath, body: emit("post_tool_call", "emit-s1", "pass-x", call(canary, `{}`)+`,"tool_result":{"value":"`+canary+`","is_error":false}`), status: 409, code: "tool_call_unpaired"},
+		{name: "emit: tool call allowed", path: emitPath, body: emit("pre_tool_call", "emit-s1", "pass-x", call(canary, `{}`)), status: 200, released: true},
 		{name: "emit: deny", path: emitPath, body: emit("post_tool_call", "emit-s1", "deny-x", call(canary, `{}`)+`,"tool_result":{"value":{"`+canary+`":"`+canary+`"},"is_error":false}`), status: 200, released: true},
 		{name: "end: invalid JSON", path: end("emit-s1"), body: `{"reason":"` + canary, status: 400, code: "invalid_request"},
 		{name: "end: reason of the wrong type", path: end("emit-s1"), body: `{"reason":{"` + canary + `":1}}`, status: 400, code: "invalid_request"},

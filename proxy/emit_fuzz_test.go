@@ -35,13 +35,16 @@ func FuzzParseEmit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, principal bool) {
 		var p Principal
 		if principal {
-			p = Principal{AgentID: "bound-agent", Tenant: "t1"}
+			p = Principal{KeyID: "k1", AgentID: "bound-agent", Tenant: "t1"}
 		}
 		point, b, fields, err := s.parseEmit(body, p)
 		if err != nil {
 			var ae *apiError
-			if !errors.As(err, &ae) || ae.status != http.StatusBadRequest || ae.typ != typeInvalid || ae.message == "" {
-				t.Fatalf("refusal is not a 400 naming the problem: %#v", err)
+			switch {
+			case errors.As(err, &ae) && ae.status == http.StatusBadRequest && ae.typ == typeInvalid && ae.message != "":
+			case errors.As(err, &ae) && principal && ae.status == http.StatusForbidden && ae.code == "identity_mismatch" && ae.param != "":
+			default:
+				t.Fatalf("refusal is neither a 400 naming the problem nor an identity mismatch: %#v", err)
 			}
 			return
 		}

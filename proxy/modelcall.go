@@ -82,11 +82,8 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 func clientTurnPoints(r *http.Request, p Principal) (bool, error) {
 	v := strings.TrimSpace(r.Header.Get(HeaderTurnPoints))
 	switch {
-	case v == "":
-		return false, nil
 	case !strings.EqualFold(v, "client"):
-		return false, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request",
-			message: HeaderTurnPoints + " must be client when present", param: HeaderTurnPoints}
+		return false, nil // the gateway's, as without the header
 	case r.Header.Get(HeaderSession) == "":
 		return false, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "turn_points_unmanaged",
 			message: HeaderTurnPoints + ": client needs a managed session (" + HeaderSession + "): the client emits input and output into it", param: HeaderTurnPoints}

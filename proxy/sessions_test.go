@@ -185,8 +185,8 @@ func TestManagedSessionStartupDenyBlocks(t *testing.T) {
 		t.Fatalf("end: %d %s", status, body)
 	}
 	equalPoints(t, gw.records.points(""), enforcement.AgentStartup, enforcement.AgentShutdown)
-	if got := log.shutdownReasons("blocked-1"); len(got) != 1 || got[0] != "completed" {
-		t.Fatalf("shutdown reasons = %v (the default reason is completed)", got)
+	if got := log.shutdownReasons("blocked-1"); len(got) != 1 || got[0] != "error" {
+		t.Fatalf("shutdown reasons = %v, want error: a session denied at startup ends in error (spec §6.1a)", got)
 	}
 }
 
@@ -229,8 +229,8 @@ func TestTurnPoints(t *testing.T) {
 		output bool
 	}{
 		{"gateway emits both", chatBody("hello", false), nil, []string{"hello"}, true},
-		{"client turn points", chatBody("hello", false), map[string]string{HeaderTurnPoints: "client"}, nil, false},
-		{"client turn points, any case", chatBody("hello", false), map[string]string{HeaderTurnPoints: " Client "}, nil, false},
+		{"client turn points", chatBody("hello", false), map[string]string{HeaderTurnPoints: "client", HeaderSession: "tp-1"}, nil, false},
+		{"client turn points, any case", chatBody("hello", false), map[string]string{HeaderTurnPoints: " Client ", HeaderSession: "tp-2"}, nil, false},
 		{"tool result continues the turn", toolTurn, nil, nil, true},
 		{"two trailing user messages", `{"model":"gpt-test","messages":[{"role":"system","content":"sys"},{"role":"user","content":"first"},{"role":"user","content":"second"}]}`, nil, []string{"first", "second"}, true},
 		{"only the trailing user messages", `{"model":"gpt-test","messages":[{"role":"user","content":"old"},{"role":"assistant","content":"answer"},{"role":"user","content":"new"}]}`, nil, []string{"new"}, true},
@@ -252,7 +252,9 @@ func TestTurnPoints(t *testing.T) {
 			if tc.output {
 				want = append(want, enforcement.Output)
 			}
-			want = append(want, enforcement.AgentShutdown)
+			if tc.header[HeaderSession] == "" { // a managed session stays open
+				want = append(want, enforcement.AgentShutdown)
+			}
 			equalPoints(t, gw.records.points(""), want...)
 			checkGapless(t, gw.records.all())
 			for i, c := range log.at(enforcement.Input) {
@@ -262,6 +264,20 @@ func TestTurnPoints(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Client turn points need a managed session: a per-request session has
+// nobody else who could emit its input and output.
+func TestClientTurnPointsWithoutASession(t *testing.T) {
+	up := newUpstream(t, jsonReply(completionJSON))
+	gw := newGateway(t, gatewayConfig{upstream: up.URL})
+	status, _, body := gw.post(t, chatBody("hello", false), map[string]string{HeaderTurnPoints: "client"})
+	if e := errorBody(t, body); status != http.StatusBadRequest || e.Code != "turn_points_unmanaged" {
+		t.Fatalf("%d %s", status, body)
+	}
+	if n := len(gw.records.all()); n != 0 || len(up.received()) != 0 {
+		t.Fatalf("a refused request emitted %d records or reached the upstream", n)
 	}
 }
 
