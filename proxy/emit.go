@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
@@ -36,6 +37,10 @@ func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	pol, p, body, err := s.admitRequest(w, r)
 	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.authorize(ctx, p, config.APIEmit, ""); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -210,7 +215,7 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, em *enforcement.Emitt
 func emitRoute(b *enforcement.Builder, fields map[string]any, p Principal) policyfile.Request {
 	tenant, _ := fields["tenant"].(map[string]any)
 	model, _ := fields["model"].(map[string]any)
-	r := policyfile.Request{AgentID: b.Agent.ID, APIKey: p.KeyEnv}
+	r := policyfile.Request{AgentID: b.Agent.ID, APIKey: p.KeyID}
 	r.Tenant, _ = tenant["id"].(string)
 	r.Model, _ = model["id"].(string)
 	return r

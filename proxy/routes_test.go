@@ -94,7 +94,7 @@ func TestRouteNamingAnUnknownKeyIsRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Build(context.Background(), cfg, io.Discard, slog.New(slog.DiscardHandler))
-	want := path + ":16: routes[3].match.api_key: names no auth.api_keys[].key_env of the main configuration (got ROUTE_KEY_B)"
+	want := path + ":16: routes[3].match.api_key: names no client key of the gateway (auth.api_keys[].name or the key file's; got ROUTE_KEY_B)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Build = %v\nwant %s", err, want)
 	}

@@ -148,7 +148,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
 		Common: common,
 	}}
-	t.em = pol.EmitterFor(policyfile.Request{AgentID: agentID, Tenant: p.Tenant, Model: model, APIKey: p.KeyEnv})
+	t.em = pol.EmitterFor(policyfile.Request{AgentID: agentID, Tenant: p.Tenant, Model: model, APIKey: p.KeyID})
 	id := r.Header.Get(HeaderSession)
 	if id == "" {
 		t.builder.SessionID = newID("req-")
