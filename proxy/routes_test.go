@@ -35,13 +35,15 @@ func TestRouteSelection(t *testing.T) {
 	t.Setenv("ROUTE_KEY_A", "key-a")
 	t.Setenv("ROUTE_KEY_B", "key-b")
 	t.Setenv("ROUTE_KEY_C", "key-c")
+	t.Setenv("ROUTE_KEY_D", "key-d")
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writeAtomically(t, path, routedPolicy)
 	g := startPolicyGateway(t, path, `auth:
   api_keys:
     - {key_env: ROUTE_KEY_A, agent_id: client-a, tenant: acme}
     - {key_env: ROUTE_KEY_B, agent_id: client-b}
-    - {key_env: ROUTE_KEY_C}
+    - {key_env: ROUTE_KEY_C, agent_id: pay-7}
+    - {key_env: ROUTE_KEY_D, agent_id: ops}
 `)
 	version := g.asm.Server.Policy().Version
 	tests := []struct {
@@ -49,11 +51,12 @@ func TestRouteSelection(t *testing.T) {
 		status                  int
 		reason, mode, route     string
 	}{
-		{"agent glob", "key-c", "pay-7", "mock", 403, "policy:beta", "enforce", "payments"},
+		// A key's agent_id is its identity: the header cannot change it.
+		{"agent glob", "key-c", "ops", "mock", 403, "policy:beta", "enforce", "payments"},
 		{"tenant, shadowed point", "key-a", "", "mock", 200, "policy:alpha", "evaluate_only", "acme-shadow"},
-		{"model glob", "key-c", "ops", "big-1", 403, "policy:beta", "enforce", "big-model"},
+		{"model glob", "key-d", "pay-7", "big-1", 403, "policy:beta", "enforce", "big-model"},
 		{"api key", "key-b", "", "mock", 403, "policy:beta", "enforce", "keyed"},
-		{"no match: default chain", "key-c", "ops", "mock", 403, "policy:alpha", "enforce", ""},
+		{"no match: default chain", "key-d", "", "mock", 403, "policy:alpha", "enforce", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
