@@ -2,9 +2,14 @@
 #
 #   docker build -t hooks-gateway .
 #   docker run --rm -p 8080:8080 hooks-gateway      # embedded default: mock model, demo policy
-#   docker run --rm -p 8080:8080 -e OPENAI_API_KEY hooks-gateway   # forwards to OpenAI instead
 #   docker run --rm -p 8080:8080 -v "$PWD/gateway.yaml:/etc/hooks-gateway/gateway.yaml:ro" \
 #     hooks-gateway --config /etc/hooks-gateway/gateway.yaml
+#
+# The image listens on :8080 (HOOKS_GATEWAY_LISTEN; the embedded default
+# alone would listen on loopback, unreachable through -p). On that address
+# the gateway refuses to start with a real upstream (OPENAI_API_KEY set, or a
+# config naming one) unless the config has client keys or says
+# auth: {mode: none}: see docs/auth.md.
 #
 # Two stages: a Go toolchain builds one static binary (CGO_ENABLED=0), and a
 # distroless "static" image runs it as an unprivileged user. The runtime
@@ -39,6 +44,7 @@ COPY --from=build /out/hooks-gateway /hooks-gateway
 # 65532 is distroless' "nonroot" user. Numeric, so Kubernetes'
 # runAsNonRoot can verify it without reading /etc/passwd.
 USER 65532:65532
+ENV HOOKS_GATEWAY_LISTEN=:8080
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=5s CMD ["/hooks-gateway", "healthcheck"]
 ENTRYPOINT ["/hooks-gateway"]

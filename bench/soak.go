@@ -127,6 +127,7 @@ func endSession(ctx context.Context, base, id string) {
 	if err != nil {
 		return
 	}
+	req.Header.Set("Content-Type", "application/json")
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 	}

@@ -8,7 +8,9 @@
 //
 // Secrets never live in the file: keys are named by environment variable
 // (api_key_env, key_env, admin_token_env, identity_key_env, and the record
-// sinks' token_env and redis_url_env) and read at load.
+// sinks' token_env and redis_url_env) and read at load. Client keys are
+// better written as their SHA-256 (auth.api_keys[].sha256, auth.keys_file);
+// a key read from key_env is hashed at load and only the hash is kept.
 // HOOKS_GATEWAY_LISTEN and HOOKS_GATEWAY_REDIS_URL override
 // listeners.http and sessions.redis_url for containers.
 package config
@@ -329,26 +331,6 @@ type Streaming struct {
 	KeepAlive time.Duration
 }
 
-// Auth configures client and admin authentication.
-type Auth struct {
-	// APIKeys, when non-empty, are the bearer tokens a request must carry.
-	APIKeys []APIKey
-	// AdminTokenEnv names the variable holding the admin token; AdminToken
-	// is its value.
-	AdminTokenEnv string
-	AdminToken    string
-}
-
-// APIKey is one client key and the identity it stands for.
-type APIKey struct {
-	KeyEnv string
-	// Key is read from KeyEnv at load. Never print it.
-	Key string
-	// AgentID and Tenant fill the contexts of requests carrying the key.
-	AgentID string
-	Tenant  string
-}
-
 // Limits bounds request and response bodies.
 type Limits struct {
 	MaxRequestBytes int64
@@ -396,6 +378,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, ps.err()
 	}
 	c.resolveEnv(os.LookupEnv)
+	c.readKeysFile(ps)
 	if err := c.Validate(); err != nil {
 		var verr *Error
 		if !errors.As(err, &verr) {
@@ -498,7 +481,7 @@ func (c *Config) resolveEnv(lookup func(string) (string, bool)) {
 		c.Upstreams[i].APIKey = get(c.Upstreams[i].APIKeyEnv)
 	}
 	for i := range c.Auth.APIKeys {
-		c.Auth.APIKeys[i].Key = get(c.Auth.APIKeys[i].KeyEnv)
+		c.Auth.APIKeys[i].resolveKeyEnv(get)
 	}
 	c.Auth.AdminToken = get(c.Auth.AdminTokenEnv)
 	c.Approvals.Webhook.BearerToken = get(c.Approvals.Webhook.BearerTokenEnv)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/sha256"
 	"errors"
 	"os"
 	"path/filepath"
@@ -145,7 +146,9 @@ limits:
 		Records:   Records{Sinks: []Sink{{Type: SinkStdout}, {Type: SinkJSONL, Path: "/var/log/records.jsonl"}}, PolicyVersion: true},
 		Streaming: Streaming{BufferLimit: 4 << 20, KeepAlive: 15 * time.Second},
 		Auth: Auth{
-			APIKeys:       []APIKey{{KeyEnv: "CLIENT_A_KEY", Key: "client-a-key", AgentID: "billing-bot", Tenant: "acme"}},
+			Mode: AuthKeys,
+			APIKeys: []APIKey{{Name: "CLIENT_A_KEY", KeyEnv: "CLIENT_A_KEY", Hash: sha256.Sum256([]byte("client-a-key")),
+				AgentID: "billing-bot", Tenant: "acme", hashed: true}},
 			AdminTokenEnv: "ADMIN_T", AdminToken: "admin-token",
 		},
 		Limits:    Limits{MaxRequestBytes: 2 << 20, MaxResponseBytes: 64 << 20},
@@ -313,7 +316,7 @@ func TestProblems(t *testing.T) {
 			`gateway.yaml:11: upstreams[2].api_key_env: must be an environment variable name (got "not-a-name")`,
 		}},
 		{"pass-through with gateway keys", "upstreams:\n  - name: a\n    type: openai\n    pass_client_key: true\nauth:\n  api_keys:\n    - key_env: SET_KEY\n", []string{
-			"gateway.yaml:4: upstreams[0].pass_client_key: cannot be combined with auth.api_keys: the client's bearer token is its gateway key, which must not reach the upstream",
+			"gateway.yaml:4: upstreams[0].pass_client_key: cannot be combined with client keys (auth.api_keys, auth.keys_file): the client's bearer token is its gateway key, which must not reach the upstream",
 		}},
 		{"models", mockUpstream + "    models: []\n  - name: b\n    type: mock\n    models: ['gpt-[', '']\n", []string{
 			`gateway.yaml:4: upstreams[0].models: must list at least one model glob (leave it out, or use "*", for every model)`,
@@ -407,9 +410,10 @@ func TestProblems(t *testing.T) {
 			"gateway.yaml:6: streaming.keep_alive: must not be negative (0 turns keep-alives off; got -5s)",
 		}},
 		{"auth", mockUpstream + "auth:\n  api_keys:\n    - agent_id: x\n    - key_env: UNSET_KEY\n    - key_env: SAME_1\n    - key_env: SAME_2\n  admin_token_env: UNSET_KEY\n", []string{
-			"gateway.yaml:6: auth.api_keys[0].key_env: is required",
+			"gateway.yaml:6: auth.api_keys[0].name: is required (or key_env, which names the key by default)",
+			"gateway.yaml:6: auth.api_keys[0].sha256: is required: the SHA-256 of the key (or key_env, a variable holding the key)",
 			"gateway.yaml:7: auth.api_keys[1].key_env: environment variable UNSET_KEY is not set",
-			"gateway.yaml:9: auth.api_keys[3].key_env: holds the same key as auth.api_keys[2]; each key must identify one client",
+			"gateway.yaml:9: auth.api_keys[3]: holds the same key as auth.api_keys[2]; each key must identify one client",
 			"gateway.yaml:10: auth.admin_token_env: environment variable UNSET_KEY is not set",
 		}},
 		{"limits", mockUpstream + "limits:\n  max_request_bytes: 0\n  max_response_bytes: 12 MB\n", []string{
@@ -533,7 +537,7 @@ auth:
 interceptors:
   - {name: ok, type: allow}
 `)
-	if c.Upstreams[0].APIKey != "sk-secret-upstream-key" || c.Auth.APIKeys[0].Key != "secret-client-key" || c.Auth.AdminToken != "secret-admin-token" {
+	if c.Upstreams[0].APIKey != "sk-secret-upstream-key" || c.Auth.APIKeys[0].Hash != sha256.Sum256([]byte("secret-client-key")) || c.Auth.AdminToken != "secret-admin-token" {
 		t.Fatalf("secrets not resolved: %+v %+v", c.Upstreams[0], c.Auth)
 	}
 	s := c.Summary()
@@ -629,7 +633,7 @@ func checkDefaultPolicy(t *testing.T, c *Config) {
 	if ic := c.Interceptors[1]; ic.Name != "deny-credentials" || ic.Type != "regex" || !reflect.DeepEqual(ic.Points, []string{"post_model_call", "output"}) {
 		t.Errorf("interceptors[1] = %+v", ic)
 	}
-	if c.Sessions.Store != StoreMemory || !reflect.DeepEqual(c.Records.Sinks, []Sink{{Type: SinkStdout}}) || c.Listeners.HTTP != ":8080" {
+	if c.Sessions.Store != StoreMemory || !reflect.DeepEqual(c.Records.Sinks, []Sink{{Type: SinkStdout}}) || c.Listeners.HTTP != "127.0.0.1:8080" {
 		t.Errorf("sessions = %+v, records = %+v, listeners = %+v", c.Sessions, c.Records, c.Listeners)
 	}
 }

@@ -318,23 +318,6 @@ func (d *decoder) interceptors(n *yaml.Node, field string) []Interceptor {
 	return out
 }
 
-func (d *decoder) auth(n *yaml.Node, field string, a *Auth) {
-	d.mapping(n, field, map[string]handler{
-		"api_keys": func(f string, v *yaml.Node) {
-			d.sequence(v, f, func(f string, i int, v *yaml.Node) {
-				var k APIKey
-				d.mapping(v, f, map[string]handler{
-					"key_env":  func(f string, v *yaml.Node) { k.KeyEnv = d.str(v, f) },
-					"agent_id": func(f string, v *yaml.Node) { k.AgentID = d.str(v, f) },
-					"tenant":   func(f string, v *yaml.Node) { k.Tenant = d.str(v, f) },
-				})
-				a.APIKeys = append(a.APIKeys, k)
-			})
-		},
-		"admin_token_env": func(f string, v *yaml.Node) { a.AdminTokenEnv = d.str(v, f) },
-	})
-}
-
 // valueLine is the line a field is reported at: its value's for a scalar,
 // its key's for a mapping or list (whose node starts at its first entry).
 func valueLine(key, v *yaml.Node) int {

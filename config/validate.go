@@ -108,6 +108,8 @@ func (v *validator) listeners() {
 			v.problem("listeners.admin", "must be host:port, such as 127.0.0.1:9090 (got %q)", l.Admin)
 		} else if l.Admin == l.HTTP {
 			v.problem("listeners.admin", "must differ from listeners.http (leave it empty to serve admin endpoints there)")
+		} else if v.c.Auth.AdminTokenEnv == "" && !IsLoopback(l.Admin) {
+			v.problem("listeners.admin", "must be a loopback address such as 127.0.0.1:9090 while auth.admin_token_env is not set: the admin endpoints would be open to the network (got %q)", l.Admin)
 		}
 	}
 }
@@ -203,8 +205,8 @@ func (v *validator) upstream(f string, u Upstream) {
 		if u.APIKeyEnv != "" {
 			v.secret(f+".api_key_env", u.APIKeyEnv, u.APIKey, u.PassClientKey)
 		}
-		if u.PassClientKey && len(v.c.Auth.APIKeys) > 0 {
-			v.problem(f+".pass_client_key", "cannot be combined with auth.api_keys: the client's bearer token is its gateway key, which must not reach the upstream")
+		if u.PassClientKey && v.c.Auth.RequiresKeys() {
+			v.problem(f+".pass_client_key", "cannot be combined with client keys (auth.api_keys, auth.keys_file): the client's bearer token is its gateway key, which must not reach the upstream")
 		}
 	default:
 		v.problem(f+".type", "must be one of openai, azure-openai, anthropic, mock (got %q)", u.Type)
@@ -565,30 +567,6 @@ func (v *validator) streaming() {
 	}
 	if s.KeepAlive < 0 {
 		v.problem("streaming.keep_alive", "must not be negative (0 turns keep-alives off; got %s)", s.KeepAlive)
-	}
-}
-
-func (v *validator) auth() {
-	a := v.c.Auth
-	keys := make(map[string]int)
-	for i, k := range a.APIKeys {
-		f := index("auth.api_keys", i)
-		if k.KeyEnv == "" {
-			v.problem(f+".key_env", "is required")
-			continue
-		}
-		v.secret(f+".key_env", k.KeyEnv, k.Key, false)
-		if k.Key == "" {
-			continue
-		}
-		if j, dup := keys[k.Key]; dup {
-			v.problem(f+".key_env", "holds the same key as auth.api_keys[%d]; each key must identify one client", j)
-		} else {
-			keys[k.Key] = i
-		}
-	}
-	if a.AdminTokenEnv != "" {
-		v.secret("auth.admin_token_env", a.AdminTokenEnv, a.AdminToken, false)
 	}
 }
 

@@ -53,8 +53,8 @@ type Route struct {
 }
 
 // Match holds a route's conditions: path.Match globs on the agent id, the
-// tenant and the model, and the environment variable naming the client API
-// key (auth.api_keys[].key_env). Every field set must match; an empty
+// tenant and the model, and the name of the client key
+// (auth.api_keys[].name, which defaults to its key_env). Every field set must match; an empty
 // Match matches every request.
 type Match struct {
 	AgentID string
@@ -69,7 +69,7 @@ type Request struct {
 	AgentID string
 	Tenant  string
 	Model   string
-	// APIKey is the key_env of the client key the request authenticated
+	// APIKey is the name of the client key the request authenticated
 	// with.
 	APIKey string
 }

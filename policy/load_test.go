@@ -170,7 +170,7 @@ routes:
 		b + `:6: enforcement: is already set in ` + a + `:7 (at most one policy file may set it)`,
 		b + `:10: routes[0].match.colour: unknown key (expected one of agent_id, api_key, model, tenant)`,
 		b + `:10: routes[0].match.model: invalid glob "gpt-[": syntax error in pattern`,
-		b + `:10: routes[0].match.api_key: must name an auth.api_keys[].key_env environment variable (got "not a var")`,
+		b + `:10: routes[0].match.api_key: must be the name of a client key (auth.api_keys[].name, which defaults to its key_env) (got "not a var")`,
 		b + `:11: routes[0].interceptors[1]: no interceptor is named "missing" in the policy`,
 		b + `:11: routes[0].interceptors[2]: "deny-secret" is listed twice`,
 		b + `:12: routes[0].point_modes.nowhere: unknown interception point "nowhere" (one of agent_startup, input, pre_model_call, post_model_call, pre_tool_call, post_tool_call, output, agent_shutdown)`,

@@ -54,8 +54,8 @@ func checkRoute(d *config.Decoder, f string, r Route, names map[string]origin, s
 			d.Problemf(f+".match."+key, "invalid glob %q: %v", g, err)
 		}
 	}
-	if k := r.Match.APIKey; k != "" && !config.ValidEnvName(k) {
-		d.Problemf(f+".match.api_key", "must name an auth.api_keys[].key_env environment variable (got %q)", k)
+	if k := r.Match.APIKey; k != "" && !config.ValidKeyName(k) {
+		d.Problemf(f+".match.api_key", "must be the name of a client key (auth.api_keys[].name, which defaults to its key_env) (got %q)", k)
 	}
 	if len(r.Interceptors) == 0 {
 		d.Problemf(f+".interceptors", "must list at least one interceptor of the policy")
@@ -74,18 +74,19 @@ func checkRoute(d *config.Decoder, f string, r Route, names map[string]origin, s
 	d.CheckModes(f, r.Mode, r.PointModes)
 }
 
-// CheckAPIKeys reports routes whose match.api_key names none of keyEnvs
-// (the main configuration's auth.api_keys[].key_env), at the route's line.
-func (d *Document) CheckAPIKeys(keyEnvs []string) error {
-	known := make(map[string]bool, len(keyEnvs))
-	for _, k := range keyEnvs {
+// CheckAPIKeys reports routes whose match.api_key names none of names
+// (the client keys' names: auth.api_keys[].name, which defaults to the
+// key_env, and the key file's), at the route's line.
+func (d *Document) CheckAPIKeys(names []string) error {
+	known := make(map[string]bool, len(names))
+	for _, k := range names {
 		known[k] = true
 	}
 	var ps []config.Problem
 	for i, r := range d.Routes {
 		if r.Match.APIKey != "" && !known[r.Match.APIKey] {
 			ps = append(ps, config.Problem{File: r.File, Line: r.APIKeyLine, Field: "routes[" + itoa(i) + "].match.api_key",
-				Msg: "names no auth.api_keys[].key_env of the main configuration (got " + r.Match.APIKey + ")"})
+				Msg: "names no client key of the gateway (auth.api_keys[].name or the key file's; got " + r.Match.APIKey + ")"})
 		}
 	}
 	if len(ps) > 0 {

@@ -35,7 +35,9 @@
 // User-Agent: hooks-gateway and Accept (the client's, else
 // text/event-stream or application/json by the body's stream flag). Of the
 // client's headers only traceparent and tracestate are forwarded, plus
-// OpenAI-Organization and OpenAI-Project to OpenAI-compatible upstreams,
+// OpenAI-Organization and OpenAI-Project to OpenAI-compatible upstreams
+// when the request goes with the client's own key (pass-through; with
+// the configured key they would name the operator's account),
 // anthropic-beta and anthropic-version to Anthropic (the configured
 // [AnthropicConfig.Version] when the client sent none), and the client's
 // key when pass-through is configured ([OpenAIConfig.PassClientKey]: its

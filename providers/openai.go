@@ -85,7 +85,7 @@ func newOpenAI(name string, cfg OpenAIConfig) (*OpenAI, error) {
 		return nil, err
 	}
 	c, err := newHTTPClient(name, cfg.Timeout, cfg.ConnectTimeout, cfg.Transport,
-		[]string{"Traceparent", "Tracestate", "Openai-Organization", "Openai-Project"})
+		[]string{"Traceparent", "Tracestate"})
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +117,14 @@ func (o *OpenAI) Send(ctx context.Context, op wire.Operation, body []byte, clien
 	})
 	if auth := clientHeader.Values("Authorization"); o.passClientKey && len(auth) > 0 {
 		h["Authorization"] = slices.Clone(auth)
+		// The organization and project name the client's own account:
+		// only with its own key. With the operator's key they would let a
+		// client bill another of the operator's projects.
+		for _, k := range []string{"Openai-Organization", "Openai-Project"} {
+			if v := clientHeader.Values(k); len(v) > 0 {
+				h[k] = slices.Clone(v)
+			}
+		}
 	} else if o.auth != "" {
 		h.Set("Authorization", o.auth)
 	}

@@ -64,13 +64,16 @@ func TestOpenAIForwardsRequest(t *testing.T) {
 		cfg        OpenAIConfig
 		clientAuth bool
 		wantAuth   string
+		// wantAccount: OpenAI-Organization and -Project go upstream only
+		// with the client's own key.
+		wantAccount bool
 	}{
-		{"configured key", OpenAIConfig{APIKey: "sk-gateway"}, true, "Bearer sk-gateway"},
-		{"client key pass-through", OpenAIConfig{PassClientKey: true}, true, "Bearer client-key"},
-		{"pass-through over configured key", OpenAIConfig{PassClientKey: true, APIKey: "sk-gateway"}, true, "Bearer client-key"},
-		{"configured key when the client sent none", OpenAIConfig{PassClientKey: true, APIKey: "sk-gateway"}, false, "Bearer sk-gateway"},
-		{"pass-through without a client key", OpenAIConfig{PassClientKey: true}, false, ""},
-		{"no key", OpenAIConfig{}, true, ""},
+		{"configured key", OpenAIConfig{APIKey: "sk-gateway"}, true, "Bearer sk-gateway", false},
+		{"client key pass-through", OpenAIConfig{PassClientKey: true}, true, "Bearer client-key", true},
+		{"pass-through over configured key", OpenAIConfig{PassClientKey: true, APIKey: "sk-gateway"}, true, "Bearer client-key", true},
+		{"configured key when the client sent none", OpenAIConfig{PassClientKey: true, APIKey: "sk-gateway"}, false, "Bearer sk-gateway", false},
+		{"pass-through without a client key", OpenAIConfig{PassClientKey: true}, false, "", false},
+		{"no key", OpenAIConfig{}, true, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,8 +113,11 @@ func TestOpenAIForwardsRequest(t *testing.T) {
 				"User-Agent":          "hooks-gateway",
 				"Accept":              "application/json",
 				"Traceparent":         "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-				"Openai-Organization": "org-client",
-				"Openai-Project":      "proj-client",
+				"Openai-Organization": "",
+				"Openai-Project":      "",
+			}
+			if tt.wantAccount {
+				want["Openai-Organization"], want["Openai-Project"] = "org-client", "proj-client"
 			}
 			for k, v := range want {
 				if got := req.header.Get(k); got != v {

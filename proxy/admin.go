@@ -29,7 +29,7 @@ func (s *Server) AdminHandler() http.Handler {
 // adminRoutes are the admin endpoints relative to /admin, behind adminAuth.
 func (s *Server) adminRoutes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.adminAuth)
+	r.Use(s.adminGuard, s.adminAuth)
 	s.mountPolicyAdmin(r)
 	s.mountApprovalsAdmin(r)
 	r.NotFound(notFound)

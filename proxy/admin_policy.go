@@ -23,7 +23,7 @@ func (s *Server) mountPolicyAdmin(r chi.Router) {
 		}
 		writeJSON(w, http.StatusOK, st)
 	})
-	r.Post("/reload", func(w http.ResponseWriter, r *http.Request) {
+	r.Post("/reload", requireJSON(func(w http.ResponseWriter, r *http.Request) {
 		rl := s.Reloader()
 		if rl == nil {
 			writeError(w, errorf(http.StatusNotImplemented, typeInvalid, "reload_unavailable", "this gateway's policy cannot be reloaded"))
@@ -46,5 +46,5 @@ func (s *Server) mountPolicyAdmin(r chi.Router) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"reloaded": res.Changed, "version": res.Version})
-	})
+	}))
 }

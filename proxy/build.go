@@ -78,16 +78,28 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	// Reloads compile exactly as the first load does: same sink, observer
 	// and interceptor environment.
 	env := interceptorEnv(cfg, store, logger)
-	load := func() (*policyfile.Document, error) { return policyfile.FromConfig(cfg) }
-	compile := func(doc *policyfile.Document) (*Policy, error) {
-		return CompilePolicy(cfg, doc, sink, env, WithObserver(m), a.Approvals.PolicyOption())
+	load := func() (*Source, error) {
+		doc, err := policyfile.FromConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		auth, err := cfg.Auth.ReloadKeys()
+		if err != nil {
+			return nil, err
+		}
+		return &Source{Doc: doc, Auth: auth}, nil
 	}
-	doc, err := load()
+	compile := func(src *Source) (*Policy, error) {
+		c := *cfg
+		c.Auth = src.Auth
+		return CompilePolicy(&c, src.Doc, sink, env, WithObserver(m), a.Approvals.PolicyOption())
+	}
+	src, err := load()
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	pol, err := compile(doc)
+	pol, err := compile(src)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -107,6 +119,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		Metrics:           m,
 		AdminToken:        cfg.Auth.AdminToken,
 		AdminOnMain:       cfg.Listeners.Admin == "",
+		AdminAddr:         cfg.Listeners.Admin,
 		Approvals:         a.Approvals.Queue,
 		Surfaces:          Surfaces(cfg),
 	}
@@ -167,12 +180,8 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	}
 	pol := &Policy{Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
 		ContextExtensions: policyExtensions(doc.Version, "")}
-	if len(cfg.Auth.APIKeys) > 0 {
-		pol.Principals = make(map[string]Principal, len(cfg.Auth.APIKeys))
-		for _, k := range cfg.Auth.APIKeys {
-			pol.Principals[k.Key] = Principal{KeyID: k.KeyEnv, AgentID: k.AgentID, Tenant: k.Tenant}
-		}
-	}
+	pol.RequireKeys, pol.KeysVersion = cfg.Auth.RequiresKeys(), cfg.Auth.Version()
+	pol.Principals, pol.revokedKeys = principals(cfg.Auth.Keys())
 	return pol, nil
 }
 

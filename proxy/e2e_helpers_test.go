@@ -94,7 +94,7 @@ func send(ctx context.Context, method, url, body string, header map[string]strin
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if body != "" {
+	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range header {

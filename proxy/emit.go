@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
@@ -35,6 +36,10 @@ func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	pol, p, body, err := s.admitRequest(w, r)
 	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.authorize(ctx, p, config.APIEmit, ""); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
@@ -23,6 +24,9 @@ import (
 func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 	pol := s.Policy()
 	p, err := s.authenticate(r, pol)
+	if err == nil {
+		err = s.authorize(r.Context(), p, config.APISessions, "")
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -36,6 +37,9 @@ type apiError struct {
 	point    enforcement.Point
 	session  string
 	sequence *int64
+	// retryAfter, when positive, is sent as Retry-After (whole seconds,
+	// rounded up).
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.code, e.message) }
@@ -113,6 +117,7 @@ func (e *apiError) body() []byte { return wire.OpenAIErrorBody(e.wireError()) }
 // gateway's own routes).
 func writeError(w http.ResponseWriter, err error) {
 	ae := asAPIError(err)
+	ae.setRetryAfter(w)
 	writeErrorBody(w, ae.status, ae.body())
 }
 
@@ -120,6 +125,7 @@ func writeError(w http.ResponseWriter, err error) {
 // the surface's clients raise it.
 func writeSurfaceError(w http.ResponseWriter, surf wire.Surface, err error) {
 	ae := asAPIError(err)
+	ae.setRetryAfter(w)
 	writeErrorBody(w, ae.status, surf.ErrorBody(ae.wireError()))
 }
 
@@ -129,4 +135,11 @@ func writeErrorBody(w http.ResponseWriter, status int, b []byte) {
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
+}
+
+// setRetryAfter sends e's Retry-After, if it has one.
+func (e *apiError) setRetryAfter(w http.ResponseWriter) {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.retryAfter+time.Second-1)/time.Second), 10))
+	}
 }

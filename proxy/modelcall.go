@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -55,6 +54,10 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 	}
 	if o != nil {
 		o.stream = req.Stream()
+	}
+	if err := s.authorize(ctx, p, string(surf.API()), req.Model()); err != nil {
+		writeSurfaceError(w, surf, err)
+		return nil, false
 	}
 	up, ok := pol.Router.Route(req.Model(), req.Operation())
 	if !ok {
@@ -296,34 +299,12 @@ func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request) (*Policy, 
 	return pol, p, body, nil
 }
 
-// authenticate maps the client's key to a principal when client
-// authentication is configured. The key comes as OpenAI clients send it
-// (Authorization: Bearer) or as Anthropic clients do (x-api-key).
-func (s *Server) authenticate(r *http.Request, pol *Policy) (Principal, error) {
-	if len(pol.Principals) == 0 {
-		return Principal{}, nil
-	}
-	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		key = r.Header.Get("X-Api-Key")
-		ok = key != ""
-	}
-	if ok {
-		for k, p := range pol.Principals {
-			if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
-				return p, nil
-			}
-		}
-	}
-	return Principal{}, errorf(http.StatusUnauthorized, typeAuth, "invalid_api_key", "a valid gateway API key is required (Authorization: Bearer <key>, or x-api-key)")
-}
-
 // readBody reads a bounded request body.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return nil, errorf(http.StatusUnsupportedMediaType, typeInvalid, "unsupported_media_type", "Content-Type must be application/json")
-		}
+	// Required even on an empty body: a request without it is one any web
+	// page can send cross-site without a preflight.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, errorf(http.StatusUnsupportedMediaType, typeInvalid, "unsupported_media_type", "Content-Type must be application/json (the gateway accepts JSON requests only)")
 	}
 	body, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), min(r.ContentLength, limit+1))
 	if err != nil {

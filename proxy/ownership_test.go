@@ -168,15 +168,15 @@ interceptors:
 	return f
 }
 
-// call is one HTTP exchange with a replica.
-type call struct {
+// exchange is one HTTP exchange with a replica.
+type exchange struct {
 	status int
 	body   []byte
 	err    envelopeBody
 }
 
 // do sends body to path on replica i with key and extra headers.
-func (f *fleet) do(t *testing.T, i int, path, key, body string, header map[string]string) call {
+func (f *fleet) do(t *testing.T, i int, path, key, body string, header map[string]string) exchange {
 	t.Helper()
 	h := map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
 	for k, v := range header {
@@ -186,7 +186,7 @@ func (f *fleet) do(t *testing.T, i int, path, key, body string, header map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := call{status: status, body: b}
+	c := exchange{status: status, body: b}
 	if status != http.StatusOK {
 		c.err = errorBody(t, b)
 	}
@@ -194,7 +194,7 @@ func (f *fleet) do(t *testing.T, i int, path, key, body string, header map[strin
 }
 
 // chat sends a chat request in session (none when "").
-func (f *fleet) chat(t *testing.T, i int, key, session, text string, header map[string]string) call {
+func (f *fleet) chat(t *testing.T, i int, key, session, text string, header map[string]string) exchange {
 	t.Helper()
 	h := map[string]string{}
 	if session != "" {
@@ -207,14 +207,14 @@ func (f *fleet) chat(t *testing.T, i int, key, session, text string, header map[
 }
 
 // emit submits a context to the emit API.
-func (f *fleet) emit(t *testing.T, i int, key string, ctx map[string]any) call {
+func (f *fleet) emit(t *testing.T, i int, key string, ctx map[string]any) exchange {
 	t.Helper()
 	b, _ := json.Marshal(ctx)
 	return f.do(t, i, "/v1/agent-hooks/emit", key, string(b), nil)
 }
 
 // end ends session with reason ("" sends no body).
-func (f *fleet) end(t *testing.T, i int, key, session, reason string) call {
+func (f *fleet) end(t *testing.T, i int, key, session, reason string) exchange {
 	t.Helper()
 	body := ""
 	if reason != "" {
@@ -345,15 +345,15 @@ func TestAssertedIdentitiesAreRefused(t *testing.T) {
 	f := startFleet(t, 1, "")
 	cases := []struct {
 		name string
-		c    func() call
+		c    func() exchange
 	}{
-		{"agent header", func() call {
+		{"agent header", func() exchange {
 			return f.chat(t, 0, globexKey, "", "hi", map[string]string{HeaderAgent: "acme-bot"})
 		}},
-		{"emit agent.id", func() call {
+		{"emit agent.id", func() exchange {
 			return f.emit(t, 0, globexKey, ctxOf("agent_startup", "acme-bot", "g1", map[string]any{"agent_init": map[string]any{"tools_registered": []any{}}}))
 		}},
-		{"emit tenant", func() call {
+		{"emit tenant", func() exchange {
 			return f.emit(t, 0, globexKey, ctxOf("agent_startup", "globex-bot", "g2", map[string]any{"agent_init": map[string]any{"tools_registered": []any{}}, "tenant": map[string]any{"id": "acme"}}))
 		}},
 	}
@@ -426,7 +426,7 @@ func TestEndWaitsForCallsInFlight(t *testing.T) {
 	if c := f.chat(t, 0, acmeKey, "e1", "hello", nil); c.status != 200 {
 		t.Fatalf("open: %d %s", c.status, c.body)
 	}
-	slow := make(chan call, 1)
+	slow := make(chan exchange, 1)
 	go func() { slow <- f.chat(t, 0, acmeKey, "e1", "/sleep 800ms late answer", nil) }()
 	time.Sleep(200 * time.Millisecond) // the call is at the upstream
 	start := time.Now()
@@ -476,7 +476,7 @@ func TestConcurrentFirstRequestsWaitForStartup(t *testing.T) {
 	}{{"c1", 200}, {"c2-deny-me", 403}} {
 		t.Run(tt.session, func(t *testing.T) {
 			const n = 6
-			results := make(chan call, n)
+			results := make(chan exchange, n)
 			for i := range n {
 				go func() { results <- f.chat(t, i%2, acmeKey, tt.session, fmt.Sprintf("q%d", i), nil) }()
 			}

@@ -8,12 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 )
 
-// Reloader replaces a server's policy with the one its files hold now. The
-// file watcher, SIGHUP and POST /admin/reload all call Reload; reloads run
-// one at a time.
+// Reloader replaces a server's policy with the one its files hold now,
+// client keys included (auth.keys_file is re-read). The file watcher,
+// SIGHUP and POST /admin/reload all call Reload; reloads run one at a
+// time.
 //
 // A new policy is loaded, compiled and checked whole before it is swapped
 // in (Server.SetPolicy): a policy that fails any step leaves the previous
@@ -21,8 +23,8 @@ import (
 // started with.
 type Reloader struct {
 	srv     *Server
-	load    func() (*policyfile.Document, error)
-	compile func(*policyfile.Document) (*Policy, error)
+	load    func() (*Source, error)
+	compile func(*Source) (*Policy, error)
 	log     *slog.Logger
 	now     func() time.Time
 
@@ -49,11 +51,18 @@ type ReloadResult struct {
 	Changed bool `json:"changed"`
 }
 
+// Source is what a reload reads: the policy document, and the client
+// keys as the key file holds them now.
+type Source struct {
+	Doc  *policyfile.Document
+	Auth config.Auth
+}
+
 // NewReloader returns a reloader for srv, whose current policy counts as
-// loaded now. load reads the policy files; compile builds a policy from
-// them exactly as the server's first one was built (same sink, observer
-// and environment).
-func NewReloader(srv *Server, load func() (*policyfile.Document, error), compile func(*policyfile.Document) (*Policy, error), logger *slog.Logger) *Reloader {
+// loaded now. load reads the policy files and the key file; compile
+// builds a policy from them exactly as the server's first one was built
+// (same sink, observer and environment).
+func NewReloader(srv *Server, load func() (*Source, error), compile func(*Source) (*Policy, error), logger *slog.Logger) *Reloader {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -79,14 +88,14 @@ func (r *Reloader) Reload(ctx context.Context) (ReloadResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ReloadResult{}, fmt.Errorf("%w: %w", errReloadCanceled, err)
 	}
-	doc, err := r.load()
-	if err == nil && r.current() == doc.Version {
+	src, err := r.load()
+	if err == nil && r.unchanged(src) {
 		r.st.LastError, r.st.LastErrorAt = "", nil
-		return ReloadResult{Version: doc.Version}, nil
+		return ReloadResult{Version: src.Doc.Version}, nil
 	}
 	var pol *Policy
 	if err == nil {
-		pol, err = r.compile(doc)
+		pol, err = r.compile(src)
 	}
 	if err != nil {
 		at := r.now().UTC()
@@ -97,8 +106,14 @@ func (r *Reloader) Reload(ctx context.Context) (ReloadResult, error) {
 	}
 	r.srv.SetPolicy(pol)
 	r.st = PolicyStatus{Version: pol.Version, Sources: pol.Sources, LoadedAt: r.now().UTC()}
-	r.log.Info("policy reloaded", "version", pol.Version, "sources", pol.Sources)
+	r.log.Info("policy reloaded", "version", pol.Version, "sources", pol.Sources, "client_keys", len(pol.Principals))
 	return ReloadResult{Version: pol.Version, Changed: true}, nil
+}
+
+// unchanged reports whether src holds the policy and the keys in effect.
+func (r *Reloader) unchanged(src *Source) bool {
+	p := r.srv.Policy()
+	return p != nil && p.Version == src.Doc.Version && p.KeysVersion == src.Auth.Version()
 }
 
 func (r *Reloader) current() string {

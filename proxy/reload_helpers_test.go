@@ -115,6 +115,9 @@ func (g *policyGateway) tryChat(content, model string, header map[string]string)
 func (g *policyGateway) adminJSON(t *testing.T, method, path string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, g.admin.URL+path, nil)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

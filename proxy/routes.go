@@ -55,11 +55,12 @@ func buildRoutes(cfg *config.Config, doc *policyfile.Document, base enforcement.
 	if len(doc.Routes) == 0 {
 		return nil, nil
 	}
-	keyEnvs := make([]string, len(cfg.Auth.APIKeys))
-	for i, k := range cfg.Auth.APIKeys {
-		keyEnvs[i] = k.KeyEnv
+	keys := cfg.Auth.Keys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
 	}
-	if err := doc.CheckAPIKeys(keyEnvs); err != nil {
+	if err := doc.CheckAPIKeys(names); err != nil {
 		return nil, err
 	}
 	byName := make(map[string]enforcement.Registration, len(regs))

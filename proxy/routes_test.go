@@ -54,9 +54,11 @@ func TestRouteSelection(t *testing.T) {
 		{"agent glob", "key-d", "", "mock", 403, "policy:beta", "enforce", "payments"},
 		{"agent glob, the key's agent repeated", "key-d", "pay-7", "mock", 403, "policy:beta", "enforce", "payments"},
 		{"tenant, shadowed point", "key-a", "", "mock", 200, "policy:alpha", "evaluate_only", "acme-shadow"},
-		{"model glob", "key-c", "ops", "big-1", 403, "policy:beta", "enforce", "big-model"},
+		{"model glob", "key-c", "", "big-1", 403, "policy:beta", "enforce", "big-model"},
 		{"api key", "key-b", "", "mock", 403, "policy:beta", "enforce", "keyed"},
-		{"no match: default chain", "key-c", "ops", "mock", 403, "policy:alpha", "enforce", ""},
+		{"no match: default chain", "key-c", "", "mock", 403, "policy:alpha", "enforce", ""},
+		// A key's agent is its identity: a header naming another is refused.
+		{"another agent in the header", "key-c", "pay-7", "mock", 403, "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,6 +72,12 @@ func TestRouteSelection(t *testing.T) {
 			}
 			if a.status != tt.status {
 				t.Fatalf("status %d (%+v), want %d", a.status, a, tt.status)
+			}
+			if tt.reason == "" {
+				if a.code != "identity_mismatch" {
+					t.Fatalf("code %q, want identity_mismatch", a.code)
+				}
+				return
 			}
 			// The allowed request has no session in its answer: find its
 			// record by route.
@@ -97,7 +105,7 @@ func TestRouteNamingAnUnknownKeyIsRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Build(context.Background(), cfg, io.Discard, slog.New(slog.DiscardHandler))
-	want := path + ":16: routes[3].match.api_key: names no auth.api_keys[].key_env of the main configuration (got ROUTE_KEY_B)"
+	want := path + ":16: routes[3].match.api_key: names no client key of the gateway (auth.api_keys[].name or the key file's; got ROUTE_KEY_B)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Build = %v\nwant %s", err, want)
 	}

@@ -45,9 +45,20 @@ const (
 type Policy struct {
 	Emitter *enforcement.Emitter
 	Router  *providers.Router
-	// Principals maps client API keys to identities; empty disables client
-	// authentication.
-	Principals map[string]Principal
+	// Principals maps the SHA-256 of each usable client key to its
+	// identity (see authenticate).
+	Principals map[KeyHash]Principal
+	// RequireKeys makes every client request carry a key (auth.mode
+	// keys), even when no key is usable: with Principals empty too, every
+	// request is refused. Without it, a non-empty Principals still
+	// requires keys.
+	RequireKeys bool
+	// KeysVersion identifies the key set the policy was built with, so a
+	// reload can tell whether only the keys changed.
+	KeysVersion string
+	// revokedKeys names revoked keys by hash, for the log line of a
+	// refusal.
+	revokedKeys map[KeyHash]string
 	// Version names the policy in logs, records and responses.
 	Version string
 	// Sources are the files the policy was read from.
@@ -60,22 +71,6 @@ type Policy struct {
 	// part in context identity). Read-only.
 	ContextExtensions map[string]any
 }
-
-// Principal is the identity a client API key maps to. The zero Principal is
-// the anonymous client of a gateway that authenticates none.
-type Principal struct {
-	// KeyID names the key (auth.api_keys[].name), for route matching and
-	// session ownership; "" for the anonymous client.
-	KeyID   string
-	AgentID string
-	Tenant  string
-	// ClientTurnPoints allows Agent-Hooks-Turn-Points: client on managed
-	// sessions (the client emits input and output itself).
-	ClientTurnPoints bool
-}
-
-// authenticated reports whether p came from a client key.
-func (p Principal) authenticated() bool { return p.KeyID != "" }
 
 // Options configures a Server.
 type Options struct {
@@ -126,6 +121,13 @@ type Options struct {
 	// chat and emit request, a child span per emission and per upstream
 	// call, and injects W3C trace context upstream; nil is no tracing.
 	Tracer trace.Tracer
+	// Counters count the client keys' rate limits; nil takes them from
+	// Store when it keeps counters (both built-in stores do).
+	Counters rateCounters
+	// AdminAddr is the address the admin handler is served on
+	// (listeners.admin); without AdminToken, requests must name it, or
+	// localhost, 127.0.0.1 or [::1] with its port, as their Host.
+	AdminAddr string
 	// Surfaces are the API surfaces served, each on its model-call route
 	// (see surfacePath); nil serves chat completions with the standard
 	// members only. Build makes them from the wire configuration.
@@ -178,6 +180,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New(metrics.Options{})
+	}
+	if c, ok := opts.Store.(rateCounters); ok && opts.Counters == nil {
+		opts.Counters = c
 	}
 	opts.Store = opts.Metrics.InstrumentStore(opts.Store)
 	if opts.Surfaces == nil {

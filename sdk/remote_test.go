@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -65,7 +66,7 @@ type testGateway struct {
 type gatewayOptions struct {
 	interceptor enforcement.Interceptor // default: allow all
 	mode        enforcement.Mode
-	principals  map[string]proxy.Principal
+	principals  map[proxy.KeyHash]proxy.Principal
 }
 
 func newTestGateway(t *testing.T, o gatewayOptions) *testGateway {
@@ -571,7 +572,7 @@ func TestRemoteSessionConflicts(t *testing.T) {
 
 func TestRemoteAuth(t *testing.T) {
 	ctx := context.Background()
-	gw := newTestGateway(t, gatewayOptions{principals: map[string]proxy.Principal{"gw-key": {AgentID: "billing-agent"}}})
+	gw := newTestGateway(t, gatewayOptions{principals: map[proxy.KeyHash]proxy.Principal{sha256.Sum256([]byte("gw-key")): {KeyID: "gw-key", AgentID: "billing-agent"}}})
 	sink := &recordSink{}
 	bad := newRemote(t, RemoteConfig{BaseURL: gw.URL, APIKey: "wrong", Sink: sink})
 	var blocked *BlockedError

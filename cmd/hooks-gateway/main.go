@@ -9,13 +9,16 @@
 //	hooks-gateway policy test FILE|DIR CASES.yaml
 //	hooks-gateway records verify [--strict] FILE [FILE...]
 //	hooks-gateway healthcheck [--url URL] [--timeout D]
+//	hooks-gateway keys new [--name NAME]
+//	hooks-gateway keys hash < KEY
 //
-// Without --config it runs on the embedded default (listen :8080, memory
+// Without --config it runs on the embedded default (listen 127.0.0.1:8080, memory
 // sessions, the built-in mock model unless OPENAI_API_KEY is set, a demo
 // policy that redacts e-mail addresses and denies leaked credentials).
 //
 // SIGHUP reloads the policy files (policy.path); so do changes to them when
-// policy.watch is on, and POST /admin/reload.
+// policy.watch is on, and POST /admin/reload; each reload re-reads
+// auth.keys_file, which is watched too.
 package main
 
 import (
@@ -55,6 +58,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if len(args) > 0 && args[0] == "healthcheck" {
 		return runHealthcheck(ctx, args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "keys" {
+		return runKeys(args[1:], os.Stdin, stdout, stderr)
+	}
 	fl := flag.NewFlagSet("hooks-gateway", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	path := fl.String("config", "", "configuration file (default: the embedded default configuration)")
@@ -82,6 +88,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	for _, w := range cfg.Warnings() {
 		logger.Warn(w)
 	}
+	if err := cfg.CheckExposure(cfg.Listeners.HTTP); err != nil {
+		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
+		return 2
+	}
+	logger.Info(cfg.AuthSummary(cfg.Listeners.HTTP))
 	tp, shutdownTracing, err := tracing.Setup(ctx, cfg.Tracing)
 	if err != nil {
 		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,7 +117,7 @@ func readCases(path string) ([]policyCase, error) {
 
 // casePolicy compiles doc as the gateway would, in front of the built-in
 // mock model, with a client key for every key a route names (the values
-// never matter: cases name keys by key_env).
+// never matter: cases name keys by name).
 func casePolicy(doc *policy.Document) (*proxy.Policy, error) {
 	cfg, err := config.Parse("policy test", []byte("upstreams: [{name: mock, type: mock}]\nrecords: {sinks: []}\n"))
 	if err != nil {
@@ -124,7 +125,7 @@ func casePolicy(doc *policy.Document) (*proxy.Policy, error) {
 	}
 	for _, r := range doc.Routes {
 		if r.Match.APIKey != "" {
-			cfg.Auth.APIKeys = append(cfg.Auth.APIKeys, config.APIKey{KeyEnv: r.Match.APIKey, Key: r.Match.APIKey})
+			cfg.Auth.APIKeys = append(cfg.Auth.APIKeys, config.APIKey{Name: r.Match.APIKey, Hash: sha256.Sum256([]byte(r.Match.APIKey))})
 		}
 	}
 	return proxy.CompilePolicy(cfg, doc, nil, offlineEnv())
