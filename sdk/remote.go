@@ -277,6 +277,36 @@ type remoteEmitter struct {
 	mu          sync.Mutex
 	composition enforcement.Composition
 	registered  int
+	// trailID is the session id the gateway records the session under,
+	// learnt from its first record: the client's id, or "<tenant>/<id>"
+	// when the gateway key has a tenant. "" until then.
+	trailID string
+}
+
+// ownRecord reports whether a gateway record's session_id is this
+// session's, learning the trail id from the first one.
+func (r *remoteEmitter) ownRecord(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.trailID != "" {
+		return id == r.trailID
+	}
+	if id == r.sessionID || (strings.HasSuffix(id, "/"+r.sessionID) && len(id) > len(r.sessionID)+1) {
+		r.trailID = id
+		return true
+	}
+	return false
+}
+
+// trail is the session id local records carry: the gateway's trail id
+// once known, else the client's.
+func (r *remoteEmitter) trail() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.trailID != "" {
+		return r.trailID
+	}
+	return r.sessionID
 }
 
 // emitAnswer is the emit API's 200 body.
@@ -317,7 +347,7 @@ func (r *remoteEmitter) emit(ctx context.Context, point enforcement.Point, field
 		// failure (§10.3).
 		ts := time.Now().UTC().Format(enforcement.TimestampFormat)
 		r.hostFailure(ctx, point, enforcement.ReasonContextInvalid, err.Error())
-		return nil, &enforcement.ProjectionError{Point: point, SessionID: r.sessionID, Sequence: -1, Timestamp: ts, Err: err}
+		return nil, &enforcement.ProjectionError{Point: point, SessionID: r.trail(), Sequence: -1, Timestamp: ts, Err: err}
 	}
 	out, f, err := r.post(ctx, point, c, body)
 	switch {
@@ -474,13 +504,14 @@ func (r *remoteEmitter) decode(point enforcement.Point, c enforcement.Context, a
 	if err := json.Unmarshal(a.Record, rec); err != nil {
 		return nil, errors.New("record is invalid")
 	}
-	if rec.InterceptionPoint != point || rec.SessionID != r.sessionID || rec.Sequence < 0 {
+	if rec.InterceptionPoint != point || rec.Sequence < 0 || !r.ownRecord(rec.SessionID) {
 		return nil, errors.New("record does not belong to this emission")
 	}
 	r.mu.Lock()
 	r.composition, r.registered = rec.Composition, rec.InterceptorsRegistered
 	r.mu.Unlock()
 	c["spec"] = enforcement.SpecVersion
+	c["session"] = map[string]any{"id": rec.SessionID} // the gateway's trail id
 	c["sequence"] = json.Number(strconv.FormatInt(rec.Sequence, 10))
 	if rec.Timestamp != nil {
 		c["timestamp"] = *rec.Timestamp
@@ -553,7 +584,7 @@ func (r *remoteEmitter) hostFailure(ctx context.Context, point enforcement.Point
 		InterceptionPoint:      point,
 		Mode:                   enforcement.Enforce,
 		Verdict:                enforcement.Deny(reason, message),
-		SessionID:              r.sessionID,
+		SessionID:              r.trail(),
 		Sequence:               -1,
 		Timestamp:              &ts,
 		Composition:            comp,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -284,8 +285,10 @@ func TestRemoteOutcomeContext(t *testing.T) {
 			return enforcement.TransformTo("$target.content", "[redacted]")
 		}
 		return enforcement.Allow()
-	})})
-	s := newRemote(t, RemoteConfig{BaseURL: gw.URL, Common: map[string]any{"tenant": map[string]any{"id": "acme"}}})
+	}), principals: map[proxy.KeyHash]proxy.Principal{sha256.Sum256([]byte("acme-key")): {KeyID: "acme-key", AgentID: testAgent().ID, Tenant: "acme"}}})
+	// A context may repeat its key's tenant; the gateway records the
+	// tenant's session as "<tenant>/<id>".
+	s := newRemote(t, RemoteConfig{BaseURL: gw.URL, APIKey: "acme-key", Common: map[string]any{"tenant": map[string]any{"id": "acme"}}})
 	if err := s.Start(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +297,7 @@ func TestRemoteOutcomeContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := out.Context
-	if c.Sequence() != 1 || c.SessionID() != s.ID() || c["spec"] != enforcement.SpecVersion || c.Point() != enforcement.Input {
+	if c.Sequence() != 1 || c.SessionID() != "acme/"+s.ID() || c["spec"] != enforcement.SpecVersion || c.Point() != enforcement.Input {
 		t.Errorf("outcome context envelope: %v", c)
 	}
 	if in := c["input"].(map[string]any); in["content"] != "[redacted]" || out.Target().(map[string]any)["content"] != "[redacted]" {
@@ -303,7 +306,7 @@ func TestRemoteOutcomeContext(t *testing.T) {
 	if out.Verdict.Transform == nil || out.Verdict.Transform.Value != "[redacted]" {
 		t.Errorf("the outcome carries the full verdict: %+v", out.Verdict)
 	}
-	if ten := gw.seen(enforcement.Input, s.ID())[0]["tenant"]; ten == nil {
+	if ten := gw.seen(enforcement.Input, "acme/"+s.ID())[0]["tenant"]; ten == nil {
 		t.Error("Common members were not sent")
 	}
 }
@@ -572,7 +575,7 @@ func TestRemoteSessionConflicts(t *testing.T) {
 
 func TestRemoteAuth(t *testing.T) {
 	ctx := context.Background()
-	gw := newTestGateway(t, gatewayOptions{principals: map[proxy.KeyHash]proxy.Principal{sha256.Sum256([]byte("gw-key")): {KeyID: "gw-key", AgentID: "billing-agent"}}})
+	gw := newTestGateway(t, gatewayOptions{principals: map[proxy.KeyHash]proxy.Principal{sha256.Sum256([]byte("gw-key")): {KeyID: "gw-key", AgentID: "billing-agent", ClientTurnPoints: true}}})
 	sink := &recordSink{}
 	bad := newRemote(t, RemoteConfig{BaseURL: gw.URL, APIKey: "wrong", Sink: sink})
 	var blocked *BlockedError
@@ -583,7 +586,8 @@ func TestRemoteAuth(t *testing.T) {
 	}
 	checkLocalFailure(t, sink, bad.ID(), enforcement.AgentStartup, enforcement.ReasonInterceptorFailed)
 
-	s := newRemote(t, RemoteConfig{BaseURL: gw.URL, APIKey: "gw-key"})
+	// The session's agent is the key's: the SDK names the same one.
+	s := newRemote(t, RemoteConfig{BaseURL: gw.URL, APIKey: "gw-key", Agent: enforcement.Agent{ID: "billing-agent", Framework: "go-test"}})
 	if err := s.Start(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -684,7 +688,7 @@ func TestRemoteConcurrentToolCalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.ToolCall(ctx, enforcement.ToolCall{ID: "c", Name: "t", Args: map[string]any{"i": i}}, func(_ context.Context, args any) (any, bool, error) {
+			res, err := s.ToolCall(ctx, enforcement.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "t", Args: map[string]any{"i": i}}, func(_ context.Context, args any) (any, bool, error) {
 				return args, false, nil
 			})
 			if err != nil || res.Blocked != nil {
