@@ -585,3 +585,51 @@ func countWire(recs []wireRecord, session string) int {
 	}
 	return n
 }
+
+// A call still in flight when the end's wait runs out has its answer
+// withheld: nothing of the session is numbered after its agent_shutdown,
+// and the withheld call leaves a host-failure record.
+func TestEndWithholdsCallsPastTheWait(t *testing.T) {
+	f := startFleet(t, 1, "  end_wait: 200ms")
+	if c := f.chat(t, 0, acmeKey, "w1", "hello", nil); c.status != 200 {
+		t.Fatalf("open: %d %s", c.status, c.body)
+	}
+	slow := make(chan exchange, 1)
+	go func() { slow <- f.chat(t, 0, acmeKey, "w1", "/sleep 1s secret late answer", nil) }()
+	time.Sleep(150 * time.Millisecond) // the call is at the upstream
+	if c := f.end(t, 0, acmeKey, "w1", "completed"); c.status != 200 {
+		t.Fatalf("end: %d %s", c.status, c.body)
+	}
+	c := <-slow
+	if c.status != http.StatusConflict || c.err.Code != "session_ended" || strings.Contains(string(c.body), "late answer") {
+		t.Fatalf("the call past the wait: %d %s, want 409 session_ended and no answer", c.status, c.body)
+	}
+	v := records.NewVerifier()
+	if err := v.Read("trail.jsonl", strings.NewReader(f.trail.String())); err != nil {
+		t.Fatal(err)
+	}
+	rep := v.Report()
+	if rep.Errors() != 0 {
+		t.Fatalf("trail errors: %v", rep.Findings)
+	}
+	var withheld, shutdownSeq, maxSeq int64 = 0, -1, -1
+	for _, line := range strings.Split(strings.TrimSpace(f.trail.String()), "\n") {
+		var r wireRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.SessionID != "acme/w1" {
+			continue
+		}
+		switch {
+		case r.Sequence == -1 && r.Point == "post_model_call" && r.Verdict.Reason == "host_error:context_invalid":
+			withheld++
+		case r.Point == "agent_shutdown":
+			shutdownSeq = r.Sequence
+		}
+		maxSeq = max(maxSeq, r.Sequence)
+	}
+	if withheld != 1 || shutdownSeq < 0 || shutdownSeq != maxSeq {
+		t.Fatalf("withheld records %d, shutdown at %d, highest sequence %d: want one withheld record and the shutdown last", withheld, shutdownSeq, maxSeq)
+	}
+}
