@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/sessions/redistest"
 )
 
@@ -39,32 +37,11 @@ func sha(key string) string {
 
 // authGateway is a gateway built by Build from a configuration the real
 // loader parsed, with its admin handler served apart.
-type authGateway struct {
-	asm    *Assembly
-	main   *httptest.Server
-	admin  *httptest.Server
-	stdout *lockedBuffer
-}
+type authGateway struct{ *policyGateway }
 
 func startAuthGateway(t *testing.T, src string) *authGateway {
 	t.Helper()
-	cfg, err := config.Parse("gateway.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &authGateway{stdout: &lockedBuffer{}}
-	g.asm, err = Build(context.Background(), cfg, g.stdout, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.main = httptest.NewServer(g.asm.Server)
-	g.admin = httptest.NewServer(g.asm.Server.AdminHandler())
-	t.Cleanup(func() {
-		g.main.Close()
-		g.admin.Close()
-		g.asm.Close()
-	})
-	return g
+	return &authGateway{startConfiguredGateway(t, src)}
 }
 
 // call posts body to path with key as the bearer token ("" for none) and

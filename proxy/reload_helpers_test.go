@@ -52,7 +52,13 @@ type policyGateway struct {
 
 func startPolicyGateway(t *testing.T, policyPath, extra string) *policyGateway {
 	t.Helper()
-	src := fmt.Sprintf("upstreams:\n  - name: mock\n    type: mock\npolicy:\n  path: %s\n  watch: false\nrecords:\n  sinks:\n    - type: stdout\n%s", policyPath, extra)
+	return startConfiguredGateway(t, fmt.Sprintf("upstreams:\n  - name: mock\n    type: mock\npolicy:\n  path: %s\n  watch: false\nrecords:\n  sinks:\n    - type: stdout\n%s", policyPath, extra))
+}
+
+// startConfiguredGateway builds a gateway from the configuration src (read
+// by the real loader) and serves its main and admin handlers apart.
+func startConfiguredGateway(t *testing.T, src string) *policyGateway {
+	t.Helper()
 	cfg, err := config.Parse("gateway.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
