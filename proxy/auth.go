@@ -112,15 +112,20 @@ func (s *Server) authorize(ctx context.Context, p Principal, api string, model s
 	if len(p.APIs) > 0 && !slices.Contains(p.APIs, api) {
 		return errorf(http.StatusForbidden, typeAuth, "api_not_allowed", "this API key may not use the %s API (allowed: %s)", api, strings.Join(p.APIs, ", "))
 	}
-	if model != "" && len(p.Models) > 0 && !slices.ContainsFunc(p.Models, func(g string) bool {
-		ok, _ := path.Match(g, model)
-		return ok
-	}) {
+	if model != "" && !p.allowsModel(model) {
 		// The model is not quoted: it is the client's text.
 		return &apiError{status: http.StatusForbidden, typ: typeAuth, code: "model_not_allowed",
 			message: "this API key may not call the requested model", param: "model"}
 	}
 	return s.rateLimit(ctx, p)
+}
+
+// allowsModel reports whether p's key may call model.
+func (p Principal) allowsModel(model string) bool {
+	return len(p.Models) == 0 || slices.ContainsFunc(p.Models, func(g string) bool {
+		ok, _ := path.Match(g, model)
+		return ok
+	})
 }
 
 // rateLimit counts the request in the key's current fixed window, in the

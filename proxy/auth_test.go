@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,5 +372,40 @@ func TestOrgProjectHeadersOnlyWithClientKey(t *testing.T) {
 	}
 	if h := last(); h.Get("Authorization") != "Bearer sk-client-own" || h.Get("OpenAI-Organization") != "org-client" || h.Get("OpenAI-Project") != "proj-client" {
 		t.Errorf("with the client's own key the upstream saw %v", h)
+	}
+}
+
+// GET /v1/models lists only what the key may call.
+func TestModelListFollowsTheKey(t *testing.T) {
+	g := startAuthGateway(t, `upstreams: [{name: mock, type: mock, models: [gpt-4o, gpt-4o-mini, o3]}]
+interceptors: [{name: ok, type: allow}]
+auth:
+  api_keys:
+    - {name: narrow, sha256: `+sha(keyA)+`, models: ["gpt-4o*"]}
+    - {name: wide, sha256: `+sha(keyB)+`}
+`)
+	list := func(key string) []string {
+		req, _ := http.NewRequest(http.MethodGet, g.main.URL+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Data []struct{ ID string } }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("models: %d %v", resp.StatusCode, err)
+		}
+		var ids []string
+		for _, m := range out.Data {
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}
+	if got := list(keyA); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
+		t.Errorf("narrow key sees %v", got)
+	}
+	if got := list(keyB); !slices.Contains(got, "o3") || !slices.Contains(got, "gpt-4o") {
+		t.Errorf("wide key sees %v", got)
 	}
 }

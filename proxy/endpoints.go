@@ -96,10 +96,12 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
-// handleModels serves GET /v1/models from the configured upstreams.
+// handleModels serves GET /v1/models from the configured upstreams, less
+// the models the client's key may not call.
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	pol := s.Policy()
-	if _, err := s.authenticate(r, pol); err != nil {
+	p, err := s.authenticate(r, pol)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -111,7 +113,9 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	}
 	data := []model{}
 	for _, id := range pol.Router.Models() {
-		data = append(data, model{ID: id, Object: "model", OwnedBy: "hooks-gateway"})
+		if p.allowsModel(id) {
+			data = append(data, model{ID: id, Object: "model", OwnedBy: "hooks-gateway"})
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
