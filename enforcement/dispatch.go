@@ -242,7 +242,10 @@ func (em *emission) firstDeny() {
 		// §7.6: decided_by stays the index of the consulted deny.
 		em.setCombined(Allow(), intp(consulted))
 	default:
-		em.setCombined(Allow(), nil)
+		// Every verdict allowed: the winner is the lowest-index one (§7.3),
+		// so its reason, message and evidence reach the record (§5.3), as
+		// they do in the aggregating profiles.
+		em.setCombined(em.pool[0], nil)
 	}
 }
 
@@ -327,7 +330,7 @@ func (em *emission) unanimous() {
 			return
 		}
 	}
-	em.setCombined(Allow(), nil)
+	em.setCombined(slots[0], nil) // the lowest-index allow wins (§7.3)
 }
 
 // conflict settles a profile-synthesized deny: plain under the deny knob,
