@@ -634,8 +634,13 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 		}
 		return resolverFailure(err), false, true
 	}
-	if !sameIdentity(res.ContextIdentity, id) {
+	// §9 order: 1 echo rule, 2 outcome and verdict presence (and the
+	// resolution's shape), 3 the carried verdict's §5 gate, 4 consistency.
+	if res.identityErr != nil || !sameIdentity(res.ContextIdentity, id) {
 		return hostDeny(ReasonApprovalIdentityMismatch, "resolution context_identity does not echo the request's"), false, true
+	}
+	if res.shapeErr != nil {
+		return hostDeny(ReasonApprovalResolverFailed, res.shapeErr.Error()), false, true
 	}
 	switch res.Outcome {
 	case OutcomeApprove, OutcomeReject:
