@@ -103,7 +103,7 @@ func TestWebhookFailuresFailClosed(t *testing.T) {
 		}, enforcement.ReasonApprovalResolverFailed},
 		{"missing identity", func(w http.ResponseWriter, req map[string]any) {
 			io.WriteString(w, `{"outcome":"approve","verdict":{"decision":"allow"}}`)
-		}, enforcement.ReasonApprovalResolverFailed},
+		}, enforcement.ReasonApprovalIdentityMismatch},
 		{"status 500", func(w http.ResponseWriter, req map[string]any) {
 			w.WriteHeader(http.StatusInternalServerError)
 			json.NewEncoder(w).Encode(map[string]any{"outcome": "approve", "context_identity": req["context_identity"],
@@ -175,6 +175,64 @@ func TestWebhookStrictAnswers(t *testing.T) {
 			}
 			if strings.Contains(out.Verdict.Message, leak) {
 				t.Errorf("deny message quotes the answer: %q", out.Verdict.Message)
+			}
+		})
+	}
+}
+
+// TestWebhookValidationOrder: §9 orders the checks of a resolution (echo
+// rule, then outcome and verdict presence, then the carried verdict's §5
+// gate, then outcome/verdict consistency) and the first failure names the
+// deny. So a context_identity that does not echo, is missing, or is not a
+// string is host_error:approval_identity_mismatch however malformed the
+// rest of the answer is.
+func TestWebhookValidationOrder(t *testing.T) {
+	cases := []struct {
+		name   string
+		answer string // %s is the echoed context_identity
+		reason string
+	}{
+		// 1. echo rule, whatever else is wrong.
+		{"forged identity, no outcome", `{"context_identity":"sha256:forged","verdict":{"decision":"allow"}}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"forged identity, unknown member", `{"outcome":"approve","context_identity":"sha256:forged","verdict":{"decision":"allow"},"extra":1}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"forged identity, malformed verdict", `{"outcome":"approve","context_identity":"sha256:forged","verdict":{"decision":"maybe"}}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"forged identity, unknown verdict member", `{"outcome":"approve","context_identity":"sha256:forged","verdict":{"decision":"allow","x":1}}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"forged identity, unresolved with a verdict", `{"outcome":"unresolved","context_identity":"sha256:forged","verdict":{"decision":"allow"}}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"missing identity, valid rest", `{"outcome":"approve","verdict":{"decision":"allow"}}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"missing identity, unknown outcome", `{"outcome":"maybe"}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"missing identity, unknown member", `{"outcome":"approve","verdict":{"decision":"allow"},"extra":1}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"numeric identity", `{"outcome":"approve","context_identity":7,"verdict":{"decision":"allow"}}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"object identity, malformed verdict", `{"outcome":"approve","context_identity":{"v":%s},"verdict":"allow"}`, enforcement.ReasonApprovalIdentityMismatch},
+		{"empty object", `{}`, enforcement.ReasonApprovalIdentityMismatch},
+		// 2. outcome and verdict presence, and the resolution's shape.
+		{"unknown member, malformed verdict", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"maybe"},"extra":1}`, enforcement.ReasonApprovalResolverFailed},
+		{"no outcome, malformed verdict", `{"context_identity":%s,"verdict":{"decision":"maybe"}}`, enforcement.ReasonApprovalResolverFailed},
+		{"outcome not a string", `{"outcome":true,"context_identity":%s,"verdict":{"decision":"allow"}}`, enforcement.ReasonApprovalResolverFailed},
+		{"approve without verdict", `{"outcome":"approve","context_identity":%s}`, enforcement.ReasonApprovalResolverFailed},
+		{"unresolved with a malformed verdict", `{"outcome":"unresolved","context_identity":%s,"verdict":{"decision":"maybe"}}`, enforcement.ReasonApprovalResolverFailed},
+		// 3. the carried verdict's §5 gate.
+		{"host_error reason", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"allow","reason":"host_error:x"}}`, enforcement.ReasonVerdictInvalid},
+		{"warnings not an array", `{"outcome":"reject","context_identity":%s,"verdict":{"decision":"deny","warnings":"x"}}`, enforcement.ReasonVerdictInvalid},
+		// 4. outcome/verdict consistency.
+		{"approve carrying a deny", `{"outcome":"approve","context_identity":%s,"verdict":{"decision":"deny"}}`, enforcement.ReasonVerdictInvalid},
+		{"reject carrying an allow", `{"outcome":"reject","context_identity":%s,"verdict":{"decision":"allow"}}`, enforcement.ReasonVerdictInvalid},
+		// All four pass.
+		{"reject", `{"outcome":"reject","context_identity":%s,"verdict":{"decision":"deny","reason":"human:no"}}`, "human:no"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := webhookServer(t, func(w http.ResponseWriter, req map[string]any) {
+				id, _ := json.Marshal(req["context_identity"])
+				w.Header().Set("Content-Type", "application/json")
+				answer := tc.answer
+				if strings.Contains(answer, "%s") {
+					answer = fmt.Sprintf(answer, id)
+				}
+				io.WriteString(w, answer)
+			})
+			out := emitToolCall(t, context.Background(), newWebhook(t, srv.URL, 5*time.Second), nil)
+			if out.Proceed || out.Verdict.Reason != tc.reason {
+				t.Fatalf("verdict = %s %s %q, want deny %s", out.Verdict.Decision, out.Verdict.Reason, out.Verdict.Message, tc.reason)
 			}
 		})
 	}

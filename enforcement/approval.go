@@ -3,6 +3,7 @@ package enforcement
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -53,14 +54,23 @@ type ApprovalResolution struct {
 	ContextIdentity *string
 	// Verdict is present iff Outcome is not unresolved.
 	Verdict *Verdict
-	// verdictErr keeps a type failure of a decoded verdict so the host can
-	// report it in the normative validation order (echo rule first).
-	verdictErr error
+	// The failures of a decoded answer, kept so the host reports the first
+	// one in the normative §9 order: identityErr (a context_identity that
+	// is missing or not a string or null: it cannot echo), shapeErr (a
+	// member approval.schema.json does not define), verdictErr (a carried
+	// verdict that fails its type checks).
+	identityErr error
+	shapeErr    error
+	verdictErr  error
 }
 
-// ParseApprovalResolution decodes a resolution from a JSON value tree. A
-// malformed carried verdict does not fail the parse: it is reported as
-// host_error:verdict_invalid after the echo rule, as §9 orders.
+// ParseApprovalResolution decodes a resolution from a JSON value tree. Only
+// a tree that is not an object fails the parse (there is no resolution to
+// validate: the resolver failed). A context_identity that is missing or not
+// a string or null, and a malformed carried verdict, do not fail it: the
+// host reports them in the §9 order, the echo rule first
+// (host_error:approval_identity_mismatch), the carried verdict third
+// (host_error:verdict_invalid).
 func ParseApprovalResolution(tree any) (ApprovalResolution, error) {
 	obj, ok := tree.(map[string]any)
 	if !ok {
@@ -68,12 +78,15 @@ func ParseApprovalResolution(tree any) (ApprovalResolution, error) {
 	}
 	var res ApprovalResolution
 	res.Outcome, _ = obj["outcome"].(string)
-	switch id := obj["context_identity"].(type) {
+	switch id, present := obj["context_identity"]; id := id.(type) {
 	case string:
 		res.ContextIdentity = &id
 	case nil:
+		if !present {
+			res.identityErr = errors.New("approval resolution lacks its context_identity")
+		}
 	default:
-		return ApprovalResolution{}, fmt.Errorf("approval resolution context_identity is not a string or null")
+		res.identityErr = errors.New("approval resolution context_identity is not a string or null")
 	}
 	if raw, ok := obj["verdict"]; ok {
 		v, err := ParseVerdict(raw)

@@ -242,7 +242,10 @@ func (em *emission) firstDeny() {
 		// §7.6: decided_by stays the index of the consulted deny.
 		em.setCombined(Allow(), intp(consulted))
 	default:
-		em.setCombined(Allow(), nil)
+		// Every verdict allowed: the winner is the lowest-index one (§7.3),
+		// so its reason, message and evidence reach the record (§5.3), as
+		// they do in the aggregating profiles.
+		em.setCombined(em.pool[0], nil)
 	}
 }
 
@@ -327,7 +330,7 @@ func (em *emission) unanimous() {
 			return
 		}
 	}
-	em.setCombined(Allow(), nil)
+	em.setCombined(slots[0], nil) // the lowest-index allow wins (§7.3)
 }
 
 // conflict settles a profile-synthesized deny: plain under the deny knob,
@@ -631,8 +634,13 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 		}
 		return resolverFailure(err), false, true
 	}
-	if !sameIdentity(res.ContextIdentity, id) {
+	// §9 order: 1 echo rule, 2 outcome and verdict presence (and the
+	// resolution's shape), 3 the carried verdict's §5 gate, 4 consistency.
+	if res.identityErr != nil || !sameIdentity(res.ContextIdentity, id) {
 		return hostDeny(ReasonApprovalIdentityMismatch, "resolution context_identity does not echo the request's"), false, true
+	}
+	if res.shapeErr != nil {
+		return hostDeny(ReasonApprovalResolverFailed, res.shapeErr.Error()), false, true
 	}
 	switch res.Outcome {
 	case OutcomeApprove, OutcomeReject:

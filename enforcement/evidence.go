@@ -7,12 +7,14 @@ import (
 // evidenceKnown are the evidence members the Evidence type models.
 func evidenceKnown(k string) bool { return k == "artefact" || k == "verification_pointers" }
 
-// evidenceExtra returns eo's members other than artefact and
-// verification_pointers, or nil when there are none.
+// evidenceExtra returns the members of eo the typed fields do not hold:
+// those other than artefact and verification_pointers, and those two when
+// null (the schema allows "artefact": null, and §5.3 keeps it), or nil when
+// there are none.
 func evidenceExtra(eo map[string]any) map[string]any {
 	var extra map[string]any
 	for k, v := range eo {
-		if evidenceKnown(k) {
+		if evidenceKnown(k) && v != nil {
 			continue
 		}
 		if extra == nil {
@@ -24,13 +26,12 @@ func evidenceExtra(eo map[string]any) map[string]any {
 }
 
 // tree returns the evidence as the JSON value tree it was decoded from:
-// the modelled members plus Extra.
+// Extra, then the typed fields, which win over an Extra member of the same
+// name.
 func (e *Evidence) tree() map[string]any {
 	m := make(map[string]any, len(e.Extra)+2)
 	for k, v := range e.Extra {
-		if !evidenceKnown(k) {
-			m[k] = v
-		}
+		m[k] = v
 	}
 	if e.Artefact != nil {
 		m["artefact"] = *e.Artefact

@@ -119,31 +119,29 @@ func checkClosedVerdict(tree any) error {
 }
 
 // ParseApprovalResolutionStrict is ParseApprovalResolution for a resolution
-// read from the wire (approval.schema.json, closed): a member other than
-// outcome, context_identity and verdict, or a missing outcome or
-// context_identity, fails the parse (the resolver failed:
-// host_error:approval_resolver_failed). A carried verdict with a member the
-// verdict schema does not define is reported as host_error:verdict_invalid
-// after the echo rule, as every carried-verdict failure is (§9).
+// read from the wire (approval.schema.json, closed). Only an answer that is
+// not an object fails the parse. The rest is reported in the §9 order: a
+// missing or non-string context_identity fails the echo rule
+// (host_error:approval_identity_mismatch) whatever else is wrong; then a
+// member other than outcome, context_identity and verdict is the resolver
+// failing (host_error:approval_resolver_failed), as a missing or unknown
+// outcome is; then a carried verdict with a member the verdict schema does
+// not define is host_error:verdict_invalid, as every carried-verdict
+// failure is.
 func ParseApprovalResolutionStrict(tree any) (ApprovalResolution, error) {
 	obj, ok := tree.(map[string]any)
 	if !ok {
 		return ApprovalResolution{}, errors.New("approval resolution is not a JSON object")
 	}
-	if !onlyMembers(obj, resolutionMembers) {
-		return ApprovalResolution{}, errors.New("approval resolution has a member approval.schema.json does not define")
-	}
-	for _, k := range resolutionMembers[:2] {
-		if _, ok := obj[k]; !ok {
-			return ApprovalResolution{}, errors.New("approval resolution lacks its " + k)
-		}
-	}
 	res, err := ParseApprovalResolution(obj)
-	if err != nil || res.Verdict == nil || res.verdictErr != nil {
+	if err != nil {
 		return res, err
 	}
-	if err := checkClosedVerdict(obj["verdict"]); err != nil {
-		res.verdictErr = err
+	if !onlyMembers(obj, resolutionMembers) {
+		res.shapeErr = errors.New("approval resolution has a member approval.schema.json does not define")
+	}
+	if res.Verdict != nil && res.verdictErr == nil {
+		res.verdictErr = checkClosedVerdict(obj["verdict"])
 	}
 	return res, nil
 }

@@ -84,3 +84,25 @@ func TestEvidenceUnknownMembersTravel(t *testing.T) {
 		t.Fatalf("record %s\nlacks %s", b, want)
 	}
 }
+
+// TestEvidenceNullMembersTravel: "artefact": null and
+// "verification_pointers": null are schema-valid evidence members; the
+// record carries them as received rather than dropping them.
+func TestEvidenceNullMembersTravel(t *testing.T) {
+	tree, err := DecodeAnswer([]byte(`{"decision":"allow","evidence":{"artefact":null,"verification_pointers":null,"note":"x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ParseVerdictStrict(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := v.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `"evidence":{"artefact":null,"note":"x","verification_pointers":null}`
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("verdict %s\nlacks %s", b, want)
+	}
+}

@@ -57,10 +57,12 @@ type Transform struct {
 type Evidence struct {
 	Artefact             *string           `json:"artefact,omitempty"`
 	VerificationPointers map[string]string `json:"verification_pointers,omitempty"`
-	// Extra holds the members other than artefact and verification_pointers
-	// of a decoded evidence object (JSON value trees): §5.3 has the host
+	// Extra holds the members of a decoded evidence object that the typed
+	// fields do not (JSON value trees): members other than artefact and
+	// verification_pointers, and those two when null. §5.3 has the host
 	// propagate evidence unchanged, so they travel to the record as
-	// received and count toward the size cap.
+	// received and count toward the size cap. A typed field that is set
+	// wins over an Extra member of the same name.
 	Extra map[string]any `json:"-"`
 }
 
@@ -201,6 +203,10 @@ func GateReason(err error) string {
 	return ReasonVerdictInvalid
 }
 
+// evidenceSize is the §5.3 measure: the UTF-8 length of the RFC 8785 form
+// of the evidence member as the interceptor returned it, every member
+// included. It is not the length of the bytes the service sent: their
+// whitespace, escapes and number spellings do not count.
 func evidenceSize(e *Evidence) (int, error) {
 	b, err := jcs.Canonicalize(e.tree())
 	return len(b), err

@@ -109,6 +109,10 @@ type RemoteConfig struct {
 	// and target, and the SDK-owned interception_point, agent and session,
 	// are rejected.
 	Common map[string]any
+	// Policy is the gateway's declared surface, stated on the records the
+	// SDK writes itself until the gateway's own records say otherwise
+	// (see GatewayPolicy). The zero value is the gateway's defaults.
+	Policy GatewayPolicy
 }
 
 // NewRemoteSession returns a session enforcing through the gateway at
@@ -137,6 +141,10 @@ func NewRemoteSession(cfg RemoteConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	declared, err := cfg.Policy.validate()
+	if err != nil {
+		return nil, err
+	}
 	client := cfg.HTTPClient
 	if client == nil {
 		client = defaultHTTPClient()
@@ -155,6 +163,13 @@ func NewRemoteSession(cfg RemoteConfig) (*Session, error) {
 		timeout:   timeout,
 		sink:      cfg.Sink,
 		common:    common,
+		declared:  declared,
+	}
+	if len(cfg.Policy.PointModes) > 0 {
+		r.pointModes = make(map[enforcement.Point]enforcement.Mode, len(cfg.Policy.PointModes))
+		for p, m := range cfg.Policy.PointModes {
+			r.pointModes[p] = m
+		}
 	}
 	return &Session{em: r, id: id}, nil
 }
@@ -272,11 +287,15 @@ type remoteEmitter struct {
 	// agent_startup; Transport lets model calls through only then.
 	claimed atomic.Bool
 
-	// mu guards the gateway's composition as last seen on a record, so
-	// local host-failure records describe the same policy.
-	mu          sync.Mutex
-	composition enforcement.Composition
-	registered  int
+	// declared and pointModes are RemoteConfig.Policy, read-only.
+	declared   recordPolicy
+	pointModes map[enforcement.Point]enforcement.Mode
+
+	// mu guards the policy the gateway's records stated (per point and
+	// latest), so local host-failure records describe the same policy.
+	mu     sync.Mutex
+	learnt map[enforcement.Point]recordPolicy
+	latest *recordPolicy
 	// trailID is the session id the gateway records the session under,
 	// learnt from its first record: the client's id, or "<tenant>/<id>"
 	// when the gateway key has a tenant. "" until then.
@@ -507,9 +526,7 @@ func (r *remoteEmitter) decode(point enforcement.Point, c enforcement.Context, a
 	if rec.InterceptionPoint != point || rec.Sequence < 0 || !r.ownRecord(rec.SessionID) {
 		return nil, errors.New("record does not belong to this emission")
 	}
-	r.mu.Lock()
-	r.composition, r.registered = rec.Composition, rec.InterceptorsRegistered
-	r.mu.Unlock()
+	r.learn(rec)
 	c["spec"] = enforcement.SpecVersion
 	c["session"] = map[string]any{"id": rec.SessionID} // the gateway's trail id
 	c["sequence"] = json.Number(strconv.FormatInt(rec.Sequence, 10))
@@ -556,7 +573,8 @@ func isToken(s string) bool {
 }
 
 // failClosed is the outcome of an emission the SDK could not complete:
-// deny with the failure's reserved reason, Proceed false, and a local
+// deny with the failure's reserved reason, Proceed false in either mode (the
+// action failed on its own, not on a verdict: §10.3), and a local
 // host-failure record (the gateway's record, if it wrote one, is not known).
 func (r *remoteEmitter) failClosed(ctx context.Context, point enforcement.Point, c enforcement.Context, f failure) *enforcement.Outcome {
 	rec := r.hostFailure(ctx, point, f.reason, f.message)
@@ -564,31 +582,28 @@ func (r *remoteEmitter) failClosed(ctx context.Context, point enforcement.Point,
 		Verdict: enforcement.Deny(f.reason, f.message),
 		Context: c,
 		Record:  rec,
-		Mode:    enforcement.Enforce,
+		Mode:    rec.Mode,
 		Proceed: false,
 	}
 }
 
 // hostFailure builds and delivers a host-failure-shaped record: deny,
 // null identities, no interceptor decided, sequence -1 (the gateway's
-// number, if one was taken, is unknown), identity provider unknown.
+// number, if one was taken, is unknown), and the identity provider, mode
+// and composition of policyAt.
 func (r *remoteEmitter) hostFailure(ctx context.Context, point enforcement.Point, reason, message string) *enforcement.Record {
 	ts := time.Now().UTC().Format(enforcement.TimestampFormat)
-	r.mu.Lock()
-	comp, n := r.composition, r.registered
-	r.mu.Unlock()
-	if comp.Profile == "" {
-		comp = comp.Resolved()
-	}
+	p := r.policyAt(point)
 	rec := &enforcement.Record{
 		InterceptionPoint:      point,
-		Mode:                   enforcement.Enforce,
+		Mode:                   p.mode,
 		Verdict:                enforcement.Deny(reason, message),
+		IdentityProvider:       p.provider,
 		SessionID:              r.trail(),
 		Sequence:               -1,
 		Timestamp:              &ts,
-		Composition:            comp,
-		InterceptorsRegistered: n,
+		Composition:            p.composition,
+		InterceptorsRegistered: p.registered,
 	}
 	r.deliver(ctx, rec)
 	return rec

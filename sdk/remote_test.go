@@ -413,14 +413,19 @@ func checkLocalFailure(t *testing.T, sink *recordSink, session string, point enf
 	}
 	r := recs[0]
 	if r.InterceptionPoint != point || r.Verdict.Decision != enforcement.DecisionDeny || r.Verdict.Reason != reason ||
-		r.Sequence != -1 || r.InputIdentity != nil || r.EnforcedIdentity != nil || r.DecidedBy != nil || r.IdentityProvider != "" || r.Mode != enforcement.Enforce {
+		r.Sequence != -1 || r.InputIdentity != nil || r.EnforcedIdentity != nil || r.DecidedBy != nil {
 		t.Fatalf("local failure record = %+v", r)
+	}
+	// The test gateways and RemoteConfig.Policy's zero value agree: the
+	// gateway's defaults.
+	if r.IdentityProvider != enforcement.IdentityJCSSHA256 || r.Mode != enforcement.Enforce || r.Composition.Profile != enforcement.SequentialFirstDeny {
+		t.Fatalf("local failure record states provider %q, mode %s, profile %s", r.IdentityProvider, r.Mode, r.Composition.Profile)
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"identity_provider":null`, `"decided_by":null`, `"input_identity":null`, `"sequence":-1`} {
+	for _, want := range []string{`"identity_provider":"jcs-sha256"`, `"decided_by":null`, `"input_identity":null`, `"sequence":-1`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("record JSON lacks %s: %s", want, b)
 		}

@@ -246,6 +246,11 @@ type ToolResult struct {
 	// Value is the verdicted result; nil when Blocked.
 	Value   any
 	IsError bool
+	// ResultLabels are the result labels of the post_tool_call verdict
+	// (spec §5.4: the union of the permitting interceptors' result_labels),
+	// to be kept with Value and carried wherever the result goes. nil when
+	// the call did not proceed: labels of a blocked result are dropped.
+	ResultLabels []string
 	// Blocked is set when pre_tool_call or post_tool_call denied; surface
 	// Message to the model as a tool error and continue (posture continue).
 	Blocked *BlockedError
@@ -291,7 +296,8 @@ func (s *Session) ToolCall(ctx context.Context, call enforcement.ToolCall, fn To
 		return ToolResult{Invoked: true, Args: args}, err
 	}
 	tr, _ := post.Context["tool_result"].(map[string]any)
-	return ToolResult{Invoked: true, Args: args, Value: tr["value"], IsError: isError}, nil
+	labels := append([]string(nil), post.Verdict.ResultLabels...)
+	return ToolResult{Invoked: true, Args: args, Value: tr["value"], IsError: isError, ResultLabels: labels}, nil
 }
 
 // Output emits output before the final response is returned and gives the
