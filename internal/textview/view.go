@@ -160,30 +160,34 @@ func strip(s string) (string, []chunk) {
 	return b.String(), chunks
 }
 
-// build computes the view of s and its segments.
+// build computes the view of s and its segments. Stretches already in
+// NFKC (QuickSpan ends each at a segment boundary) are copied whole; the
+// iterator normalizes only the segments in between, one at a time.
 func build(s string) View {
 	stripped, chunks := strip(s)
 	b := builder{stripped: stripped, chunks: chunks}
 	b.text = make([]byte, 0, len(stripped)+len(stripped)/8)
 	var it norm.Iter
-	it.InitString(norm.NFKC, stripped)
-	var pending []byte
-	start := 0
-	for !it.Done() {
+	for p := 0; p < len(stripped); {
+		if q := p + norm.NFKC.QuickSpanString(stripped[p:]); q > p {
+			b.text = append(b.text, stripped[p:q]...)
+			b.identity(p, q)
+			p = q
+			continue
+		}
+		it.InitString(norm.NFKC, stripped[p:])
 		out := it.Next()
-		if it.Pos() == start {
+		if it.Pos() == 0 {
 			// One code point decomposing into several segments (U+FDFA)
 			// yields them before the iterator moves past it: they all map
 			// to that code point.
-			pending = append(pending, out...)
-			continue
+			out = append([]byte(nil), out...)
+			for it.Pos() == 0 {
+				out = append(out, it.Next()...)
+			}
 		}
-		if pending != nil {
-			out = append(pending, out...)
-			pending = nil
-		}
-		b.add(start, it.Pos(), out)
-		start = it.Pos()
+		b.add(p, p+it.Pos(), out)
+		p += it.Pos()
 	}
 	return View{Text: string(b.text), segs: b.segs}
 }
@@ -216,9 +220,15 @@ func (b *builder) add(a, c int, out []byte) {
 		b.segs = append(b.segs, segment{n: n, o: b.orig(a), oEnd: b.orig(c-1) + 1})
 		return
 	}
-	// Unchanged by normalization: map byte by byte, one identity segment
-	// per kept run it spans, merged with the previous one when they are
-	// contiguous on both sides.
+	b.identity(a, c)
+}
+
+// identity records that stripped[a:c], already appended to the text,
+// is unchanged by normalization: it maps byte by byte, one identity
+// segment per kept run it spans, merged with the previous one when they
+// are contiguous on both sides.
+func (b *builder) identity(a, c int) {
+	n := len(b.text) - (c - a)
 	for a < c {
 		b.orig(a)
 		k := b.chunks[b.ci]
