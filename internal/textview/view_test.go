@@ -117,11 +117,10 @@ func TestViewProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 3000 {
 		s := randomText(r)
-		if !utf8.ValidString(s) {
-			s = strings.ToValidUTF8(s, "\ufffd")
-		}
 		v := Of(s)
-		if want := removeIgnorables(norm.NFKC.String(removeIgnorables(s))); v.Text != want {
+		// Invalid bytes pass through as they are; the reference, via
+		// strings.Map, would turn them into U+FFFD.
+		if want := removeIgnorables(norm.NFKC.String(removeIgnorables(s))); utf8.ValidString(s) && v.Text != want {
 			t.Fatalf("Of(%+q).Text = %+q, want %+q", s, v.Text, want)
 		}
 		bounds := runeBounds(v.Text)
