@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/textview"
 )
 
 // span is one accepted match: s[start:end], found by detector det.
@@ -119,29 +121,32 @@ func (d *detector) appendAnchored(out []span, s string, det int) []span {
 	return out
 }
 
-// text rewrites every match in s and counts them into t.
+// text rewrites every match in the view of s (see textview) over the
+// original bytes it came from, and counts them into t. A replacement that
+// quotes the match (mask, hash) quotes it as the view has it, so a
+// disguised secret hashes as the plain one does.
 func (sc *scanner) text(s string, t tally) (string, bool) {
-	spans := sc.find(s)
+	v := textview.Of(s)
+	spans := sc.find(v.Text)
 	if len(spans) == 0 {
 		return s, false
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
 	for _, m := range spans {
-		b.WriteString(s[last:m.start])
-		b.WriteString(sc.replace(sc.detectors[m.det].name, s[m.start:m.end]))
-		last = m.end
 		t[m.det]++
 	}
-	b.WriteString(s[last:])
-	return b.String(), true
+	out := rewriteView(s, &v, len(spans),
+		func(i int) (int, int) { return spans[i].start, spans[i].end },
+		func(i int) string {
+			m := spans[i]
+			return sc.replace(sc.detectors[m.det].name, v.Text[m.start:m.end])
+		})
+	return out, true
 }
 
-// anyMatch reports whether a detector finds something in a string value
-// or object key of v.
+// anyMatch reports whether a detector finds something in the view of a
+// string value or object key of v.
 func (sc *scanner) anyMatch(v any) bool {
-	return anyText(v, func(s string) bool { return len(sc.find(s)) > 0 })
+	return anyText(v, func(s string) bool { return len(sc.find(textview.Of(s).Text)) > 0 })
 }
 
 // shortString is the length up to which find checks hints against the

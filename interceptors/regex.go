@@ -8,6 +8,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/textview"
 )
 
 // Regex actions.
@@ -172,31 +173,29 @@ func (r *regexInterceptor) redactIn(c enforcement.Context) enforcement.Verdict {
 // anyMatch reports whether any string value or object key in v matches.
 func (r *regexInterceptor) anyMatch(v any) bool { return anyText(v, r.matchString) }
 
-// matchString reports whether s matches, the literal filter first.
+// matchString reports whether s matches, the literal filter first. Both
+// run on the view of s (see textview): what a reader sees matches even
+// when fullwidth letters or invisible characters disguise it.
 func (r *regexInterceptor) matchString(s string) bool {
-	return r.filter.admits(s) && r.re.MatchString(s)
+	v := textview.Of(s)
+	return r.filter.admits(v.Text) && r.re.MatchString(v.Text)
 }
 
-// replaceString replaces every match in s and reports whether s changed.
-// One search finds the matches: a string without any costs no allocation,
-// and one with some is not searched twice.
+// replaceString replaces every match in the view of s, writing each
+// replacement over the original bytes the match came from, and reports
+// whether s changed. One search finds the matches: a string without any
+// costs no allocation, and one with some is not searched twice.
 func (r *regexInterceptor) replaceString(s string) (string, bool) {
-	if !r.filter.admits(s) {
+	v := textview.Of(s)
+	if !r.filter.admits(v.Text) {
 		return s, false
 	}
-	locs := r.re.FindAllStringIndex(s, -1)
+	locs := r.re.FindAllStringIndex(v.Text, -1)
 	if locs == nil {
 		return s, false
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, loc := range locs {
-		b.WriteString(s[last:loc[0]])
-		b.WriteString(r.replacement)
-		last = loc[1]
-	}
-	b.WriteString(s[last:])
-	out := b.String()
+	out := rewriteView(s, &v, len(locs),
+		func(i int) (int, int) { return locs[i][0], locs[i][1] },
+		func(int) string { return r.replacement })
 	return out, out != s
 }
