@@ -110,6 +110,8 @@ const (
 	DefaultBufferLimit      = 8 << 20
 	DefaultMaxRequestBytes  = 10 << 20
 	DefaultMaxResponseBytes = DefaultBufferLimit // both wire forms are held whole until judged
+	DefaultMaxMessages      = 10_000
+	DefaultMaxInputMessages = 100
 )
 
 // DefaultSource is Config.Source for the embedded default.
@@ -331,11 +333,21 @@ type Streaming struct {
 	KeepAlive time.Duration
 }
 
-// Limits bounds request and response bodies.
+// Limits bounds request and response bodies, and what one request may
+// cost.
 type Limits struct {
 	MaxRequestBytes int64
 	// MaxResponseBytes bounds non-streaming upstream bodies.
 	MaxResponseBytes int64
+	// BufferBudget bounds the upstream bytes all in-flight responses
+	// buffer at once; 0 derives it from the container's memory limit
+	// (see membudget.DefaultLimit).
+	BufferBudget int64
+	// MaxMessages bounds the messages (input items) of one request.
+	MaxMessages int64
+	// MaxInputMessages bounds the trailing user messages of one request:
+	// each is one input emission.
+	MaxInputMessages int64
 }
 
 // DefaultServiceName is tracing.service_name when the file leaves it out.

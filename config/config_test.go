@@ -151,7 +151,7 @@ limits:
 				AgentID: "billing-bot", Tenant: "acme", hashed: true}},
 			AdminTokenEnv: "ADMIN_T", AdminToken: "admin-token",
 		},
-		Limits:    Limits{MaxRequestBytes: 2 << 20, MaxResponseBytes: 64 << 20},
+		Limits:    Limits{MaxRequestBytes: 2 << 20, MaxResponseBytes: 64 << 20, MaxMessages: DefaultMaxMessages, MaxInputMessages: DefaultMaxInputMessages},
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		Approvals: Approvals{Timeout: DefaultApprovalTimeout, Webhook: ApprovalWebhook{Timeout: DefaultApprovalWebhookTimeout}},
 	}
@@ -223,7 +223,7 @@ func TestParseDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Records.Sinks, []Sink{{Type: "stdout"}}) {
 		t.Errorf("records = %+v", c.Records)
 	}
-	if c.Streaming != (Streaming{BufferLimit: 8 << 20}) || c.Limits != (Limits{MaxRequestBytes: 10 << 20, MaxResponseBytes: 8 << 20}) {
+	if c.Streaming != (Streaming{BufferLimit: 8 << 20}) || c.Limits != (Limits{MaxRequestBytes: 10 << 20, MaxResponseBytes: 8 << 20, MaxMessages: 10_000, MaxInputMessages: 100}) {
 		t.Errorf("streaming = %+v, limits = %+v", c.Streaming, c.Limits)
 	}
 }

@@ -51,7 +51,8 @@ func newConfig(source string) *Config {
 			CallLease:     DefaultCallLease,
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
-		Limits:    Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes},
+		Limits: Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes,
+			MaxMessages: DefaultMaxMessages, MaxInputMessages: DefaultMaxInputMessages},
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		Approvals: defaultApprovals(),
 		Records:   Records{PolicyVersion: true},
@@ -158,6 +159,13 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			d.mapping(v, f, map[string]handler{
 				"max_request_bytes":  func(f string, v *yaml.Node) { l.MaxRequestBytes = d.size(v, f, l.MaxRequestBytes) },
 				"max_response_bytes": func(f string, v *yaml.Node) { l.MaxResponseBytes = d.size(v, f, l.MaxResponseBytes) },
+				"buffer_budget": func(f string, v *yaml.Node) {
+					if l.BufferBudget = d.size(v, f, 0); l.BufferBudget == 0 {
+						d.ps.add(v.Line, f, "must be positive (leave it out to derive it from the memory limit)")
+					}
+				},
+				"max_messages":       func(f string, v *yaml.Node) { l.MaxMessages = d.int(v, f, l.MaxMessages) },
+				"max_input_messages": func(f string, v *yaml.Node) { l.MaxInputMessages = d.int(v, f, l.MaxInputMessages) },
 			})
 		},
 		"tracing": func(f string, v *yaml.Node) {

@@ -578,6 +578,17 @@ func (v *validator) limits() {
 	if l.MaxResponseBytes <= 0 {
 		v.problem("limits.max_response_bytes", "must be positive (got %d)", l.MaxResponseBytes)
 	}
+	// A budget smaller than one response the limits accept would refuse
+	// that response however idle the gateway.
+	if largest := max(l.MaxResponseBytes, v.c.Streaming.BufferLimit); l.BufferBudget != 0 && l.BufferBudget < largest {
+		v.problem("limits.buffer_budget", "must be at least the largest buffered response, max(limits.max_response_bytes, streaming.buffer_limit) = %d (got %d)", largest, l.BufferBudget)
+	}
+	if l.MaxMessages <= 0 {
+		v.problem("limits.max_messages", "must be positive (got %d)", l.MaxMessages)
+	}
+	if l.MaxInputMessages <= 0 || l.MaxInputMessages > l.MaxMessages {
+		v.problem("limits.max_input_messages", "must be between 1 and limits.max_messages (%d) (got %d)", l.MaxMessages, l.MaxInputMessages)
+	}
 }
 
 func (v *validator) tracing() {

@@ -72,6 +72,9 @@ var specMetrics = map[string]metricSpec{
 	"hooks_gateway_stream_buffer_bytes":           {"histogram", nil},
 	"hooks_gateway_stream_buffer_overflows_total": {"counter", nil},
 	"hooks_gateway_session_store_errors_total":    {"counter", []string{"op"}},
+	"hooks_gateway_buffer_budget_bytes":           {"gauge", nil},
+	"hooks_gateway_buffer_budget_limit_bytes":     {"gauge", nil},
+	"hooks_gateway_buffer_budget_refusals_total":  {"counter", []string{"stage"}},
 }
 
 var metricRef = regexp.MustCompile(`\b(?:agent_hooks|hooks_gateway)_[A-Za-z0-9_]+`)

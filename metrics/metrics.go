@@ -39,6 +39,9 @@
 //	hooks_gateway_upstream_duration_seconds{upstream}                         histogram
 //	hooks_gateway_stream_buffer_bytes                                         histogram
 //	hooks_gateway_stream_buffer_overflows_total                               counter
+//	hooks_gateway_buffer_budget_bytes                                         gauge
+//	hooks_gateway_buffer_budget_limit_bytes                                   gauge
+//	hooks_gateway_buffer_budget_refusals_total{stage}                         counter
 //	hooks_gateway_session_store_errors_total{op}                              counter
 //
 // plus the Go runtime (go_*), process (process_*) and promhttp_* series.
@@ -120,6 +123,11 @@ type Metrics struct {
 	streamBuffer     prometheus.Histogram
 	streamOverflows  prometheus.Counter
 	storeErrors      *prometheus.CounterVec
+	budgetInUse      prometheus.GaugeFunc
+	budgetLimit      prometheus.Gauge
+	budgetRefusals   *prometheus.CounterVec
+	// budgetSource reads the bytes the watched buffer budget holds.
+	budgetSource atomic.Pointer[func() int64]
 
 	labels labelSet
 	// Lazily resolved children, indexed by label-value indices, so the hot
@@ -235,6 +243,23 @@ func New(opts Options) *Metrics {
 		Name: "hooks_gateway_stream_buffer_overflows_total",
 		Help: "Upstream streams that exceeded the stream buffer limit (refused with host_error:streaming_unsupported).",
 	})
+	m.budgetInUse = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hooks_gateway_buffer_budget_bytes",
+		Help: "Bytes of the buffer budget (limits.buffer_budget) that in-flight responses hold now.",
+	}, func() float64 {
+		if f := m.budgetSource.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+	m.budgetLimit = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hooks_gateway_buffer_budget_limit_bytes",
+		Help: "The buffer budget in bytes (limits.buffer_budget, or derived from the memory limit).",
+	})
+	m.budgetRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hooks_gateway_buffer_budget_refusals_total",
+		Help: "Model calls refused because the buffer budget was exhausted, by stage: admission (503 before anything ran) or buffering (an admitted response that outgrew what was left).",
+	}, []string{"stage"})
 	m.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hooks_gateway_session_store_errors_total",
 		Help: "Session store operations that failed (the request failed closed), by operation.",
@@ -246,12 +271,16 @@ func New(opts Options) *Metrics {
 		m.policyReloads, m.policyInfo, m.sessionsActive,
 		m.requests, m.requestDuration, m.overhead, m.upstreamRequests, m.upstreamDuration,
 		m.streamBuffer, m.streamOverflows, m.storeErrors,
+		m.budgetInUse, m.budgetLimit, m.budgetRefusals,
 	)
 	if !opts.NoRuntimeCollectors {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	for _, r := range [...]string{"ok", "error"} {
 		m.policyReloads.WithLabelValues(r)
+	}
+	for _, stage := range [...]string{BudgetAdmission, BudgetBuffering} {
+		m.budgetRefusals.WithLabelValues(stage)
 	}
 	for _, op := range storeOps {
 		m.storeErrors.WithLabelValues(op)
@@ -372,3 +401,21 @@ func (m *Metrics) ObserveStreamBuffer(n int64) { m.streamBuffer.Observe(float64(
 
 // StreamBufferOverflow counts a stream that exceeded the buffer limit.
 func (m *Metrics) StreamBufferOverflow() { m.streamOverflows.Inc() }
+
+// The stages at which the buffer budget refuses a model call.
+const (
+	BudgetAdmission = "admission"
+	BudgetBuffering = "buffering"
+)
+
+// WatchBufferBudget reports the buffer budget of limit bytes, whose bytes
+// in use inUse returns, in hooks_gateway_buffer_budget_bytes and
+// hooks_gateway_buffer_budget_limit_bytes; the last call wins.
+func (m *Metrics) WatchBufferBudget(inUse func() int64, limit int64) {
+	m.budgetSource.Store(&inUse)
+	m.budgetLimit.Set(float64(limit))
+}
+
+// BufferBudgetRefusal counts a model call the buffer budget refused at
+// stage (BudgetAdmission or BudgetBuffering).
+func (m *Metrics) BufferBudgetRefusal(stage string) { m.budgetRefusals.WithLabelValues(stage).Inc() }

@@ -110,6 +110,8 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		MaxRequestBytes:   cfg.Limits.MaxRequestBytes,
 		MaxResponseBytes:  cfg.Limits.MaxResponseBytes,
 		StreamBufferLimit: cfg.Streaming.BufferLimit,
+		BufferBudget:      cfg.Limits.BufferBudget,
+		MaxInputMessages:  int(cfg.Limits.MaxInputMessages),
 		KeepAlive:         cfg.Streaming.KeepAlive,
 		SweepInterval:     cfg.Sessions.SweepInterval,
 		EndWait:           cfg.Sessions.EndWait,

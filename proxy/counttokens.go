@@ -29,10 +29,11 @@ type tokenCounter interface {
 // handleCountTokens serves a surface's token-counting route.
 func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mc, ok := s.openModelCall(w, r, surf, tc.ParseCountTokens)
+		mc, ok := s.openModelCall(w, r, surf, tc.ParseCountTokens, false)
 		if !ok {
 			return
 		}
+		defer mc.budget.Close()
 		ctx := r.Context()
 		out, err := mc.countTokens(ctx, r, tc)
 		mc.close(ctx, w, err)
@@ -56,7 +57,7 @@ func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.Hand
 // checks the count.
 func (mc *modelCall) countTokens(ctx context.Context, r *http.Request, tc tokenCounter) ([]byte, error) {
 	s, req := mc.s, mc.req
-	orig := req.Messages()
+	orig := mc.orig
 	upBody, err := mc.preModelCall(ctx, orig, orig, newID("callreq-"))
 	if err != nil {
 		return nil, err

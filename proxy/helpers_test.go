@@ -19,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
@@ -141,6 +142,14 @@ type gatewayConfig struct {
 	log io.Writer
 	// allowRequestMembers are the chat surface's extra request members.
 	allowRequestMembers []string
+	// maxResponse is limits.max_response_bytes; 0 is the default.
+	maxResponse int64
+	// budget is limits.buffer_budget; 0 derives it.
+	budget int64
+	// maxMessages is limits.max_messages; 0 is the default.
+	maxMessages int
+	// maxInputMessages is limits.max_input_messages; 0 is the default.
+	maxInputMessages int
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -179,16 +188,22 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 	if store == nil {
 		store = sessions.NewMemory(sessions.Options{})
 	}
+	if gc.maxMessages == 0 {
+		gc.maxMessages = config.DefaultMaxMessages
+	}
 	srv := New(Options{
 		Policy:            &Policy{Emitter: em, Router: router},
 		Store:             store,
 		StreamBufferLimit: gc.buffer,
+		MaxResponseBytes:  gc.maxResponse,
+		BufferBudget:      gc.budget,
+		MaxInputMessages:  gc.maxInputMessages,
 		KeepAlive:         gc.keepAlive,
 		MaxRequestBytes:   gc.maxBody,
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,
 		Tracer:            gc.tracer,
-		Surfaces:          []wire.Surface{chatwire.New(chatwire.Options{AllowRequestMembers: gc.allowRequestMembers})},
+		Surfaces:          []wire.Surface{chatwire.New(chatwire.Options{AllowRequestMembers: gc.allowRequestMembers, MaxMessages: gc.maxMessages})},
 	})
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.ErrorLog = log.New(gc.log, "", 0)

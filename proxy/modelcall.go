@@ -15,6 +15,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 )
 
@@ -25,18 +26,26 @@ import (
 // upstream and the client.
 func (s *Server) handleModelCall(surf wire.Surface) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mc, ok := s.openModelCall(w, r, surf, surf.ParseRequest)
+		mc, ok := s.openModelCall(w, r, surf, surf.ParseRequest, true)
 		if !ok {
 			return
 		}
+		defer mc.budget.Close()
 		mc.close(r.Context(), w, mc.run(r.Context(), w, r))
 	}
 }
 
 // openModelCall admits a model-call request, parses it with parse, routes
-// it to an upstream serving its operation and begins its turn. On failure
-// it has answered the client in surf's envelope.
-func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire.Surface, parse func([]byte, url.Values) (wire.Request, error)) (*modelCall, bool) {
+// it to an upstream serving its operation, reserves its first bytes of the
+// buffer budget and begins its turn; inputs says whether the call emits
+// input for its trailing user messages. On failure it has answered the
+// client in surf's envelope; on success the caller closes mc.budget.
+//
+// Cheap checks come before expensive ones: the body's size (reading it),
+// the number of messages (counted before any is decoded), authorization
+// and routing, the budget, then the projection and the number of input
+// emissions it implies, and only then anything recorded.
+func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire.Surface, parse func([]byte, url.Values) (wire.Request, error), inputs bool) (*modelCall, bool) {
 	ctx := r.Context()
 	o := observation(ctx)
 	if o != nil {
@@ -70,12 +79,25 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		writeSurfaceError(w, surf, err)
 		return nil, false
 	}
-	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
+	budget, err := s.admitBuffered()
 	if err != nil {
 		writeSurfaceError(w, surf, err)
 		return nil, false
 	}
-	return &modelCall{s: s, surf: surf, t: t, req: req, up: up, clientTurn: clientTurn}, true
+	orig := req.Messages()
+	if n := len(orig) - firstTrailingUser(orig); inputs && !clientTurn && n > s.opts.MaxInputMessages {
+		budget.Close()
+		writeSurfaceError(w, surf, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "too_many_input_messages",
+			message: fmt.Sprintf("the request ends in %d user messages, each an input emission; at most %d are accepted (limits.max_input_messages)", n, s.opts.MaxInputMessages)})
+		return nil, false
+	}
+	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
+	if err != nil {
+		budget.Close()
+		writeSurfaceError(w, surf, err)
+		return nil, false
+	}
+	return &modelCall{s: s, surf: surf, t: t, req: req, orig: orig, up: up, clientTurn: clientTurn, budget: budget}, true
 }
 
 // clientTurnPoints reports whether the request's client emits its own
@@ -120,9 +142,13 @@ type modelCall struct {
 	surf wire.Surface
 	t    *turn
 	req  wire.Request
+	// orig is the request's projected conversation, req.Messages().
+	orig []any
 	up   providers.Upstream
 	// clientTurn is set when the client emits input and output itself.
 	clientTurn bool
+	// budget holds the call's share of the buffer budget.
+	budget *membudget.Account
 }
 
 // model is the context's model member: the requested id, the upstream
@@ -135,7 +161,7 @@ func (mc *modelCall) model() map[string]any {
 // It writes nothing to w unless it returns nil (or has committed a stream).
 func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	s, t, req := mc.s, mc.t, mc.req
-	orig := req.Messages()
+	orig := mc.orig
 	messages := orig
 	gatewayTurn := !mc.clientTurn
 	if gatewayTurn {
@@ -228,9 +254,9 @@ func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up provider
 	return resp, nil
 }
 
-// emitInputs emits input for each trailing user message (a new turn) and
-// writes input transforms back into the messages.
-func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any, error) {
+// firstTrailingUser is the index of the first of the trailing user
+// messages (the new turn), len(messages) when there are none.
+func firstTrailingUser(messages []any) int {
 	first := len(messages)
 	for first > 0 {
 		m, _ := messages[first-1].(map[string]any)
@@ -239,7 +265,13 @@ func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any
 		}
 		first--
 	}
-	for i := first; i < len(messages); i++ {
+	return first
+}
+
+// emitInputs emits input for each trailing user message (a new turn) and
+// writes input transforms back into the messages.
+func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any, error) {
+	for i := firstTrailingUser(messages); i < len(messages); i++ {
 		m := messages[i].(map[string]any)
 		out, err := t.emit(ctx, enforcement.Input, enforcement.InputFields(m["content"], "user"),
 			enforcement.WithTargetValidator(validateInputTarget))
@@ -321,7 +353,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 func requestError(err error) error {
 	var re *wire.RequestError
 	if errors.As(err, &re) {
-		return &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: re.Error(), param: re.Field}
+		code := "invalid_request"
+		if re.Code != "" {
+			code = re.Code
+		}
+		return &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: code, message: re.Error(), param: re.Field}
 	}
 	return errorf(http.StatusBadRequest, typeInvalid, "invalid_request", "the request is not valid for this API")
 }

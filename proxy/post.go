@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
+	"github.com/hooks-gateway/hooks-gateway/metrics"
 )
 
 // postCall evaluates an upstream response (post_model_call, then output
@@ -98,8 +100,13 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_unexpected_stream", "the upstream streamed a response to a non-streaming request")
 	}
 	limit := pc.mc.s.opts.MaxResponseBytes
-	body, err := readAllSized(io.LimitReader(resp.Body, limit+1), min(resp.ContentLength, limit+1))
+	body, err := readAllSized(pc.mc.budget.Reader(io.LimitReader(resp.Body, limit+1)), min(resp.ContentLength, limit+1))
 	if err != nil {
+		if errors.Is(err, membudget.ErrExhausted) && ctx.Err() == nil {
+			pc.upstream.doneStatus() // the upstream was fine; the gateway is full
+			pc.mc.s.metrics.BufferBudgetRefusal(metrics.BudgetBuffering)
+			return budgetError()
+		}
 		pc.upstream.doneErr(ctx, err)
 		if ctx.Err() != nil {
 			return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
@@ -208,9 +215,9 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 		pc.upstream.doneStatus()
 		return nil, nil, errorf(http.StatusBadGateway, typeUpstream, "upstream_not_streaming", "the upstream did not stream a response to a streaming request")
 	}
-	st, err := pc.mc.surf.ReadStream(pc.mc.req, resp.Body, pc.mc.s.opts.StreamBufferLimit)
+	st, err := pc.mc.surf.ReadStream(pc.mc.req, pc.mc.budget.Reader(resp.Body), pc.mc.s.opts.StreamBufferLimit)
 	if err != nil {
-		if errors.Is(err, wire.ErrBufferLimit) && ctx.Err() == nil {
+		if (errors.Is(err, wire.ErrBufferLimit) || errors.Is(err, membudget.ErrExhausted)) && ctx.Err() == nil {
 			pc.upstream.doneStatus() // the upstream was fine; the stream outgrew the buffer
 		} else {
 			pc.upstream.doneErr(ctx, err)
@@ -224,7 +231,8 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 }
 
 // streamFailure maps a stream that could not be assembled. A stream over
-// the buffer limit is the §12.1 shape: post_model_call with finish_reason
+// the buffer limit, or one that outgrew what was left of the buffer
+// budget, is the §12.1 shape: post_model_call with finish_reason
 // stream_incomplete and a host_error:streaming_unsupported self-verdict,
 // nothing released. A cut or errored stream is an errored model call: no
 // post_model_call.
@@ -233,8 +241,14 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
-	case errors.Is(err, wire.ErrBufferLimit):
-		s.metrics.StreamBufferOverflow()
+	case errors.Is(err, wire.ErrBufferLimit), errors.Is(err, membudget.ErrExhausted):
+		why := fmt.Sprintf("the upstream stream exceeds the %d-byte buffer", s.opts.StreamBufferLimit)
+		if errors.Is(err, membudget.ErrExhausted) {
+			s.metrics.BufferBudgetRefusal(metrics.BudgetBuffering)
+			why = "the upstream stream outgrew what was left of the gateway's buffer budget (limits.buffer_budget)"
+		} else {
+			s.metrics.StreamBufferOverflow()
+		}
 		fields := map[string]any{
 			"model":      pc.mc.model(),
 			"response":   map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": "stream_incomplete"},
@@ -245,8 +259,7 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 			t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
 			return hostFailure(enforcement.PostModelCall, t.builder.SessionID, errStore.Error())
 		}
-		out := t.emitter().Refuse(ctx, c, enforcement.ReasonStreamingUnsupported,
-			fmt.Sprintf("the upstream stream exceeds the %d-byte buffer", s.opts.StreamBufferLimit))
+		out := t.emitter().Refuse(ctx, c, enforcement.ReasonStreamingUnsupported, why)
 		t.note(out)
 		return verdictError(out)
 	case errors.Is(err, wire.ErrUpstreamEvent):

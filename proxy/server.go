@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +21,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hooks-gateway/hooks-gateway/approvals"
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
@@ -84,6 +87,14 @@ type Options struct {
 	MaxResponseBytes int64
 	// StreamBufferLimit bounds a buffered upstream stream; default 8 MiB.
 	StreamBufferLimit int64
+	// BufferBudget bounds the upstream bytes all in-flight model calls
+	// buffer at once (limits.buffer_budget); 0 derives it from the
+	// container's memory limit (membudget.DefaultLimit). It is never
+	// less than the largest single response the limits above accept.
+	BufferBudget int64
+	// MaxInputMessages bounds the trailing user messages of a request,
+	// each an input emission (limits.max_input_messages); default 100.
+	MaxInputMessages int
 	// KeepAlive, when positive, sends SSE comments while a stream is being
 	// buffered, committing the 200 status early (a deny then arrives as one
 	// SSE error event).
@@ -147,6 +158,8 @@ type Server struct {
 	reloader atomic.Pointer[Reloader]
 	// tracer is nil when tracing is off.
 	tracer trace.Tracer
+	// budget bounds the upstream bytes buffered across model calls.
+	budget *membudget.Budget
 }
 
 // New builds a server.
@@ -159,6 +172,13 @@ func New(opts Options) *Server {
 	}
 	if opts.StreamBufferLimit <= 0 {
 		opts.StreamBufferLimit = 8 << 20
+	}
+	if opts.BufferBudget <= 0 {
+		opts.BufferBudget, _ = membudget.DefaultLimit(os.DirFS("/"))
+	}
+	opts.BufferBudget = max(opts.BufferBudget, opts.MaxResponseBytes, opts.StreamBufferLimit)
+	if opts.MaxInputMessages <= 0 {
+		opts.MaxInputMessages = config.DefaultMaxInputMessages
 	}
 	if opts.DefaultAgentID == "" {
 		opts.DefaultAgentID = "agent"
@@ -186,9 +206,11 @@ func New(opts Options) *Server {
 	}
 	opts.Store = opts.Metrics.InstrumentStore(opts.Store)
 	if opts.Surfaces == nil {
-		opts.Surfaces = []wire.Surface{chatwire.New(chatwire.Options{})}
+		opts.Surfaces = []wire.Surface{chatwire.New(chatwire.Options{MaxMessages: config.DefaultMaxMessages})}
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer)}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer),
+		budget: membudget.New(opts.BufferBudget)}
+	s.metrics.WatchBufferBudget(s.budget.InUse, s.budget.Limit())
 	s.policy.Store(opts.Policy)
 	if opts.Policy != nil {
 		s.metrics.PolicyLoaded(opts.Policy.Version, false)

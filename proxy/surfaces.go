@@ -20,16 +20,19 @@ func Surfaces(cfg *config.Config) []wire.Surface {
 		chatwire.New(chatwire.Options{
 			AllowRequestMembers:  cfg.Wire.Chat.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Chat.AllowResponseMembers,
+			MaxMessages:          int(cfg.Limits.MaxMessages),
 		}),
 		responseswire.New(responseswire.Options{
 			AllowRequestMembers:  cfg.Wire.Responses.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Responses.AllowResponseMembers,
 			AllowServerState:     cfg.Wire.Responses.AllowServerState,
+			MaxMessages:          int(cfg.Limits.MaxMessages),
 		}),
 		messageswire.New(messageswire.Options{
 			AllowRequestMembers:  cfg.Wire.Messages.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Messages.AllowResponseMembers,
 			AllowServerTools:     cfg.Wire.Messages.AllowServerTools,
+			MaxMessages:          int(cfg.Limits.MaxMessages),
 		}),
 	}
 }

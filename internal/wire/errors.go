@@ -32,6 +32,9 @@ var (
 type RequestError struct {
 	Field string
 	Msg   string
+	// Code, when set, is the error code the gateway answers with instead
+	// of invalid_request.
+	Code string
 }
 
 // Error implements error.
@@ -115,4 +118,15 @@ func withField(field, msg string) string {
 		return msg
 	}
 	return field + ": " + msg
+}
+
+// CodeTooManyMessages is the code of a request refused for the number of
+// its messages (limits.max_messages).
+const CodeTooManyMessages = "too_many_messages"
+
+// TooManyMessages is the error of a request whose conversation member
+// field has more than limit elements.
+func TooManyMessages(field string, limit int) *RequestError {
+	return &RequestError{Field: field, Code: CodeTooManyMessages,
+		Msg: "has more than " + strconv.Itoa(limit) + " elements (limits.max_messages)"}
 }

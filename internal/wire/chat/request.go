@@ -46,7 +46,16 @@ type Request struct {
 // RequestMembers). A RequestParser is immutable and safe for concurrent
 // use.
 type RequestParser struct {
-	allow rawjson.MemberSet
+	allow       rawjson.MemberSet
+	maxMessages int
+}
+
+// WithMaxMessages returns a copy of p that refuses a request with more
+// than n messages (n > 0) before decoding any.
+func (p *RequestParser) WithMaxMessages(n int) *RequestParser {
+	cp := *p
+	cp.maxMessages = n
+	return &cp
 }
 
 // NewRequestParser returns a parser that also accepts the top-level
@@ -101,6 +110,9 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
+	if err := checkMessageCount(body, ms, p.maxMessages); err != nil {
+		return nil, err
+	}
 	var haveModel, haveMessages bool
 	for _, m := range ms {
 		spec := requestMembersByName[m.Key]
@@ -581,4 +593,18 @@ func (r *Request) Params() map[string]any {
 		return nil
 	}
 	return jsonvalue.DeepCopy(r.params).(map[string]any)
+}
+
+// checkMessageCount refuses a request whose messages array has more than
+// limit elements: a cheap count before the expensive decoding and
+// projection (limit <= 0: no bound).
+func checkMessageCount(body []byte, ms []rawjson.Member, limit int) error {
+	i := rawjson.Find(ms, "messages")
+	if limit <= 0 || i < 0 || ms[i].Val.Kind(body) != '[' {
+		return nil
+	}
+	if rawjson.CountElements(body, ms[i].Val, limit) > limit {
+		return wire.TooManyMessages("messages", limit)
+	}
+	return nil
 }

@@ -287,6 +287,23 @@ func (p *sseParser) stream(buf []byte) *Stream {
 	}
 }
 
+// canonical reports whether the upstream bytes are exactly what a replay
+// would write: every chunk one "data: " line and a blank line, nothing
+// else (no comments, ids, CRLFs or dropped usage chunks), through
+// "data: [DONE]\n\n". Then Release shares them instead of copying:
+// for a large stream that is one copy of the stream less at release.
+func (s *Stream) canonical(includeUsage bool) bool {
+	pos := 0
+	for _, e := range s.events {
+		if e.usageOnly && !includeUsage || e.data.Start != pos+len("data: ") ||
+			string(s.raw[pos:e.data.Start]) != "data: " || string(s.raw[e.data.End:min(e.data.End+2, len(s.raw))]) != "\n\n" {
+			return false
+		}
+		pos = e.data.End + 2
+	}
+	return string(s.raw[pos:]) == "data: [DONE]\n\n"
+}
+
 // Response returns the assembled response: the same Project, Usage and
 // CheckWriteBack API as a parsed JSON response. Its WriteBack is not
 // available; a stream is released with Release.
@@ -313,6 +330,9 @@ func (s *Stream) Release(target any, includeUsage bool) ([]byte, error) {
 	}
 	if !s.replayable || !jsonvalue.Equal(target, s.resp.proj) {
 		return s.Synthesize(target, includeUsage)
+	}
+	if s.canonical(includeUsage) {
+		return s.raw[:len(s.raw):len(s.raw)], nil // the replay would be these very bytes: no copy
 	}
 	n := len("data: [DONE]\n\n")
 	for _, e := range s.events {

@@ -16,6 +16,9 @@ type Options struct {
 	// AllowResponseMembers are extra message and delta members projected
 	// as member parts instead of removed (see ResponseOptions).
 	AllowResponseMembers []string
+	// MaxMessages, when positive, refuses a request with more "messages"
+	// elements before any of them is decoded (limits.max_messages).
+	MaxMessages int
 }
 
 // Surface is the chat-completions surface (POST /v1/chat/completions) as
@@ -31,7 +34,7 @@ var _ wire.Surface = (*Surface)(nil)
 // New returns the surface under opts.
 func New(opts Options) *Surface {
 	return &Surface{
-		requests: NewRequestParser(opts.AllowRequestMembers),
+		requests: NewRequestParser(opts.AllowRequestMembers).WithMaxMessages(opts.MaxMessages),
 		answers:  ResponseOptions{AllowMembers: opts.AllowResponseMembers},
 	}
 }

@@ -359,16 +359,22 @@ func (st *Stream) Release(target any) ([]byte, error) {
 	if target == nil {
 		target = st.resp.proj
 	}
-	body, err := st.resp.render(target)
-	if err != nil {
-		return nil, err
-	}
 	if st.replayable && jsonvalue.Equal(target, st.resp.proj) {
-		var out []byte
+		// Sized up front: growing by appends would leave copies of a large
+		// stream behind as garbage.
+		n := 0
+		for _, ev := range st.events {
+			n += len("event: \ndata: \n\n") + len(ev.name) + len(ev.data)
+		}
+		out := make([]byte, 0, n)
 		for _, ev := range st.events {
 			out = appendEvent(out, ev.name, ev.data)
 		}
 		return out, nil
+	}
+	body, err := st.resp.render(target)
+	if err != nil {
+		return nil, err
 	}
 	return synthesize(body)
 }

@@ -22,6 +22,9 @@ type Options struct {
 	// mcp_servers (wire.messages.allow_server_tools). Their work happens
 	// at the provider, so the context is marked partial.
 	AllowServerTools bool
+	// MaxMessages, when positive, refuses a request with more "messages"
+	// elements before any of them is decoded (limits.max_messages).
+	MaxMessages int
 }
 
 // Surface is the Anthropic Messages wire (POST /v1/messages and
@@ -30,6 +33,7 @@ type Surface struct {
 	allowReq    rawjson.MemberSet
 	allowResp   rawjson.MemberSet
 	serverTools bool
+	maxMessages int
 }
 
 var _ wire.Surface = (*Surface)(nil)
@@ -41,6 +45,7 @@ func New(opts Options) *Surface {
 		allowReq:    rawjson.NewMemberSet(opts.AllowRequestMembers...),
 		allowResp:   rawjson.NewMemberSet(opts.AllowResponseMembers...),
 		serverTools: opts.AllowServerTools,
+		maxMessages: opts.MaxMessages,
 	}
 }
 

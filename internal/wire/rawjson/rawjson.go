@@ -193,6 +193,28 @@ func ScanArray(b []byte, v Span) []Span {
 	}
 }
 
+// CountElements counts the elements of the array at v, stopping once it
+// has counted more than limit (limit < 0: no stop). It allocates nothing:
+// a bound on elements can be checked before any element is decoded.
+func CountElements(b []byte, v Span, limit int) int {
+	i := SkipSpace(b, v.Start+1)
+	if b[i] == ']' {
+		return 0
+	}
+	n := 0
+	for {
+		n++
+		if limit >= 0 && n > limit {
+			return n
+		}
+		i = SkipSpace(b, ValueEnd(b, i))
+		if b[i] == ']' {
+			return n
+		}
+		i = SkipSpace(b, i+1)
+	}
+}
+
 // Find returns the index of the member named key, or -1.
 func Find(ms []Member, key string) int {
 	for i := range ms {

@@ -27,6 +27,9 @@ type Options struct {
 	// sees an incomplete conversation, flagged by model.params
 	// partial_context: true.
 	AllowServerState bool
+	// MaxMessages, when positive, refuses a request with more "input"
+	// elements before any of them is decoded (limits.max_messages).
+	MaxMessages int
 }
 
 // Surface is the OpenAI Responses API surface (POST /v1/responses). It is
@@ -35,6 +38,7 @@ type Surface struct {
 	allowReq         rawjson.MemberSet
 	allowResp        rawjson.MemberSet
 	allowServerState bool
+	maxMessages      int
 }
 
 var _ wire.Surface = (*Surface)(nil)
@@ -45,6 +49,7 @@ func New(opts Options) *Surface {
 		allowReq:         rawjson.NewMemberSet(opts.AllowRequestMembers...),
 		allowResp:        rawjson.NewMemberSet(opts.AllowResponseMembers...),
 		allowServerState: opts.AllowServerState,
+		maxMessages:      opts.MaxMessages,
 	}
 }
 
