@@ -135,6 +135,8 @@ type Config struct {
 	Streaming Streaming
 	Auth      Auth
 	Limits    Limits
+	// Server bounds the connections and requests of the main listener.
+	Server Server
 	// Tracing configures the optional OTLP span export (off by default).
 	Tracing Tracing
 	// Approvals configures the approval seam (no resolver by default).

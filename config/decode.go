@@ -52,6 +52,7 @@ func newConfig(source string) *Config {
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
 		Limits:    Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes},
+		Server:    defaultServer(),
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		Approvals: defaultApprovals(),
 		Records:   Records{PolicyVersion: true},
@@ -151,6 +152,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			})
 		},
 		"auth":      func(f string, v *yaml.Node) { d.auth(v, f, &c.Auth) },
+		"server":    func(f string, v *yaml.Node) { d.server(v, f, &c.Server) },
 		"approvals": func(f string, v *yaml.Node) { d.approvals(v, f, &c.Approvals) },
 		"wire":      func(f string, v *yaml.Node) { d.wire(v, f, &c.Wire) },
 		"limits": func(f string, v *yaml.Node) {

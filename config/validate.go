@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 	v.streaming()
 	v.auth()
 	v.limits()
+	v.server()
 	v.contextBound()
 	v.tracing()
 	v.approvals()
