@@ -40,6 +40,9 @@
 //	hooks_gateway_stream_buffer_bytes                                         histogram
 //	hooks_gateway_stream_buffer_overflows_total                               counter
 //	hooks_gateway_session_store_errors_total{op}                              counter
+//	hooks_gateway_overload_refusals_total{reason}                             counter
+//	hooks_gateway_requests_in_flight                                          gauge
+//	hooks_gateway_connections_open{pool}                                      gauge
 //
 // plus the Go runtime (go_*), process (process_*) and promhttp_* series.
 //
@@ -120,6 +123,7 @@ type Metrics struct {
 	streamBuffer     prometheus.Histogram
 	streamOverflows  prometheus.Counter
 	storeErrors      *prometheus.CounterVec
+	overload         *overload
 
 	labels labelSet
 	// Lazily resolved children, indexed by label-value indices, so the hot
@@ -247,6 +251,7 @@ func New(opts Options) *Metrics {
 		m.requests, m.requestDuration, m.overhead, m.upstreamRequests, m.upstreamDuration,
 		m.streamBuffer, m.streamOverflows, m.storeErrors,
 	)
+	m.overload = newOverload(m.reg)
 	if !opts.NoRuntimeCollectors {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}

@@ -128,6 +128,10 @@ type Options struct {
 	// (listeners.admin); without AdminToken, requests must name it, or
 	// localhost, 127.0.0.1 or [::1] with its port, as their Host.
 	AdminAddr string
+	// MaxRequests caps the requests handled at once (probes not counted):
+	// beyond it a request is answered 503 with Retry-After at once. 0 is
+	// no cap.
+	MaxRequests int
 	// Surfaces are the API surfaces served, each on its model-call route
 	// (see surfacePath); nil serves chat completions with the standard
 	// members only. Build makes them from the wire configuration.
@@ -147,6 +151,8 @@ type Server struct {
 	reloader atomic.Pointer[Reloader]
 	// tracer is nil when tracing is off.
 	tracer trace.Tracer
+	// inFlight counts the requests admit let through (probes not counted).
+	inFlight atomic.Int64
 }
 
 // New builds a server.
@@ -194,6 +200,7 @@ func New(opts Options) *Server {
 		s.metrics.PolicyLoaded(opts.Policy.Version, false)
 	}
 	s.mux = s.routes()
+	s.metrics.ObserveRequestsInFlight(s.RequestsInFlight)
 	return s
 }
 
@@ -218,7 +225,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.instrument)
+	r.Use(s.instrument, s.admit)
 	for _, surf := range s.opts.Surfaces {
 		path := surfacePath(surf.API())
 		r.Post(path, s.traced("POST "+path, s.handleModelCall(surf)))
