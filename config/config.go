@@ -159,6 +159,10 @@ type Listeners struct {
 	// Admin is a separate listener for admin endpoints. "" serves them on
 	// the main listener, guarded by auth.admin_token_env when set.
 	Admin string
+	// Probes, when set, is a listener serving /healthz, /readyz and
+	// /metrics only, on its own small connection cap: probes keep
+	// answering while clients hold every connection of the main listener.
+	Probes string
 }
 
 // Upstream is one model provider.

@@ -101,8 +101,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	keys := map[string]handler{
 		"listeners": func(f string, v *yaml.Node) {
 			d.mapping(v, f, map[string]handler{
-				"http":  func(f string, v *yaml.Node) { c.Listeners.HTTP = d.str(v, f) },
-				"admin": func(f string, v *yaml.Node) { c.Listeners.Admin = d.str(v, f) },
+				"http":   func(f string, v *yaml.Node) { c.Listeners.HTTP = d.str(v, f) },
+				"admin":  func(f string, v *yaml.Node) { c.Listeners.Admin = d.str(v, f) },
+				"probes": func(f string, v *yaml.Node) { c.Listeners.Probes = d.str(v, f) },
 			})
 		},
 		"upstreams": func(f string, v *yaml.Node) {

@@ -43,7 +43,7 @@ func (s *Server) admit(next http.Handler) http.Handler {
 		}
 		if reserved {
 			s.metrics.Refused(metrics.RefusedProbeOnly)
-			s.overloaded(w, r, "the gateway is at its connection limit")
+			refuseReserved(w, r, s)
 			return
 		}
 		n := s.inFlight.Add(1)
@@ -60,6 +60,9 @@ func (s *Server) admit(next http.Handler) http.Handler {
 // overloaded answers 503 with Retry-After, in the envelope of the
 // surface the request was for.
 func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, msg string) {
+	// Close rather than read the body the client may still be sending to
+	// keep the connection: that would hold the slot for read_timeout.
+	w.Header().Set("Connection", "close")
 	err := &apiError{status: http.StatusServiceUnavailable, typ: typeGatewayError, code: "overloaded",
 		message: msg + "; retry shortly", retryAfter: overloadRetry}
 	for _, surf := range s.opts.Surfaces {
@@ -73,3 +76,31 @@ func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, msg string) 
 
 // RequestsInFlight returns the requests being handled, probes not counted.
 func (s *Server) RequestsInFlight() int { return int(s.inFlight.Load()) }
+
+// reserveRefusal is the whole answer to a non-probe request on a reserve
+// connection.
+const reserveRefusal = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+
+// refuseReserved answers 503 and closes the connection at once: the
+// server's own close would first wait for the client to stop sending its
+// body, holding a reserve slot meant for probes.
+func refuseReserved(w http.ResponseWriter, r *http.Request, s *Server) {
+	c, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		s.overloaded(w, r, "the gateway is at its connection limit")
+		return
+	}
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	c.Write([]byte(reserveRefusal))
+	c.Close()
+}
+
+// ProbeHandler serves the probes only (/healthz, /readyz, /metrics), for
+// a listener of their own (listeners.probes).
+func (s *Server) ProbeHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.handleHealth)
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	return mux
+}

@@ -137,6 +137,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		listeners = append(listeners, aln)
 		logger.Info("admin endpoints listening", "addr", aln.Addr().String())
 	}
+	if cfg.Listeners.Probes != "" {
+		pln, err := net.Listen("tcp", cfg.Listeners.Probes)
+		if err != nil {
+			ln.Close()
+			for _, l := range listeners[1:] {
+				l.Close()
+			}
+			fmt.Fprintf(stderr, "hooks-gateway: listen %s: %v\n", cfg.Listeners.Probes, err)
+			return 1
+		}
+		servers = append(servers, newProbeServer(asm.Server.ProbeHandler(), base))
+		listeners = append(listeners, probeListener(pln))
+		logger.Info("probe endpoints listening", "addr", pln.Addr().String())
+	}
 	logger.Info("hooks-gateway listening", "addr", ln.Addr().String(), "config", cfg.Summary(), "policy_version", asm.Server.Policy().Version)
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	sweeping := make(chan struct{})

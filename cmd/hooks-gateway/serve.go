@@ -43,6 +43,28 @@ func newHTTPServer(sc config.Server, h http.Handler, base context.Context) *http
 	}
 }
 
+// probeConns caps the connections of the probe listener: probes come
+// from a few schedulers and scrapers, and a flood there must not cost the
+// gateway its descriptors.
+const probeConns = 64
+
+// newProbeServer serves the probe listener with short timeouts: a probe
+// sends its request at once and has no body.
+func newProbeServer(h http.Handler, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: probeReadTimeout,
+		ReadTimeout:       probeReadTimeout,
+		IdleTimeout:       30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+}
+
+// probeListener caps the probe listener's connections.
+func probeListener(ln net.Listener) net.Listener {
+	return netguard.NewListener(ln, netguard.ListenerOptions{Max: probeConns})
+}
+
 // guardListener caps the main listener's connections: server.max_connections
 // for any request plus server.probe_connections for probes, lowered to fit
 // the process's file-descriptor limit when that is smaller.
