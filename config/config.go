@@ -137,6 +137,8 @@ type Config struct {
 	Streaming Streaming
 	Auth      Auth
 	Limits    Limits
+	// Server bounds the connections and requests of the main listener.
+	Server Server
 	// Tracing configures the optional OTLP span export (off by default).
 	Tracing Tracing
 	// Approvals configures the approval seam (no resolver by default).
@@ -159,6 +161,10 @@ type Listeners struct {
 	// Admin is a separate listener for admin endpoints. "" serves them on
 	// the main listener, guarded by auth.admin_token_env when set.
 	Admin string
+	// Probes, when set, is a listener serving /healthz, /readyz and
+	// /metrics only, on its own small connection cap: probes keep
+	// answering while clients hold every connection of the main listener.
+	Probes string
 }
 
 // Upstream is one model provider.

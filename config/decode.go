@@ -53,6 +53,7 @@ func newConfig(source string) *Config {
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
 		Limits: Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes,
 			MaxMessages: DefaultMaxMessages, MaxInputMessages: DefaultMaxInputMessages},
+		Server:    defaultServer(),
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		Approvals: defaultApprovals(),
 		Records:   Records{PolicyVersion: true},
@@ -101,8 +102,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	keys := map[string]handler{
 		"listeners": func(f string, v *yaml.Node) {
 			d.mapping(v, f, map[string]handler{
-				"http":  func(f string, v *yaml.Node) { c.Listeners.HTTP = d.str(v, f) },
-				"admin": func(f string, v *yaml.Node) { c.Listeners.Admin = d.str(v, f) },
+				"http":   func(f string, v *yaml.Node) { c.Listeners.HTTP = d.str(v, f) },
+				"admin":  func(f string, v *yaml.Node) { c.Listeners.Admin = d.str(v, f) },
+				"probes": func(f string, v *yaml.Node) { c.Listeners.Probes = d.str(v, f) },
 			})
 		},
 		"upstreams": func(f string, v *yaml.Node) {
@@ -152,6 +154,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			})
 		},
 		"auth":      func(f string, v *yaml.Node) { d.auth(v, f, &c.Auth) },
+		"server":    func(f string, v *yaml.Node) { d.server(v, f, &c.Server) },
 		"approvals": func(f string, v *yaml.Node) { d.approvals(v, f, &c.Approvals) },
 		"wire":      func(f string, v *yaml.Node) { d.wire(v, f, &c.Wire) },
 		"limits": func(f string, v *yaml.Node) {

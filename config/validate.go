@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 	v.streaming()
 	v.auth()
 	v.limits()
+	v.server()
 	v.contextBound()
 	v.tracing()
 	v.approvals()
@@ -110,6 +111,13 @@ func (v *validator) listeners() {
 			v.problem("listeners.admin", "must differ from listeners.http (leave it empty to serve admin endpoints there)")
 		} else if v.c.Auth.AdminTokenEnv == "" && !IsLoopback(l.Admin) {
 			v.problem("listeners.admin", "must be a loopback address such as 127.0.0.1:9090 while auth.admin_token_env is not set: the admin endpoints would be open to the network (got %q)", l.Admin)
+		}
+	}
+	if l.Probes != "" {
+		if !validAddr(l.Probes) {
+			v.problem("listeners.probes", "must be host:port, such as :9091 (got %q)", l.Probes)
+		} else if l.Probes == l.HTTP || l.Probes == l.Admin {
+			v.problem("listeners.probes", "must differ from listeners.http and listeners.admin")
 		}
 	}
 }

@@ -43,6 +43,9 @@
 //	hooks_gateway_buffer_budget_limit_bytes                                   gauge
 //	hooks_gateway_buffer_budget_refusals_total{stage}                         counter
 //	hooks_gateway_session_store_errors_total{op}                              counter
+//	hooks_gateway_overload_refusals_total{reason}                             counter
+//	hooks_gateway_requests_in_flight                                          gauge
+//	hooks_gateway_connections_open{pool}                                      gauge
 //
 // plus the Go runtime (go_*), process (process_*) and promhttp_* series.
 //
@@ -128,6 +131,7 @@ type Metrics struct {
 	budgetRefusals   *prometheus.CounterVec
 	// budgetSource reads the bytes the watched buffer budget holds.
 	budgetSource atomic.Pointer[func() int64]
+	overload     *overload
 
 	labels labelSet
 	// Lazily resolved children, indexed by label-value indices, so the hot
@@ -273,6 +277,7 @@ func New(opts Options) *Metrics {
 		m.streamBuffer, m.streamOverflows, m.storeErrors,
 		m.budgetInUse, m.budgetLimit, m.budgetRefusals,
 	)
+	m.overload = newOverload(m.reg)
 	if !opts.NoRuntimeCollectors {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}

@@ -124,6 +124,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		AdminAddr:         cfg.Listeners.Admin,
 		Approvals:         a.Approvals.Queue,
 		Surfaces:          Surfaces(cfg),
+		MaxRequests:       cfg.Server.MaxRequests,
 	}
 	for _, o := range sopts {
 		o(&opts)

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -343,6 +344,9 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, errorf(http.StatusRequestEntityTooLarge, typeInvalid, "request_too_large", "the request body exceeds %d bytes", limit)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, errorf(http.StatusRequestTimeout, typeInvalid, "request_timeout", "the request did not arrive within server.read_timeout")
 		}
 		return nil, errorf(http.StatusBadRequest, typeInvalid, "body_unreadable", "the request body could not be read")
 	}

@@ -139,6 +139,10 @@ type Options struct {
 	// (listeners.admin); without AdminToken, requests must name it, or
 	// localhost, 127.0.0.1 or [::1] with its port, as their Host.
 	AdminAddr string
+	// MaxRequests caps the requests handled at once (probes not counted):
+	// beyond it a request is answered 503 with Retry-After at once. 0 is
+	// no cap.
+	MaxRequests int
 	// Surfaces are the API surfaces served, each on its model-call route
 	// (see surfacePath); nil serves chat completions with the standard
 	// members only. Build makes them from the wire configuration.
@@ -160,6 +164,8 @@ type Server struct {
 	tracer trace.Tracer
 	// budget bounds the upstream bytes buffered across model calls.
 	budget *membudget.Budget
+	// inFlight counts the requests admit let through (probes not counted).
+	inFlight atomic.Int64
 }
 
 // New builds a server.
@@ -216,6 +222,7 @@ func New(opts Options) *Server {
 		s.metrics.PolicyLoaded(opts.Policy.Version, false)
 	}
 	s.mux = s.routes()
+	s.metrics.ObserveRequestsInFlight(s.RequestsInFlight)
 	return s
 }
 
@@ -240,7 +247,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.instrument)
+	r.Use(s.instrument, s.admit)
 	for _, surf := range s.opts.Surfaces {
 		path := surfacePath(surf.API())
 		r.Post(path, s.traced("POST "+path, s.handleModelCall(surf)))

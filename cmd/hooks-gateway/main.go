@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/internal/netguard"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
 	"github.com/hooks-gateway/hooks-gateway/tracing"
 )
@@ -118,8 +119,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		fmt.Fprintf(stderr, "hooks-gateway: listen %s: %v\n", cfg.Listeners.HTTP, err)
 		return 1
 	}
-	servers := []*http.Server{newHTTPServer(asm.Server)}
-	listeners := []net.Listener{ln}
+	// Requests run under base: past the drain timeout, cancelling it makes
+	// each close its trail (see cutOff).
+	base, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	var running netguard.Tracker
+	servers := []*http.Server{newHTTPServer(cfg.Server, running.Wrap(asm.Server), base)}
+	listeners := []net.Listener{guardListener(ln, cfg.Server, asm.Server.Metrics(), logger)}
 	if cfg.Listeners.Admin != "" {
 		aln, err := net.Listen("tcp", cfg.Listeners.Admin)
 		if err != nil {
@@ -127,14 +133,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 			fmt.Fprintf(stderr, "hooks-gateway: listen %s: %v\n", cfg.Listeners.Admin, err)
 			return 1
 		}
-		servers = append(servers, newHTTPServer(asm.Server.AdminHandler()))
+		servers = append(servers, newHTTPServer(cfg.Server, running.Wrap(asm.Server.AdminHandler()), base))
 		listeners = append(listeners, aln)
 		logger.Info("admin endpoints listening", "addr", aln.Addr().String())
 	}
+	if cfg.Listeners.Probes != "" {
+		pln, err := net.Listen("tcp", cfg.Listeners.Probes)
+		if err != nil {
+			ln.Close()
+			for _, l := range listeners[1:] {
+				l.Close()
+			}
+			fmt.Fprintf(stderr, "hooks-gateway: listen %s: %v\n", cfg.Listeners.Probes, err)
+			return 1
+		}
+		servers = append(servers, newProbeServer(asm.Server.ProbeHandler(), base))
+		listeners = append(listeners, probeListener(pln))
+		logger.Info("probe endpoints listening", "addr", pln.Addr().String())
+	}
 	logger.Info("hooks-gateway listening", "addr", ln.Addr().String(), "config", cfg.Summary(), "policy_version", asm.Server.Policy().Version)
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
-	defer stopSweep()
-	go asm.Server.RunSweeper(sweepCtx)
+	sweeping := make(chan struct{})
+	go func() {
+		defer close(sweeping)
+		asm.Server.RunSweeper(sweepCtx)
+	}()
+	// Runs before asm.Close: no sweep emits into closed sinks.
+	defer func() {
+		stopSweep()
+		<-sweeping
+	}()
 	if err := startReloads(sweepCtx, cfg, asm.Reloader, logger); err != nil {
 		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
 		return 1
@@ -156,20 +184,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	logger.Info("draining in-flight requests", "timeout", drain.String())
 	dctx, cancel := context.WithTimeout(context.Background(), *drain)
 	defer cancel()
-	code := 0
+	// Both listeners drain at once, each with the whole timeout.
+	drained := make(chan error, len(servers))
 	for _, srv := range servers {
-		if err := srv.Shutdown(dctx); err != nil {
-			logger.Warn("drain incomplete", "error", err)
+		go func() { drained <- srv.Shutdown(dctx) }()
+	}
+	code := 0
+	for range servers {
+		if err := <-drained; err != nil {
 			code = 1
 		}
 	}
-	return code
-}
-
-func newHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+	if code != 0 {
+		// The sinks are flushed afterwards, by the deferred asm.Close.
+		cutOff(servers, cancelRequests, &running, logger)
 	}
+	return code
 }
