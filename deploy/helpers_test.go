@@ -75,6 +75,8 @@ var specMetrics = map[string]metricSpec{
 	"hooks_gateway_buffer_budget_bytes":           {"gauge", nil},
 	"hooks_gateway_buffer_budget_limit_bytes":     {"gauge", nil},
 	"hooks_gateway_buffer_budget_refusals_total":  {"counter", []string{"stage"}},
+	"hooks_gateway_overload_refusals_total":       {"counter", []string{"reason"}},
+	"hooks_gateway_requests_in_flight":            {"gauge", nil},
 }
 
 var metricRef = regexp.MustCompile(`\b(?:agent_hooks|hooks_gateway)_[A-Za-z0-9_]+`)
