@@ -147,6 +147,8 @@ type Server struct {
 	reloader atomic.Pointer[Reloader]
 	// tracer is nil when tracing is off.
 	tracer trace.Tracer
+	// schemas check emitted contexts (the emit API only).
+	schemas contextSchemas
 }
 
 // New builds a server.
@@ -188,7 +190,7 @@ func New(opts Options) *Server {
 	if opts.Surfaces == nil {
 		opts.Surfaces = []wire.Surface{chatwire.New(chatwire.Options{})}
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer)}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer), schemas: loadContextSchemas()}
 	s.policy.Store(opts.Policy)
 	if opts.Policy != nil {
 		s.metrics.PolicyLoaded(opts.Policy.Version, false)
