@@ -11,10 +11,10 @@ func valid() map[string]any {
 	return map[string]any{
 		"spec": "agent-hooks/0.1", "interception_point": "post_tool_call",
 		"timestamp": "2026-01-02T03:04:05Z", "sequence": 3,
-		"agent":     map[string]any{"id": "a", "framework": "custom"},
-		"session":   map[string]any{"id": "s"},
-		"target":    map[string]any{},
-		"tool_call": map[string]any{"id": "c1", "name": "t", "args": map[string]any{}},
+		"agent":       map[string]any{"id": "a", "framework": "custom"},
+		"session":     map[string]any{"id": "s"},
+		"target":      map[string]any{},
+		"tool_call":   map[string]any{"id": "c1", "name": "t", "args": map[string]any{}},
 		"tool_result": map[string]any{"value": "ok", "is_error": false},
 	}
 }
