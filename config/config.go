@@ -54,6 +54,16 @@ const (
 	SinkHTTP        = "http"
 )
 
+// Record line formats (records.format).
+const (
+	// RecordsFormatRecord writes each record as one spec-valid line, with
+	// policy marker lines between them (Records.PolicyMarkers).
+	RecordsFormatRecord = "record"
+	// RecordsFormatEnvelope wraps each record with its policy version and
+	// route: {"record":{…},"hooks_gateway":{…}}.
+	RecordsFormatEnvelope = "envelope"
+)
+
 // Defaults of the record sinks' keys, by sink type.
 const (
 	// DefaultSinkMaxFiles is a rotating jsonl sink's max_files.
@@ -278,11 +288,17 @@ type PolicySource struct {
 // Records configures where interception records go.
 type Records struct {
 	Sinks []Sink
-	// PolicyVersion adds extensions.hooks_gateway.policy_version to every
-	// record (default true). The spec's record schema is closed, so a
-	// strict schema validator downstream rejects such records; turn it off
-	// for those.
-	PolicyVersion bool
+	// Format is RecordsFormatRecord (default: every line a record the
+	// spec's schema accepts) or RecordsFormatEnvelope (every record
+	// wrapped with the policy version and route that produced it).
+	Format string
+	// PolicyMarkers has each sink of the record format write a policy
+	// marker line whenever the policy version of the records it writes
+	// changes (default true). The deprecated records.policy_version key
+	// sets it.
+	PolicyMarkers bool
+	// policyVersion is the deprecated records.policy_version as set.
+	policyVersion bool
 }
 
 // Sink is one record sink. Each type reads its own keys (Validate rejects

@@ -143,7 +143,7 @@ limits:
 		},
 		Sessions: Sessions{Store: StoreRedis, RedisURL: "redis://redis:6379/2", KeyPrefix: "gw:", IdleTimeout: time.Hour, SweepInterval: 10 * time.Second,
 			Retention: 48 * time.Hour, EndWait: 5 * time.Second, StartupWait: 30 * time.Second, CallLease: 20 * time.Minute},
-		Records:   Records{Sinks: []Sink{{Type: SinkStdout}, {Type: SinkJSONL, Path: "/var/log/records.jsonl"}}, PolicyVersion: true},
+		Records:   Records{Sinks: []Sink{{Type: SinkStdout}, {Type: SinkJSONL, Path: "/var/log/records.jsonl"}}, Format: RecordsFormatRecord, PolicyMarkers: true},
 		Streaming: Streaming{BufferLimit: 4 << 20, KeepAlive: 15 * time.Second},
 		Auth: Auth{
 			Mode: AuthKeys,

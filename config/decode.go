@@ -56,7 +56,7 @@ func newConfig(source string) *Config {
 		Server:    defaultServer(),
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		Approvals: defaultApprovals(),
-		Records:   Records{PolicyVersion: true},
+		Records:   Records{Format: RecordsFormatRecord, PolicyMarkers: true},
 		lines:     make(map[string]int),
 	}
 }
@@ -86,6 +86,11 @@ func decode(name string, data []byte) (*Config, *problems) {
 	}
 	if c.Records.Sinks == nil {
 		c.Records.Sinks = []Sink{{Type: SinkStdout}}
+	}
+	if _, set := c.lines["records.policy_version"]; set {
+		if _, both := c.lines["records.policy_markers"]; !both {
+			c.Records.PolicyMarkers = c.Records.policyVersion
+		}
 	}
 	if _, set := c.lines["policy.watch"]; !set && c.Policy.Path != "" {
 		c.Policy.Watch = true
@@ -137,7 +142,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"records": func(f string, v *yaml.Node) {
 			d.mapping(v, f, map[string]handler{
-				"policy_version": func(f string, v *yaml.Node) { c.Records.PolicyVersion = d.bool(v, f) },
+				"format":         func(f string, v *yaml.Node) { c.Records.Format = d.str(v, f) },
+				"policy_markers": func(f string, v *yaml.Node) { c.Records.PolicyMarkers = d.bool(v, f) },
+				"policy_version": func(f string, v *yaml.Node) { c.Records.policyVersion = d.bool(v, f) },
 				"sinks": func(f string, v *yaml.Node) {
 					c.Records.Sinks = []Sink{}
 					d.sequence(v, f, func(f string, i int, v *yaml.Node) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,11 +21,41 @@ func TestPolicySection(t *testing.T) {
 		// The inline policy is empty, but the policy files hold one.
 		t.Errorf("warnings with policy.path set: %v", c.Warnings())
 	}
-	if !mustParse(t, mockUpstream).Records.PolicyVersion {
-		t.Error("records.policy_version is not on by default")
+}
+
+// Records are spec-valid lines by default, attributed by policy markers;
+// the deprecated records.policy_version maps onto the markers with a
+// warning, and must not contradict records.policy_markers.
+func TestRecordsFormatAndMarkers(t *testing.T) {
+	clearEnv(t)
+	c := mustParse(t, mockUpstream)
+	if c.Records.Format != RecordsFormatRecord || !c.Records.PolicyMarkers {
+		t.Errorf("default records: format %q markers %v, want record with markers", c.Records.Format, c.Records.PolicyMarkers)
 	}
-	if mustParse(t, mockUpstream+"records:\n  policy_version: false\n").Records.PolicyVersion {
-		t.Error("records.policy_version: false was not kept")
+	for _, w := range c.Warnings() {
+		if strings.Contains(w, "records.") {
+			t.Errorf("default config warns: %s", w)
+		}
+	}
+	if c := mustParse(t, mockUpstream+"records:\n  format: envelope\n  policy_markers: false\n"); c.Records.Format != RecordsFormatEnvelope || c.Records.PolicyMarkers {
+		t.Errorf("envelope without markers not kept: %+v", c.Records)
+	}
+	for src, markers := range map[string]bool{"true": true, "false": false} {
+		c := mustParse(t, mockUpstream+"records:\n  policy_version: "+src+"\n")
+		if c.Records.PolicyMarkers != markers {
+			t.Errorf("policy_version: %s gave policy_markers %v", src, c.Records.PolicyMarkers)
+		}
+		if !slices.ContainsFunc(c.Warnings(), func(w string) bool { return strings.Contains(w, "records.policy_version: is deprecated") }) {
+			t.Errorf("policy_version: %s without a deprecation warning: %v", src, c.Warnings())
+		}
+	}
+	for _, src := range []string{
+		"records:\n  format: ndjson\n",
+		"records:\n  policy_version: true\n  policy_markers: false\n",
+	} {
+		if _, err := Parse("gateway.yaml", []byte(mockUpstream+src)); err == nil {
+			t.Errorf("%q was accepted", src)
+		}
 	}
 }
 

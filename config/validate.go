@@ -404,6 +404,15 @@ const (
 )
 
 func (v *validator) records() {
+	switch v.c.Records.Format {
+	case RecordsFormatRecord, RecordsFormatEnvelope:
+	default:
+		v.problem("records.format", "must be %s or %s (got %q)", RecordsFormatRecord, RecordsFormatEnvelope, v.c.Records.Format)
+	}
+	_, legacy := v.c.lines["records.policy_version"]
+	if _, markers := v.c.lines["records.policy_markers"]; legacy && markers && v.c.Records.policyVersion != v.c.Records.PolicyMarkers {
+		v.problem("records.policy_version", "is deprecated and contradicts records.policy_markers: remove it")
+	}
 	stdout := -1
 	paths := make(map[string]int)
 	streams := make(map[string]int)
@@ -648,6 +657,12 @@ func (c *Config) Warnings() []string {
 	}
 	if len(c.Records.Sinks) == 0 {
 		warn("records.sinks", "is empty: interception records are discarded")
+	}
+	if _, set := c.lines["records.policy_version"]; set {
+		warn("records.policy_version", "is deprecated: records no longer carry extensions.hooks_gateway (the spec's record schema is closed); it now sets records.policy_markers, which attribute records to policy versions with marker lines (or use records.format: envelope)")
+	}
+	if _, set := c.lines["records.policy_markers"]; set && c.Records.Format == RecordsFormatEnvelope {
+		warn("records.policy_markers", "has no effect with records.format envelope: every line carries its policy version")
 	}
 	c.approvalWarnings(warn)
 	return out

@@ -276,8 +276,8 @@ var projectionParityVectors = []string{"AH-CTK-001", "AH-CTK-020", "AH-CTK-090",
 // surface it serves and compares each recorded context with the chat completions
 // run's: one policy must see the same messages, tools and responses
 // whatever API the agent speaks. Only what names the call differs:
-// request_id, timestamp, and model.api and model.params (each surface's
-// own request members).
+// request_id, timestamp, extensions (extensions.hooks_gateway.api names
+// the surface) and model.params (each surface's own request members).
 func TestGatewayProjectionParity(t *testing.T) {
 	all, err := EmbeddedVectors()
 	if err != nil {
@@ -335,9 +335,9 @@ func surfaceContexts(t *testing.T, api wire.API, v *Vector) []string {
 		delete(m, "request_id")
 		delete(m, "timestamp")
 		if model, ok := m["model"].(map[string]any); ok {
-			delete(model, "api")
 			delete(model, "params")
 		}
+		delete(m, "extensions") // extensions.hooks_gateway.api names the surface
 		b, err := jsonvalue.Marshal(m)
 		if err != nil {
 			t.Fatal(err)

@@ -57,7 +57,7 @@ func WithTracer(t trace.Tracer) ServerOption {
 // stdout record sinks.
 func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *slog.Logger, sopts ...ServerOption) (*Assembly, error) {
 	a := &Assembly{}
-	sink, err := buildSinks(cfg.Records, stdout, logger, a)
+	sink, markers, err := buildSinks(cfg.Records, stdout, logger, a)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -104,6 +104,10 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		a.Close()
 		return nil, err
 	}
+	mark := func(ctx context.Context, p *Policy) {
+		markPolicy(context.WithoutCancel(ctx), markers, p.Version, logger)
+	}
+	mark(ctx, pol)
 	opts := Options{
 		Policy:            pol,
 		Store:             store,
@@ -131,6 +135,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	}
 	a.Server = New(opts)
 	a.Reloader = NewReloader(a.Server, load, compile, logger)
+	a.Reloader.onSwap = mark
 	return a, nil
 }
 
@@ -158,7 +163,7 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	if err != nil {
 		return nil, err
 	}
-	opts.Sink = sink
+	opts.Sink = records.Attributed(sink, records.Attribution{PolicyVersion: doc.Version})
 	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
 		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
@@ -167,9 +172,6 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 		return nil, err
 	}
 	opts.Interceptors = regs
-	if cfg.Records.PolicyVersion {
-		opts.RecordExtensions = policyExtensions(doc.Version, "")
-	}
 	for _, o := range popts {
 		o(&opts)
 	}
@@ -177,7 +179,7 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	if err != nil {
 		return nil, fmt.Errorf("enforcement: %w", err)
 	}
-	routes, err := buildRoutes(cfg, doc, opts, regs)
+	routes, err := buildRoutes(cfg, doc, opts, sink, regs)
 	if err != nil {
 		return nil, err
 	}
@@ -245,50 +247,66 @@ func buildRouter(ups []config.Upstream) (*providers.Router, error) {
 
 // buildSinks builds the configured record sinks, registering the closers
 // of those that own resources on a. It returns the single sink, or a
-// records.Fanout in configuration order (instrumentSinks relies on both).
-func buildSinks(rc config.Records, stdout io.Writer, logger *slog.Logger, a *Assembly) (enforcement.RecordSink, error) {
+// records.Fanout in configuration order (instrumentSinks relies on both),
+// and the sinks as policy markers.
+func buildSinks(rc config.Records, stdout io.Writer, logger *slog.Logger, a *Assembly) (enforcement.RecordSink, []records.PolicyMarker, error) {
 	var fan records.Fanout
+	var markers []records.PolicyMarker
+	framing := records.Framing{Format: records.Format(rc.Format), Markers: rc.PolicyMarkers}
 	for i, s := range rc.Sinks {
 		var sink enforcement.RecordSink
 		var closer io.Closer
 		switch s.Type {
 		case config.SinkStdout:
-			w := records.NewWriter(stdout)
+			w := records.NewFramedWriter(stdout, framing)
 			sink, closer = w, w // closing flushes; stdout stays open
 		case config.SinkJSONL:
-			w, err := records.OpenJSONL(s.Path, records.JSONLOptions{MaxBytes: s.MaxBytes, MaxFiles: s.MaxFiles})
+			w, err := records.OpenJSONL(s.Path, records.JSONLOptions{MaxBytes: s.MaxBytes, MaxFiles: s.MaxFiles, Framing: framing})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			sink, closer = w, w
 		case config.SinkRedisStream:
 			rs, err := records.NewRedisStream(records.RedisStreamOptions{
-				URL: s.RedisURL, Stream: s.Stream, MaxLen: s.MaxLen, Timeout: s.Timeout,
+				URL: s.RedisURL, Stream: s.Stream, MaxLen: s.MaxLen, Timeout: s.Timeout, Framing: framing,
 			})
 			if err != nil {
-				return nil, fmt.Errorf("records.sinks[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("records.sinks[%d]: %w", i, err)
 			}
 			sink, closer = rs, rs
 		case config.SinkHTTP:
 			hs, err := records.NewHTTP(records.HTTPOptions{
 				URL: s.URL, Token: s.Token, MaxBatch: s.MaxBatch, FlushInterval: s.FlushInterval, Queue: s.Queue,
 				MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, CloseTimeout: s.CloseTimeout,
-				Logger: sinkLogger(logger, i),
+				Logger: sinkLogger(logger, i), Framing: framing,
 			})
 			if err != nil {
-				return nil, fmt.Errorf("records.sinks[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("records.sinks[%d]: %w", i, err)
 			}
 			sink, closer = hs, hs
 		default:
-			return nil, fmt.Errorf("unknown record sink %q", s.Type)
+			return nil, nil, fmt.Errorf("unknown record sink %q", s.Type)
 		}
 		a.closers = append(a.closers, closer)
 		fan = append(fan, sink)
+		if m, ok := sink.(records.PolicyMarker); ok {
+			markers = append(markers, m)
+		}
 	}
 	if len(fan) == 1 {
-		return fan[0], nil
+		return fan[0], markers, nil
 	}
-	return fan, nil
+	return fan, markers, nil
+}
+
+// markPolicy has every sink mark version as the policy in effect. A sink
+// that fails is logged: its next record carries the marker again.
+func markPolicy(ctx context.Context, markers []records.PolicyMarker, version string, logger *slog.Logger) {
+	for _, m := range markers {
+		if err := m.MarkPolicy(ctx, version); err != nil && logger != nil {
+			logger.Warn("records: policy marker not written; the next record retries it", "policy_version", version, "error", err.Error())
+		}
+	}
 }
 
 // sinkLogger names sink i on logger's lines; nil stays nil (discard).

@@ -131,6 +131,9 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 		}
 		return "", nil, nil, bad(param, err.Error())
 	}
+	if err := s.checkEmitSchema(point, obj, id); err != nil {
+		return "", nil, nil, err
+	}
 	// The tenant is the key's: a context may repeat it, never choose it.
 	if t, ok := fields["tenant"]; ok {
 		tm, _ := t.(map[string]any)

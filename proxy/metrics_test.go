@@ -320,7 +320,7 @@ records:
 	}
 	fams := scrape(t, hs.URL)
 	lines := float64(strings.Count(stdout.String(), "\n"))
-	if lines != 5 { // startup, input, pre, post, output: the session stays open
+	if lines != 1+5 { // the policy marker; startup, input, pre, post, output: the session stays open
 		t.Fatalf("%v records on stdout:\n%s", lines, stdout.String())
 	}
 	metricstest.WantSeries(t, fams, "agent_hooks_records_total", map[string]float64{"result=ok,sink=stdout": 5, "result=error,sink=stdout": 0})

@@ -152,10 +152,31 @@ type modelCall struct {
 	budget *membudget.Account
 }
 
-// model is the context's model member: the requested id, the upstream
-// serving it and the surface.
+// model is the context's model member: the requested id and the upstream
+// serving it (the spec's model object is closed: the surface goes in
+// extensions, see modelFields).
 func (mc *modelCall) model() map[string]any {
-	return map[string]any{"id": mc.req.Model(), "vendor": mc.up.Name(), "api": string(mc.surf.API())}
+	return map[string]any{"id": mc.req.Model(), "vendor": mc.up.Name()}
+}
+
+// modelFields are the members of a model call's contexts: model, and the
+// policy's context extensions with the surface added
+// (extensions.hooks_gateway.api).
+func (mc *modelCall) modelFields(model map[string]any) map[string]any {
+	gw := map[string]any{"api": string(mc.surf.API())}
+	ext := map[string]any{ExtensionNamespace: gw}
+	if pol := mc.t.pol; pol != nil {
+		for k, v := range pol.ContextExtensions {
+			if k != ExtensionNamespace {
+				ext[k] = v
+			}
+		}
+		own, _ := pol.ContextExtensions[ExtensionNamespace].(map[string]any)
+		for k, v := range own {
+			gw[k] = v
+		}
+	}
+	return map[string]any{"model": model, "extensions": ext}
 }
 
 // run takes the model call through its emissions and answers the client.
@@ -205,7 +226,8 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 	if params := req.Params(); len(params) > 0 {
 		model["params"] = params
 	}
-	fields := map[string]any{"model": model, "messages": messages, "request_id": requestID}
+	fields := mc.modelFields(model)
+	fields["messages"], fields["request_id"] = messages, requestID
 	if tools := req.Tools(); len(tools) > 0 {
 		fields["tools"] = tools
 	}

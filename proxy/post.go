@@ -44,11 +44,8 @@ func (v *verdicted) release() any {
 // evaluate emits post_model_call (and output) over a parsed response.
 func (pc *postCall) evaluate(ctx context.Context, resp wire.Response) (*verdicted, error) {
 	t := pc.mc.t
-	fields := map[string]any{
-		"model":      pc.mc.model(),
-		"response":   resp.Project(),
-		"request_id": pc.requestID,
-	}
+	fields := pc.mc.modelFields(pc.mc.model())
+	fields["response"], fields["request_id"] = resp.Project(), pc.requestID
 	if u := resp.Usage(); u != nil {
 		fields["usage"] = u
 	}
@@ -249,11 +246,9 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 		} else {
 			s.metrics.StreamBufferOverflow()
 		}
-		fields := map[string]any{
-			"model":      pc.mc.model(),
-			"response":   map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": "stream_incomplete"},
-			"request_id": pc.requestID,
-		}
+		fields := pc.mc.modelFields(pc.mc.model())
+		fields["response"] = map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": "stream_incomplete"}
+		fields["request_id"] = pc.requestID
 		c, berr := t.builder.Build(ctx, enforcement.PostModelCall, fields)
 		if berr != nil {
 			t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})

@@ -27,6 +27,9 @@ type Reloader struct {
 	compile func(*Source) (*Policy, error)
 	log     *slog.Logger
 	now     func() time.Time
+	// onSwap, when set, runs after a new policy is swapped in (Build has
+	// the record sinks mark its version).
+	onSwap func(context.Context, *Policy)
 
 	mu sync.Mutex // serializes Reload; guards status
 	st PolicyStatus
@@ -105,6 +108,9 @@ func (r *Reloader) Reload(ctx context.Context) (ReloadResult, error) {
 		return ReloadResult{}, err
 	}
 	r.srv.SetPolicy(pol)
+	if r.onSwap != nil {
+		r.onSwap(ctx, pol)
+	}
 	r.st = PolicyStatus{Version: pol.Version, Sources: pol.Sources, LoadedAt: r.now().UTC()}
 	r.log.Info("policy reloaded", "version", pol.Version, "sources", pol.Sources, "client_keys", len(pol.Principals))
 	return ReloadResult{Version: pol.Version, Changed: true}, nil

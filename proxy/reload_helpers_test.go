@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/records"
 )
 
 // denyWordPolicy is a policy file whose one interceptor denies input
@@ -136,31 +137,52 @@ func (g *policyGateway) adminJSON(t *testing.T, method, path string) (int, map[s
 	return resp.StatusCode, out
 }
 
-// wireRecord is the part of a record line the tests read.
+// wireRecord is the part of a record line the tests read, with the
+// policy version and route the trail attributes it to.
 type wireRecord struct {
 	Point      string `json:"interception_point"`
 	Mode       string `json:"mode"`
 	SessionID  string `json:"session_id"`
 	Sequence   int64  `json:"sequence"`
 	Verdict    struct{ Decision, Reason string }
-	Extensions struct {
-		Gateway struct {
-			PolicyVersion string `json:"policy_version"`
-			Route         string `json:"route"`
-		} `json:"hooks_gateway"`
-	} `json:"extensions"`
+	Extensions any `json:"extensions"`
+
+	PolicyVersion string `json:"-"` // from the last policy marker, or the envelope
+	Route         string `json:"-"` // from the envelope
 }
 
+// records reads the stdout trail: policy marker lines, and records bare
+// or in envelopes (records.format: envelope). A record carrying
+// extensions fails the test: the spec's record schema is closed.
 func (g *policyGateway) records(t *testing.T) []wireRecord {
 	t.Helper()
 	var out []wireRecord
+	marker := ""
 	for _, line := range strings.Split(strings.TrimSpace(g.stdout.String()), "\n") {
 		if line == "" {
 			continue
 		}
-		var r wireRecord
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
+		var frame struct {
+			Marker *records.Marker      `json:"hooks_gateway_policy"`
+			Record json.RawMessage      `json:"record"`
+			Env    *records.Attribution `json:"hooks_gateway"`
+		}
+		if err := json.Unmarshal([]byte(line), &frame); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if frame.Marker != nil {
+			marker = frame.Marker.Version
+			continue
+		}
+		text, r := []byte(line), wireRecord{PolicyVersion: marker}
+		if frame.Env != nil {
+			text, r.PolicyVersion, r.Route = frame.Record, frame.Env.PolicyVersion, frame.Env.Route
+		}
+		if err := json.Unmarshal(text, &r); err != nil {
 			t.Fatalf("record %q: %v", line, err)
+		}
+		if r.Extensions != nil {
+			t.Fatalf("record carries extensions: %s", line)
 		}
 		out = append(out, r)
 	}

@@ -30,7 +30,7 @@ func TestReloadOnFileWrite(t *testing.T) {
 	v1 := versionOf(t, path)
 	if a := g.chat(t, "say alpha", nil); a.status != 403 || a.code != "policy:alpha" {
 		t.Fatalf("first policy: %+v", a)
-	} else if got := g.inputRecord(t, a.session).Extensions.Gateway.PolicyVersion; got != v1 {
+	} else if got := g.inputRecord(t, a.session).PolicyVersion; got != v1 {
 		t.Fatalf("record policy_version %q, want %q", got, v1)
 	}
 	if err := g.asm.Reloader.Watch(t.Context(), path, 20*time.Millisecond); err != nil {
@@ -47,7 +47,7 @@ func TestReloadOnFileWrite(t *testing.T) {
 	if a.status != 403 || a.code != "policy:beta" {
 		t.Fatalf("beta after the reload: %+v", a)
 	}
-	if got := g.inputRecord(t, a.session).Extensions.Gateway.PolicyVersion; got != v2 {
+	if got := g.inputRecord(t, a.session).PolicyVersion; got != v2 {
 		t.Errorf("record policy_version %q, want %q", got, v2)
 	}
 	_, st := g.adminJSON(t, "GET", "/admin/policy")
@@ -227,8 +227,8 @@ func TestReloadUnderLoad(t *testing.T) {
 			t.Fatalf("session %s has no records", id)
 		}
 		for _, r := range recs {
-			if r.Extensions.Gateway.PolicyVersion != versionFor[code] {
-				t.Fatalf("session %s answered %s but its %s record names %s", id, code, r.Point, r.Extensions.Gateway.PolicyVersion)
+			if r.PolicyVersion != versionFor[code] {
+				t.Fatalf("session %s answered %s but its %s record names %s", id, code, r.Point, r.PolicyVersion)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
+	"github.com/hooks-gateway/hooks-gateway/records"
 )
 
 // ExtensionNamespace is the gateway's key under the "extensions" member of
@@ -39,7 +40,8 @@ func (p *Policy) RouteFor(r policyfile.Request) (string, *enforcement.Emitter) {
 }
 
 // policyExtensions is the extensions member that names the policy version
-// (and the route, for a route's chain) on records.
+// (and the route, for a route's chain) in the contexts the gateway builds
+// (records name them through their sinks: records.Attributed).
 func policyExtensions(version, route string) map[string]any {
 	gw := map[string]any{"policy_version": version}
 	if route != "" {
@@ -51,7 +53,7 @@ func policyExtensions(version, route string) map[string]any {
 // buildRoutes compiles the document's routes over base, the default
 // chain's emitter options; regs are the document's interceptors, built
 // once and shared by every chain.
-func buildRoutes(cfg *config.Config, doc *policyfile.Document, base enforcement.Options, regs []enforcement.Registration) ([]PolicyRoute, error) {
+func buildRoutes(cfg *config.Config, doc *policyfile.Document, base enforcement.Options, sink enforcement.RecordSink, regs []enforcement.Registration) ([]PolicyRoute, error) {
 	if len(doc.Routes) == 0 {
 		return nil, nil
 	}
@@ -76,9 +78,7 @@ func buildRoutes(cfg *config.Config, doc *policyfile.Document, base enforcement.
 		for i, n := range r.Interceptors {
 			opts.Interceptors[i] = byName[n]
 		}
-		if base.RecordExtensions != nil {
-			opts.RecordExtensions = policyExtensions(doc.Version, r.Name)
-		}
+		opts.Sink = records.Attributed(sink, records.Attribution{PolicyVersion: doc.Version, Route: r.Name})
 		em, err := enforcement.NewEmitter(opts)
 		if err != nil {
 			return nil, fmt.Errorf("route %s: enforcement: %w", r.Name, err)

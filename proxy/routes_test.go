@@ -38,7 +38,9 @@ func TestRouteSelection(t *testing.T) {
 	t.Setenv("ROUTE_KEY_D", "key-d")
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writeAtomically(t, path, routedPolicy)
-	g := startPolicyGateway(t, path, `auth:
+	// The envelope format names each record's route.
+	g := startConfiguredGateway(t, "upstreams: [{name: mock, type: mock}]\npolicy: {path: "+path+", watch: false}\n"+
+		"records: {format: envelope, sinks: [{type: stdout}]}\n"+`auth:
   api_keys:
     - {key_env: ROUTE_KEY_A, agent_id: client-a, tenant: acme}
     - {key_env: ROUTE_KEY_B, agent_id: client-b}
@@ -83,14 +85,14 @@ func TestRouteSelection(t *testing.T) {
 			// record by route.
 			var rec *wireRecord
 			for _, r := range g.records(t) {
-				if r.Point == "input" && r.Extensions.Gateway.Route == tt.route && (a.session == "" || r.SessionID == a.session) {
+				if r.Point == "input" && r.Route == tt.route && (a.session == "" || r.SessionID == a.session) {
 					rec = &r
 				}
 			}
 			if rec == nil {
 				t.Fatalf("no input record on route %q", tt.route)
 			}
-			if rec.Verdict.Reason != tt.reason || rec.Mode != tt.mode || rec.Extensions.Gateway.PolicyVersion != version {
+			if rec.Verdict.Reason != tt.reason || rec.Mode != tt.mode || rec.PolicyVersion != version {
 				t.Errorf("input record %+v, want reason %s, mode %s, version %s", *rec, tt.reason, tt.mode, version)
 			}
 		})

@@ -166,6 +166,8 @@ type Server struct {
 	budget *membudget.Budget
 	// inFlight counts the requests admit let through (probes not counted).
 	inFlight atomic.Int64
+	// schemas check emitted contexts (the emit API only).
+	schemas contextSchemas
 }
 
 // New builds a server.
@@ -215,7 +217,7 @@ func New(opts Options) *Server {
 		opts.Surfaces = []wire.Surface{chatwire.New(chatwire.Options{MaxMessages: config.DefaultMaxMessages})}
 	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer),
-		budget: membudget.New(opts.BufferBudget)}
+		budget: membudget.New(opts.BufferBudget), schemas: loadContextSchemas()}
 	s.metrics.WatchBufferBudget(s.budget.InUse, s.budget.Limit())
 	s.policy.Store(opts.Policy)
 	if opts.Policy != nil {

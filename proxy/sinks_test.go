@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -100,6 +101,9 @@ records:
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !bytes.HasPrefix(b, []byte(`{"`+records.MarkerKey+`":`)) {
+			t.Errorf("%s does not start with the policy marker", filepath.Base(f))
+		}
 		trail.Write(b)
 	}
 	opts, _ := redis.ParseURL(redisURL)
@@ -111,7 +115,11 @@ records:
 	}
 	var stream strings.Builder
 	for _, m := range msgs {
-		stream.WriteString(m.Values[records.StreamField].(string) + "\n")
+		v, ok := m.Values[records.StreamField]
+		if !ok {
+			v = m.Values[records.StreamMarkerField]
+		}
+		stream.WriteString(v.(string) + "\n")
 	}
 	mu.Lock()
 	outputs := map[string]string{"stdout": stdout.String(), "jsonl": trail.String(), "redis-stream": stream.String(), "http": posted.String()}
@@ -119,6 +127,24 @@ records:
 		t.Errorf("http sink Authorization = %q", auth[0])
 	}
 	mu.Unlock()
+	// Every sink starts with the policy's marker; the jsonl sink repeats it
+	// at the top of each rotated file. Past the markers, all hold the same
+	// records.
+	version := asm.Server.Policy().Version
+	for name, got := range outputs {
+		first, rest, _ := strings.Cut(got, "\n")
+		var m map[string]records.Marker
+		if err := json.Unmarshal([]byte(first), &m); err != nil || m[records.MarkerKey].Version != version {
+			t.Errorf("%s sink starts with %s, want the marker of %s", name, first, version)
+		}
+		var kept []string
+		for _, l := range strings.SplitAfter(rest, "\n") {
+			if !strings.HasPrefix(l, `{"`+records.MarkerKey+`":`) {
+				kept = append(kept, l)
+			}
+		}
+		outputs[name] = strings.Join(kept, "")
+	}
 	want := outputs["stdout"]
 	if strings.Count(want, "\n") < 3*4 { // per request: startup, input, pre/post model, output, shutdown
 		t.Fatalf("stdout holds too few records:\n%s", want)

@@ -75,6 +75,10 @@ type HTTPOptions struct {
 	// Logger receives one warning when delivery starts failing and one
 	// notice when it recovers (default: discard).
 	Logger *slog.Logger
+	// Framing is the line format and policy markers. A marker is queued
+	// with the record that needs it, as one entry: it is delivered, or
+	// dropped, with that record.
+	Framing Framing
 }
 
 // HTTP is a sink that POSTs records in batches, as application/x-ndjson
@@ -90,6 +94,7 @@ type HTTPOptions struct {
 // accepted arrives twice (records carry session_id and sequence to
 // deduplicate).
 type HTTP struct {
+	fr           framer
 	url          string
 	host         string
 	token        string
@@ -108,7 +113,7 @@ type HTTP struct {
 	// Close can close queue once it holds the write lock.
 	mu     sync.RWMutex
 	closed bool
-	queue  chan []byte
+	queue  chan entry
 
 	ctx    context.Context // canceled when Close's deadline passes
 	cancel context.CancelFunc
@@ -128,6 +133,7 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 		return nil, errors.New("records: http sink: url must be an absolute http:// or https:// URL")
 	}
 	h := &HTTP{
+		fr:           framer{f: opts.Framing},
 		url:          opts.URL,
 		host:         u.Host,
 		token:        opts.Token,
@@ -140,7 +146,7 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 		client:       opts.Client,
 		onDrop:       opts.OnDrop,
 		logger:       opts.Logger,
-		queue:        make(chan []byte, orDefault(opts.Queue, DefaultHTTPQueue)),
+		queue:        make(chan entry, orDefault(opts.Queue, DefaultHTTPQueue)),
 		done:         make(chan struct{}),
 	}
 	if h.client == nil {
@@ -169,22 +175,40 @@ func orDefault[T int | time.Duration](v, def T) T {
 // WriteRecord enqueues r without blocking. It returns ErrQueueFull when
 // the queue is full and ErrClosed after Close; either way the record is
 // counted as dropped.
-func (h *HTTP) WriteRecord(_ context.Context, r *enforcement.Record) error {
-	b, err := line(r)
-	if err != nil {
-		return err
+func (h *HTTP) WriteRecord(ctx context.Context, r *enforcement.Record) error {
+	return h.fr.emit(ctx, r, h.enqueue)
+}
+
+// MarkPolicy queues a policy marker for version when one is due; a
+// marker the queue cannot take is queued again with the next record.
+func (h *HTTP) MarkPolicy(ctx context.Context, version string) error {
+	return h.fr.markPolicy(ctx, version, h.enqueue)
+}
+
+// entry is one queued write: whole lines, and how many of them are
+// records (a policy marker is not counted as delivered or dropped).
+type entry struct {
+	lines   []byte
+	records int
+}
+
+// enqueue queues b, whole lines, as one entry.
+func (h *HTTP) enqueue(_ context.Context, b []byte, marker bool) error {
+	e := entry{lines: b, records: 1}
+	if marker && bytes.Count(b, []byte("\n")) == 1 {
+		e.records = 0 // a marker alone (MarkPolicy)
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.closed {
-		h.drop(1)
+		h.drop(e.records)
 		return ErrClosed
 	}
 	select {
-	case h.queue <- b:
+	case h.queue <- e:
 		return nil
 	default:
-		h.drop(1)
+		h.drop(e.records)
 		return ErrQueueFull
 	}
 }
@@ -201,6 +225,9 @@ func (h *HTTP) Delivered() int64 { return h.delivered.Load() }
 func (h *HTTP) Queued() int { return len(h.queue) }
 
 func (h *HTTP) drop(n int) {
+	if n == 0 {
+		return
+	}
 	h.dropped.Add(int64(n))
 	if h.onDrop != nil {
 		h.onDrop(n)
@@ -239,7 +266,7 @@ func (h *HTTP) Close() error {
 // the queue is closed and drained.
 func (h *HTTP) run() {
 	defer close(h.done)
-	batch := make([][]byte, 0, h.maxBatch)
+	batch := make([]entry, 0, h.maxBatch)
 	flush := time.NewTimer(h.flushEvery)
 	flush.Stop()
 	defer flush.Stop()
@@ -270,21 +297,26 @@ func (h *HTTP) run() {
 }
 
 // deliver posts one batch, with retries, and accounts for its fate.
-func (h *HTTP) deliver(batch [][]byte) {
+func (h *HTTP) deliver(batch []entry) {
 	if len(batch) == 0 {
 		return
 	}
-	body := bytes.Join(batch, nil) // every line ends with '\n'
+	var body []byte
+	records := 0
+	for _, e := range batch {
+		body = append(body, e.lines...) // every line ends with '\n'
+		records += e.records
+	}
 	if err := h.send(body); err != nil {
-		h.drop(len(batch))
+		h.drop(records)
 		if !h.failing {
 			h.failing = true
 			h.logger.Warn("records: http sink delivery failing; undeliverable batches are dropped",
-				"host", h.host, "records", len(batch), "error", err.Error())
+				"host", h.host, "records", records, "error", err.Error())
 		}
 		return
 	}
-	h.delivered.Add(int64(len(batch)))
+	h.delivered.Add(int64(records))
 	if h.failing {
 		h.failing = false
 		h.logger.Info("records: http sink delivery recovered", "host", h.host, "dropped_total", h.Dropped())

@@ -26,6 +26,9 @@ type JSONLOptions struct {
 	// oldest); older ones are removed. 0 means DefaultMaxFiles. Unused
 	// without MaxBytes.
 	MaxFiles int
+	// Framing is the line format and policy markers; a rotated file
+	// starts with the current marker.
+	Framing Framing
 }
 
 // JSONL is a sink appending one JSON record per line to a file, optionally
@@ -38,6 +41,7 @@ type JSONLOptions struct {
 // counted from what it wrote since opening (plus the size it found), so do
 // not combine it with external rotation (logrotate's copytruncate).
 type JSONL struct {
+	fr       framer
 	path     string
 	maxBytes int64
 	maxFiles int
@@ -53,7 +57,7 @@ func OpenJSONL(path string, opts JSONLOptions) (*JSONL, error) {
 	if opts.MaxBytes < 0 || opts.MaxFiles < 0 {
 		return nil, fmt.Errorf("records: jsonl %s: negative rotation bounds", path)
 	}
-	s := &JSONL{path: path, maxBytes: opts.MaxBytes, maxFiles: opts.MaxFiles}
+	s := &JSONL{fr: framer{f: opts.Framing}, path: path, maxBytes: opts.MaxBytes, maxFiles: opts.MaxFiles}
 	if s.maxFiles == 0 {
 		s.maxFiles = DefaultMaxFiles
 	}
@@ -86,11 +90,18 @@ func (s *JSONL) Path() string { return s.path }
 // take the file past MaxBytes. A failed rotation is reported, but the
 // record is still appended to the current file rather than lost; the next
 // write retries the rotation.
-func (s *JSONL) WriteRecord(_ context.Context, r *enforcement.Record) error {
-	b, err := line(r)
-	if err != nil {
-		return err
-	}
+func (s *JSONL) WriteRecord(ctx context.Context, r *enforcement.Record) error {
+	return s.fr.emit(ctx, r, s.write)
+}
+
+// MarkPolicy writes a policy marker for version when one is due.
+func (s *JSONL) MarkPolicy(ctx context.Context, version string) error {
+	return s.fr.markPolicy(ctx, version, s.write)
+}
+
+// write appends b, whole lines, with one write. A file opened by rotation
+// starts with the current policy marker: b's own when it begins with one.
+func (s *JSONL) write(_ context.Context, b []byte, marker bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -98,7 +109,11 @@ func (s *JSONL) WriteRecord(_ context.Context, r *enforcement.Record) error {
 	}
 	var rotErr error
 	if s.maxBytes > 0 && s.size > 0 && s.size+int64(len(b)) > s.maxBytes {
-		rotErr = s.rotate()
+		if rotErr = s.rotate(); rotErr == nil && !marker {
+			if m := s.fr.current(); m != nil {
+				b = append(m[:len(m):len(m)], b...)
+			}
+		}
 	}
 	n, err := s.f.Write(b)
 	if err != nil {

@@ -38,35 +38,38 @@ type Dropper interface {
 	Dropped() int64
 }
 
-// line returns r's JSON projection followed by a newline.
-func line(r *enforcement.Record) ([]byte, error) {
-	b, err := r.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("records: marshal: %w", err)
-	}
-	return append(b, '\n'), nil
-}
-
 // Writer is a sink that writes one JSON record per line to w. Writes are
 // serialized; each record is flushed before WriteRecord returns, so a
 // crash loses at most the record being written.
 type Writer struct {
+	fr framer
 	mu sync.Mutex
 	w  *bufio.Writer
 }
 
-// NewWriter returns a sink writing to w (for example os.Stdout). Closing
-// it flushes; it never closes w.
+// NewWriter returns a sink writing bare records to w (for example
+// os.Stdout). Closing it flushes; it never closes w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 64<<10)}
+	return NewFramedWriter(w, Framing{})
 }
 
-// WriteRecord appends r as one line.
-func (s *Writer) WriteRecord(_ context.Context, r *enforcement.Record) error {
-	b, err := line(r)
-	if err != nil {
-		return err
-	}
+// NewFramedWriter returns a sink writing to w framed by f.
+func NewFramedWriter(w io.Writer, f Framing) *Writer {
+	return &Writer{fr: framer{f: f}, w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// WriteRecord appends r as one line (after a policy marker when one is
+// due).
+func (s *Writer) WriteRecord(ctx context.Context, r *enforcement.Record) error {
+	return s.fr.emit(ctx, r, s.write)
+}
+
+// MarkPolicy writes a policy marker for version when one is due.
+func (s *Writer) MarkPolicy(ctx context.Context, version string) error {
+	return s.fr.markPolicy(ctx, version, s.write)
+}
+
+func (s *Writer) write(_ context.Context, b []byte, _ bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, _ = s.w.Write(b) // a bufio.Writer's error is sticky: Flush reports it

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,12 @@ const (
 	DefaultStream       = "hooks-gateway:records"
 	DefaultStreamLen    = 1_000_000
 	DefaultRedisTimeout = time.Second
-	// StreamField is the stream entry field holding the record's JSON.
+	// StreamField is the stream entry field holding the record's line
+	// (its JSON, or its envelope's under FormatEnvelope).
 	StreamField = "record"
+	// StreamMarkerField is the field of the entries holding a policy
+	// marker line instead of a record.
+	StreamMarkerField = "policy"
 )
 
 // RedisStreamOptions configures a RedisStream sink.
@@ -36,6 +41,10 @@ type RedisStreamOptions struct {
 	MaxLen int64
 	// Timeout bounds each XADD, connecting included (default 1 s).
 	Timeout time.Duration
+	// Framing is the line format and policy markers. A marker is an
+	// entry of its own, under StreamMarkerField, added in one MULTI with
+	// the record that needs it.
+	Framing Framing
 }
 
 // RedisStream is a sink adding each record to a Redis stream:
@@ -47,6 +56,7 @@ type RedisStreamOptions struct {
 // timeout, and is not retried: XADD is not idempotent, and a retry after a
 // lost reply would duplicate the record.
 type RedisStream struct {
+	fr      framer
 	client  *redis.Client
 	owned   bool
 	stream  string
@@ -60,6 +70,7 @@ type RedisStream struct {
 // is back); it fails only for an unparseable URL.
 func NewRedisStream(opts RedisStreamOptions) (*RedisStream, error) {
 	s := &RedisStream{
+		fr:      framer{f: opts.Framing},
 		client:  opts.Client,
 		stream:  opts.Stream,
 		maxLen:  opts.MaxLen,
@@ -100,20 +111,47 @@ func NewRedisStream(opts RedisStreamOptions) (*RedisStream, error) {
 // Stream returns the stream key.
 func (s *RedisStream) Stream() string { return s.stream }
 
-// WriteRecord adds r to the stream.
+// WriteRecord adds r to the stream (after a policy marker entry when one
+// is due).
 func (s *RedisStream) WriteRecord(ctx context.Context, r *enforcement.Record) error {
-	b, err := r.MarshalJSON()
-	if err != nil {
-		return fmt.Errorf("records: marshal: %w", err)
-	}
+	return s.fr.emit(ctx, r, s.add)
+}
+
+// MarkPolicy adds a policy marker entry for version when one is due.
+func (s *RedisStream) MarkPolicy(ctx context.Context, version string) error {
+	return s.fr.markPolicy(ctx, version, s.add)
+}
+
+// add adds one entry per line of b: the first under StreamMarkerField
+// when marker is set, the others under StreamField; several in one
+// MULTI/EXEC, so a marker never lands without its record.
+func (s *RedisStream) add(ctx context.Context, b []byte, marker bool) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	err = s.client.XAdd(ctx, &redis.XAddArgs{
-		Stream: s.stream,
-		MaxLen: s.maxLen,
-		Approx: true,
-		Values: []any{StreamField, b},
-	}).Err()
+	lines := bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	xadd := func(p redis.Cmdable, i int) error {
+		field := StreamField
+		if i == 0 && marker {
+			field = StreamMarkerField
+		}
+		return p.XAdd(ctx, &redis.XAddArgs{
+			Stream: s.stream,
+			MaxLen: s.maxLen,
+			Approx: true,
+			Values: []any{field, bytes.TrimSuffix(lines[i], []byte("\n"))},
+		}).Err()
+	}
+	var err error
+	if len(lines) == 1 {
+		err = xadd(s.client, 0)
+	} else {
+		_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i := range lines {
+				_ = xadd(p, i) // queued: the pipeline reports the errors
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("records: xadd %s: %w", s.stream, err)
 	}

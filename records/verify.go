@@ -71,8 +71,32 @@ type Report struct {
 	Files    int
 	Records  int
 	Sessions int
+	// Policies counts the records per policy version, in the order the
+	// versions first appear: from policy marker lines, or from the
+	// envelopes. Records before any marker count under Version "". Empty
+	// when the trail names no policy.
+	Policies []PolicyRecords
 	// Findings are ordered by file, then line.
 	Findings []Finding
+}
+
+// PolicyRecords is how many records of a trail a policy version produced.
+type PolicyRecords struct {
+	Version string
+	Records int
+}
+
+// PolicyLines describes Policies, one line per version.
+func (r *Report) PolicyLines() []string {
+	out := make([]string, len(r.Policies))
+	for i, p := range r.Policies {
+		name := "policy " + p.Version
+		if p.Version == "" {
+			name = "before any policy marker"
+		}
+		out[i] = fmt.Sprintf("%s: %s", name, plural(p.Records, "record"))
+	}
+	return out
 }
 
 // Errors counts the findings of severity SeverityError.
@@ -120,11 +144,17 @@ func plural(n int, noun string) string {
 // Feed files with Read in writing order, then call Report. A Verifier
 // keeps a few words per session, not the records.
 type Verifier struct {
-	files    []string
-	records  int
-	sessions map[string]*session
-	order    []string // session ids, first seen first
-	findings []Finding
+	files   []string
+	records int
+	// policy is the version the last marker named; perPolicy counts the
+	// records of each version, first seen first in policies.
+	policy    string
+	named     bool // a marker or an envelope was seen
+	perPolicy map[string]int
+	policies  []string
+	sessions  map[string]*session
+	order     []string // session ids, first seen first
+	findings  []Finding
 }
 
 // session is what the verifier keeps about one session_id.
@@ -155,7 +185,7 @@ type gap struct {
 
 // NewVerifier returns an empty Verifier.
 func NewVerifier() *Verifier {
-	return &Verifier{sessions: make(map[string]*session)}
+	return &Verifier{sessions: make(map[string]*session), perPolicy: make(map[string]int)}
 }
 
 // Read checks the lines of one file, named name in findings. Sessions
@@ -226,6 +256,25 @@ func (v *Verifier) line(at loc, text []byte) {
 		v.add(at, SeverityError, "", "not an interception record: empty line")
 		return
 	}
+	var frame struct {
+		Marker   *Marker         `json:"hooks_gateway_policy"`
+		Record   json.RawMessage `json:"record"`
+		Envelope *Attribution    `json:"hooks_gateway"`
+	}
+	policy := v.policy
+	if json.Unmarshal(text, &frame) == nil {
+		switch {
+		case frame.Marker != nil:
+			if frame.Marker.Version == "" {
+				v.add(at, SeverityError, "", "policy marker without a version")
+				return
+			}
+			v.policy, v.named = frame.Marker.Version, true
+			return
+		case frame.Record != nil && frame.Envelope != nil:
+			text, policy, v.named = frame.Record, frame.Envelope.PolicyVersion, true
+		}
+	}
 	var h header
 	var rec enforcement.Record
 	if err := json.Unmarshal(text, &h); err != nil {
@@ -248,6 +297,10 @@ func (v *Verifier) line(at loc, text []byte) {
 		return
 	}
 	v.records++
+	if _, seen := v.perPolicy[policy]; !seen {
+		v.policies = append(v.policies, policy)
+	}
+	v.perPolicy[policy]++
 	v.record(at, &rec)
 }
 
@@ -389,7 +442,13 @@ func (v *Verifier) Report() *Report {
 	slices.SortStableFunc(v.findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.Line, b.Line))
 	})
-	return &Report{Files: len(v.files), Records: v.records, Sessions: len(v.sessions), Findings: v.findings}
+	rep := &Report{Files: len(v.files), Records: v.records, Sessions: len(v.sessions), Findings: v.findings}
+	if v.named {
+		for _, p := range v.policies {
+			rep.Policies = append(rep.Policies, PolicyRecords{Version: p, Records: v.perPolicy[p]})
+		}
+	}
+	return rep
 }
 
 // rotatedName matches a rotated file: the live file's name and ".N".

@@ -142,10 +142,14 @@ func recordPoints(t *testing.T, stdout string) []string {
 			continue
 		}
 		var r struct {
-			Point string `json:"interception_point"`
+			Point  string          `json:"interception_point"`
+			Marker json.RawMessage `json:"hooks_gateway_policy"`
 		}
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("stdout line is not a record: %q", line)
+		}
+		if r.Marker != nil {
+			continue // a policy marker line, not a record
 		}
 		out = append(out, r.Point)
 	}

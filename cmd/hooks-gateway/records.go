@@ -21,7 +21,10 @@ const recordsUsage = `Usage:
 	hooks-gateway records verify [--strict] FILE [FILE...]
 
 verify checks interception-record trails (JSONL, one record per line), as
-the jsonl and stdout sinks write them. Per session_id, sequences must be
+the jsonl and stdout sinks write them: bare records with policy marker
+lines ({"hooks_gateway_policy":{...}}, not records), or envelopes
+({"record":{...},"hooks_gateway":{...}}, records.format: envelope). After
+the summary it counts the records of each policy version the trail names. Per session_id, sequences must be
 unique and gapless from the lowest one seen (in any order: emissions that
 run at once are written as each finishes), and none may follow the
 session's agent_shutdown.
@@ -83,6 +86,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, f)
 	}
 	fmt.Fprintln(stdout, rep.Summary())
+	for _, l := range rep.PolicyLines() {
+		fmt.Fprintln(stdout, l)
+	}
 	if rep.Errors() > 0 || (*strict && rep.Warnings() > 0) {
 		return exitProblems
 	}

@@ -1,0 +1,205 @@
+package records
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// Format is how a sink frames the records it writes.
+type Format string
+
+// Formats.
+const (
+	// FormatRecord writes each record as it is: a line the spec's closed
+	// record schema accepts. With markers on, a policy marker line comes
+	// before the first record of each policy version.
+	FormatRecord Format = "record"
+	// FormatEnvelope wraps each record with the policy version and route
+	// that produced it (Envelope), for sinks shared by several replicas
+	// where a marker line could not say which records it covers.
+	FormatEnvelope Format = "envelope"
+)
+
+// MarkerKey is the one member of a policy marker line.
+const MarkerKey = "hooks_gateway_policy"
+
+// Marker is what a policy marker line says: the records after it, up to
+// the next marker, were produced under policy Version. Timestamp is when
+// the sink wrote it (RFC 3339, UTC).
+//
+//	{"hooks_gateway_policy":{"version":"sha256:…","timestamp":"…"}}
+type Marker struct {
+	Version   string `json:"version"`
+	Timestamp string `json:"timestamp"`
+}
+
+// EnvelopeKey is the envelope's member holding the attribution.
+const EnvelopeKey = "hooks_gateway"
+
+// Envelope is a line of the envelope format.
+//
+//	{"record":{…},"hooks_gateway":{"policy_version":"sha256:…","route":"…"}}
+type Envelope struct {
+	Record       json.RawMessage `json:"record"`
+	HooksGateway Attribution     `json:"hooks_gateway"`
+}
+
+// Attribution names what produced a record: the policy version, and the
+// route whose chain ran ("" for the default chain).
+type Attribution struct {
+	PolicyVersion string `json:"policy_version"`
+	Route         string `json:"route,omitempty"`
+}
+
+type attributionKey struct{}
+
+// WithAttribution returns ctx carrying a, for the sinks below an
+// Attributed sink to read: metrics and fan-out wrappers pass it through.
+func WithAttribution(ctx context.Context, a Attribution) context.Context {
+	return context.WithValue(ctx, attributionKey{}, a)
+}
+
+// AttributionFrom returns the attribution ctx carries, or the zero one.
+func AttributionFrom(ctx context.Context) Attribution {
+	a, _ := ctx.Value(attributionKey{}).(Attribution)
+	return a
+}
+
+// Attributed returns a sink passing every record to sink with a in its
+// context: give each emitter its own, naming its policy and route.
+func Attributed(sink enforcement.RecordSink, a Attribution) enforcement.RecordSink {
+	if sink == nil {
+		return nil
+	}
+	return enforcement.RecordSinkFunc(func(ctx context.Context, r *enforcement.Record) error {
+		return sink.WriteRecord(WithAttribution(ctx, a), r)
+	})
+}
+
+// Framing is how a sink writes records: its format, and whether it writes
+// policy markers (FormatRecord only). The zero Framing writes bare records.
+type Framing struct {
+	Format  Format
+	Markers bool
+}
+
+// PolicyMarker is implemented by the sinks: MarkPolicy writes a marker
+// line for version unless the sink's last marker already names it (or
+// the sink writes no markers). The gateway calls it when a policy takes
+// effect, so a trail names its policy before any record.
+type PolicyMarker interface {
+	MarkPolicy(ctx context.Context, version string) error
+}
+
+// framer frames one sink's lines and keeps its marker state. Records are
+// written under mu's read lock, a marker and the record that needs it
+// under its write lock, so that within one sink no record of another
+// version lands between a marker and the records it covers.
+type framer struct {
+	f   Framing
+	now func() time.Time
+
+	mu      sync.RWMutex
+	version string // of the last marker written
+	marker  []byte // the last marker line written (rotation repeats it)
+}
+
+// emit writes the lines for r: out gets one buffer of whole lines, a
+// marker first when one is due, so it can write them at once.
+func (fr *framer) emit(ctx context.Context, r *enforcement.Record, out func(ctx context.Context, lines []byte, marker bool) error) error {
+	a := AttributionFrom(ctx)
+	b, err := fr.frame(r, a)
+	if err != nil {
+		return err
+	}
+	if !fr.marks() || a.PolicyVersion == "" {
+		fr.mu.RLock()
+		defer fr.mu.RUnlock()
+		return out(ctx, b, false)
+	}
+	fr.mu.RLock()
+	if fr.version == a.PolicyVersion {
+		defer fr.mu.RUnlock()
+		return out(ctx, b, false)
+	}
+	fr.mu.RUnlock()
+	return fr.mark(ctx, a.PolicyVersion, b, out)
+}
+
+// mark writes a marker for version (unless it is the last one), followed
+// by rest, under the write lock.
+func (fr *framer) mark(ctx context.Context, version string, rest []byte, out func(ctx context.Context, lines []byte, marker bool) error) error {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.version == version {
+		if rest == nil {
+			return nil
+		}
+		return out(ctx, rest, false)
+	}
+	m, err := markerLine(version, fr.clock()())
+	if err != nil {
+		return err
+	}
+	if err := out(ctx, append(m[:len(m):len(m)], rest...), true); err != nil {
+		return err // the next write tries the marker again
+	}
+	fr.version, fr.marker = version, m
+	return nil
+}
+
+// markPolicy is MarkPolicy for the sinks.
+func (fr *framer) markPolicy(ctx context.Context, version string, out func(ctx context.Context, lines []byte, marker bool) error) error {
+	if !fr.marks() || version == "" {
+		return nil
+	}
+	return fr.mark(ctx, version, nil, out)
+}
+
+// current returns the last marker line; call it from out, which runs
+// under mu.
+func (fr *framer) current() []byte { return fr.marker }
+
+func (fr *framer) marks() bool { return fr.f.Markers && fr.f.Format != FormatEnvelope }
+
+func (fr *framer) clock() func() time.Time {
+	if fr.now != nil {
+		return fr.now
+	}
+	return time.Now
+}
+
+// frame returns r's line in the sink's format.
+func (fr *framer) frame(r *enforcement.Record, a Attribution) ([]byte, error) {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("records: marshal: %w", err)
+	}
+	if fr.f.Format != FormatEnvelope {
+		return append(b, '\n'), nil
+	}
+	ab, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("records: marshal envelope: %w", err)
+	}
+	env := make([]byte, 0, len(b)+len(ab)+len(`{"record":,"hooks_gateway":}`)+1)
+	env = append(env, `{"record":`...)
+	env = append(env, b...)
+	env = append(env, `,"`+EnvelopeKey+`":`...)
+	env = append(env, ab...)
+	return append(env, "}\n"...), nil
+}
+
+// markerLine returns the marker line for version written at t.
+func markerLine(version string, t time.Time) ([]byte, error) {
+	b, err := json.Marshal(map[string]Marker{MarkerKey: {Version: version, Timestamp: t.UTC().Format(time.RFC3339Nano)}})
+	if err != nil {
+		return nil, fmt.Errorf("records: marshal marker: %w", err)
+	}
+	return append(b, '\n'), nil
+}
