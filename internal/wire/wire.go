@@ -50,7 +50,8 @@ import (
 	"net/url"
 )
 
-// API names a surface. It is model.api in contexts and the api label of
+// API names a surface. It is extensions.hooks_gateway.api in contexts (the
+// spec's model object is closed) and the api label of
 // request metrics.
 type API string
 
