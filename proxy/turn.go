@@ -170,11 +170,37 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if err != nil {
 		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.AgentStartup)
 	}
-	if !claimed {
-		if asserted && st.Owner.AgentID != agentID {
-			return nil, agentMismatch(id, "")
+	if !claimed && asserted && st.Owner.AgentID != agentID {
+		return nil, agentMismatch(id, "")
+	}
+	if st.Ended {
+		return nil, sessionEnded(id, "")
+	}
+	// The call's lease is taken before the startup verdict (its own or the
+	// one it waits for), so the session cannot expire idle meanwhile.
+	lease := newID("call-")
+	if err := s.opts.Store.Acquire(ctx, key, lease, s.opts.CallLease); err != nil {
+		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.PreModelCall)
+	}
+	t, err := s.startManagedTurn(ctx, r, pol, p, key, claimed, st, agentID, model, tools)
+	if err != nil {
+		if rErr := s.opts.Store.Release(context.WithoutCancel(ctx), key, lease); rErr != nil {
+			s.log.Warn("could not release a session lease", "session", id, "error", rErr)
 		}
+		return nil, err
+	}
+	t.lease = lease
+	return t, nil
+}
+
+// startManagedTurn settles the agent_startup of a managed session this
+// request joined (claimed: it emits the startup; otherwise it waits for the
+// claimer's verdict) and starts the request's turn in it.
+func (s *Server) startManagedTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, key sessions.Key, claimed bool, st sessions.Status, agentID, model string, tools []string) (*turn, error) {
+	id := key.ID
+	if !claimed {
 		agentID = st.Owner.AgentID
+		var err error
 		if st, err = s.awaitStartup(ctx, key, st); err != nil {
 			if ae, ok := startupWaitError(err, id, ""); ok {
 				return nil, ae
@@ -200,11 +226,6 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 			return nil, err
 		}
 	}
-	lease := newID("call-")
-	if err := s.opts.Store.Acquire(ctx, key, lease, s.opts.CallLease); err != nil {
-		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.PreModelCall)
-	}
-	t.lease = lease
 	return t, nil
 }
 
