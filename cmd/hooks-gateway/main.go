@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return 2
 	}
 	logger.Info(cfg.AuthSummary(cfg.Listeners.HTTP))
+	applyRuntimeMemoryLimit(logger, os.DirFS("/"), os.Getenv)
 	tp, shutdownTracing, err := tracing.Setup(ctx, cfg.Tracing)
 	if err != nil {
 		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
