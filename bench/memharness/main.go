@@ -58,7 +58,7 @@ func main() {
 	}
 	defer cmd.Process.Kill()
 	for i := 0; ; i++ {
-		if r, err := http.Get("http://127.0.0.1:"+*port+"/healthz"); err == nil {
+		if r, err := http.Get("http://127.0.0.1:" + *port + "/healthz"); err == nil {
 			r.Body.Close()
 			break
 		}
