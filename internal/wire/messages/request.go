@@ -55,8 +55,8 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
-	if err := checkMessageCount(body, ms, s.maxMessages); err != nil {
-		return nil, err
+	if rawjson.ArrayLonger(body, ms, "messages", s.maxMessages) {
+		return nil, wire.TooManyMessages("messages", s.maxMessages)
 	}
 	seen := map[treatment]bool{}
 	haveMaxTokens := false
@@ -570,18 +570,4 @@ func (r *Request) Params() map[string]any {
 		return nil
 	}
 	return jsonvalue.DeepCopy(r.params).(map[string]any)
-}
-
-// checkMessageCount refuses a request whose messages array has more than
-// limit elements: a cheap count before the expensive decoding and
-// projection (limit <= 0: no bound).
-func checkMessageCount(body []byte, ms []rawjson.Member, limit int) error {
-	i := rawjson.Find(ms, "messages")
-	if limit <= 0 || i < 0 || ms[i].Val.Kind(body) != '[' {
-		return nil
-	}
-	if rawjson.CountElements(body, ms[i].Val, limit) > limit {
-		return wire.TooManyMessages("messages", limit)
-	}
-	return nil
 }

@@ -193,6 +193,17 @@ func ScanArray(b []byte, v Span) []Span {
 	}
 }
 
+// ArrayLonger reports whether the member name of ms is an array of more
+// than limit elements (limit <= 0: never): a bound checked before any
+// element is decoded.
+func ArrayLonger(b []byte, ms []Member, name string, limit int) bool {
+	i := Find(ms, name)
+	if limit <= 0 || i < 0 || ms[i].Val.Kind(b) != '[' {
+		return false
+	}
+	return CountElements(b, ms[i].Val, limit) > limit
+}
+
 // CountElements counts the elements of the array at v, stopping once it
 // has counted more than limit (limit < 0: no stop). It allocates nothing:
 // a bound on elements can be checked before any element is decoded.
