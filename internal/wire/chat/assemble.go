@@ -6,6 +6,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // maxToolCallIndex bounds delta.tool_calls[].index so a hostile index
@@ -40,11 +41,15 @@ type assembler struct {
 	maxCall    int // highest index in calls; keeps index-less fragments O(1)
 	usage      *usage
 	replayable bool
+	fast       fastChunk // the fast path's scan of the current chunk
+	scratch    []byte    // unescaped text of the fast path, reused
 }
 
 type callAcc struct {
-	id, name, args string
-	names, ids     int // non-empty fragments seen
+	id, name string
+	args     strings.Builder // fragments are many: no quadratic concatenation
+	names    int             // non-empty name fragments seen
+	ids      int             // non-empty id fragments seen
 }
 
 func newAssembler(opts ResponseOptions) *assembler {
@@ -352,7 +357,7 @@ func (a *assembler) toolCall(v any, field string) error {
 				a.replayable = false // openai JS keeps the last fragment, openai-go the concatenation
 			}
 		case k == "arguments":
-			acc.args += s
+			acc.args.WriteString(s)
 		}
 	}
 	return nil
@@ -399,7 +404,7 @@ func (a *assembler) response() *Response {
 	a.pc.ans.calls = make([]call, len(idx))
 	for i, k := range idx {
 		c := a.calls[k]
-		a.pc.ans.calls[i] = call{id: c.id, name: c.name, arguments: c.args}
+		a.pc.ans.calls[i] = call{id: c.id, name: c.name, arguments: c.args.String()}
 	}
 	a.pc.finish()
 	r := &Response{meta: a.meta, ans: a.pc.ans, usage: a.usage, streamed: true}

@@ -61,7 +61,13 @@ const initialBuffer = 32 << 10
 // object in a chunk); ErrResponseInvalid (a chunk that is not JSON or not
 // a chat-completion chunk, or a choice index other than 0).
 func ReadStream(r io.Reader, limit int64, opts ResponseOptions) (*Stream, error) {
-	p := &sseParser{asm: newAssembler(opts)}
+	return readStream(r, limit, opts, false)
+}
+
+// readStream is ReadStream; treeOnly turns the fast path off, so tests can
+// hold the fast path to the tree path's decisions.
+func readStream(r io.Reader, limit int64, opts ResponseOptions, treeOnly bool) (*Stream, error) {
+	p := &sseParser{asm: newAssembler(opts), treeOnly: treeOnly}
 	buf := make([]byte, 0, int(min(max(limit, 0), initialBuffer)))
 	for {
 		if len(buf) == cap(buf) {
@@ -135,6 +141,7 @@ type sseParser struct {
 	multiLine bool
 	doneEnd   int
 	scratch   []byte
+	treeOnly  bool // decode every chunk as a tree (tests)
 }
 
 // feed consumes every complete line in buf[p.pos:]. At eof a final line
@@ -252,6 +259,12 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	if isError {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: p.events}
 	}
+	if !p.treeOnly {
+		if usageOnly, ok := p.asm.addFast(data); ok {
+			p.record(lines, usageOnly)
+			return false, nil
+		}
+	}
 	v, err := jsonvalue.DecodeStrict(data)
 	if err != nil {
 		return false, &wire.StreamError{Kind: wire.ErrResponseInvalid, Event: p.events, Err: &wire.ResponseError{Msg: "chunk " + rawjson.DecodeProblem(err)}}
@@ -267,12 +280,17 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	if err != nil {
 		return false, &wire.StreamError{Kind: wire.ErrResponseInvalid, Event: p.events, Err: err}
 	}
+	p.record(lines, usageOnly)
+	return false, nil
+}
+
+// record keeps the span of a folded chunk event for replay.
+func (p *sseParser) record(lines []rawjson.Span, usageOnly bool) {
 	if len(lines) == 1 {
 		p.chunks = append(p.chunks, streamEvent{data: lines[0], usageOnly: usageOnly})
 	} else {
 		p.multiLine = true
 	}
-	return false, nil
 }
 
 // stream finalizes a stream whose [DONE] event ended at p.doneEnd.

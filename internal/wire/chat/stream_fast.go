@@ -1,0 +1,452 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// The fast path reads the chunks nearly every stream is made of without
+// building a value tree per event: metadata, one text or tool-call delta,
+// a finish reason. It scans the raw chunk with strict token checks, and
+// only when the chunk is valid JSON of exactly that shape, with every
+// member known, unique and well typed, does it fold the chunk in (text
+// is unescaped straight into the assembly builders). Any other chunk (an
+// error, an unknown or escaped member name, usage, logprobs, reasoning,
+// a value the tree path would refuse) is left untouched for the tree
+// path, which then decides exactly as it always has. Scanning changes no
+// state, so falling back is always safe.
+
+// fastMetaKeys are the top-level metadata members, indexed as in
+// fastChunk.meta.
+var fastMetaKeys = [...]string{"id", "object", "created", "model", "system_fingerprint", "service_tier"}
+
+// fastChunk is one scanned chunk; spans point into the chunk data. A zero
+// span is an absent or null member (metadata keep null, which matters).
+type fastChunk struct {
+	meta        [len(fastMetaKeys)]rawjson.Span
+	obfuscation bool
+	choices     []fastChoice
+	frags       []fastFrag
+}
+
+type fastChoice struct {
+	finish, role, content, refusal rawjson.Span
+	frags                          int // fragments in fastChunk.frags before this choice's
+	nFrags                         int
+}
+
+type fastFrag struct {
+	index          int // -1: absent or null
+	id, name, args rawjson.Span
+}
+
+// addFast folds a chunk in through the fast path; ok is false when the
+// chunk is not of the fast shape and nothing was changed.
+func (a *assembler) addFast(b []byte) (usageOnly, ok bool) {
+	fc := &a.fast
+	fc.meta = [len(fastMetaKeys)]rawjson.Span{}
+	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
+	i := rawjson.SkipSpace(b, 0)
+	end, ok := fc.top(b, i)
+	if !ok || rawjson.SkipSpace(b, end) != len(b) {
+		return false, false
+	}
+	a.applyFast(b)
+	return false, true // usage is null or absent: never usage-only
+}
+
+// objectEach walks the object at b[i], calling member for each member
+// with its (unescaped-free) name and the offset of its value; member
+// returns the offset past the value. Escaped names are not fast.
+func objectEach(b []byte, i int, member func(key []byte, at int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = rawjson.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		ke, esc, ok := rawjson.StrictString(b, i)
+		if !ok || esc {
+			return 0, false
+		}
+		key := b[i+1 : ke-1]
+		i = rawjson.SkipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		i = rawjson.SkipSpace(b, i+1)
+		if i >= len(b) {
+			return 0, false
+		}
+		ve, ok := member(key, i)
+		if !ok {
+			return 0, false
+		}
+		i = rawjson.SkipSpace(b, ve)
+		switch {
+		case i >= len(b):
+			return 0, false
+		case b[i] == '}':
+			return i + 1, true
+		case b[i] != ',':
+			return 0, false
+		}
+		i = rawjson.SkipSpace(b, i+1)
+	}
+}
+
+// arrayEach walks the array at b[i] like objectEach.
+func arrayEach(b []byte, i int, elem func(at int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
+	}
+	i = rawjson.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) {
+			return 0, false
+		}
+		ee, ok := elem(i)
+		if !ok {
+			return 0, false
+		}
+		i = rawjson.SkipSpace(b, ee)
+		switch {
+		case i >= len(b):
+			return 0, false
+		case b[i] == ']':
+			return i + 1, true
+		case b[i] != ',':
+			return 0, false
+		}
+		i = rawjson.SkipSpace(b, i+1)
+	}
+}
+
+// scalar checks the string, number or null at b[i] and returns its end.
+func scalar(b []byte, i int) (int, bool) {
+	switch c := b[i]; {
+	case c == '"':
+		end, _, ok := rawjson.StrictString(b, i)
+		return end, ok
+	case c == 'n':
+		return i + 4, bytes.HasPrefix(b[i:], []byte("null"))
+	case c == '-' || c >= '0' && c <= '9':
+		return rawjson.StrictNumber(b, i)
+	}
+	return 0, false
+}
+
+// str checks a string or null at b[i]; the span is zero for null.
+func str(b []byte, i int) (rawjson.Span, int, bool) {
+	end, ok := scalar(b, i)
+	switch {
+	case !ok || b[i] != '"' && b[i] != 'n':
+		return rawjson.Span{}, 0, false
+	case b[i] == 'n':
+		return rawjson.Span{}, end, true
+	}
+	return rawjson.Span{Start: i, End: end}, end, true
+}
+
+// once marks bit in seen and reports whether it was clear: a repeated
+// member is not fast (the tree path refuses it).
+func once(seen *uint16, bit uint16) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
+}
+
+func (fc *fastChunk) top(b []byte, i int) (int, bool) {
+	var seen uint16
+	return objectEach(b, i, func(key []byte, at int) (int, bool) {
+		for k, name := range fastMetaKeys {
+			if string(key) == name {
+				end, ok := scalar(b, at)
+				if !ok || !once(&seen, 1<<k) {
+					return 0, false
+				}
+				fc.meta[k] = rawjson.Span{Start: at, End: end}
+				return end, true
+			}
+		}
+		switch string(key) {
+		case "choices":
+			if !once(&seen, 1<<8) {
+				return 0, false
+			}
+			if b[at] == 'n' {
+				_, end, ok := str(b, at)
+				return end, ok
+			}
+			return arrayEach(b, at, func(at int) (int, bool) { return fc.choice(b, at) })
+		case "usage": // only null: a usage object takes the tree path
+			if b[at] != 'n' || !once(&seen, 1<<9) {
+				return 0, false
+			}
+			_, end, ok := str(b, at)
+			return end, ok
+		case "obfuscation": // removed: the stream is re-synthesized
+			if b[at] != '"' || !once(&seen, 1<<10) {
+				return 0, false
+			}
+			fc.obfuscation = true
+			return scalar(b, at)
+		}
+		return 0, false
+	})
+}
+
+func (fc *fastChunk) choice(b []byte, i int) (int, bool) {
+	c := fastChoice{frags: len(fc.frags)}
+	var seen uint16
+	end, ok := objectEach(b, i, func(key []byte, at int) (int, bool) {
+		switch string(key) {
+		case "index": // only choice 0
+			end, ok := scalar(b, at)
+			return end, ok && once(&seen, 1) && (string(b[at:end]) == "0" || string(b[at:end]) == "null")
+		case "logprobs":
+			_, end, ok := str(b, at)
+			return end, ok && b[at] == 'n' && once(&seen, 2)
+		case "finish_reason":
+			s, end, ok := str(b, at)
+			c.finish = s
+			return end, ok && once(&seen, 4)
+		case "delta":
+			if !once(&seen, 8) {
+				return 0, false
+			}
+			if b[at] == 'n' {
+				_, end, ok := str(b, at)
+				return end, ok
+			}
+			return fc.delta(b, at, &c)
+		}
+		return 0, false
+	})
+	c.nFrags = len(fc.frags) - c.frags
+	fc.choices = append(fc.choices, c)
+	return end, ok
+}
+
+func (fc *fastChunk) delta(b []byte, i int, c *fastChoice) (int, bool) {
+	var seen uint16
+	return objectEach(b, i, func(key []byte, at int) (int, bool) {
+		var dst *rawjson.Span
+		var bit uint16
+		switch string(key) {
+		case "role":
+			dst, bit = &c.role, 1
+		case "content":
+			dst, bit = &c.content, 2
+		case "refusal":
+			dst, bit = &c.refusal, 4
+		case "tool_calls":
+			if !once(&seen, 8) {
+				return 0, false
+			}
+			if b[at] == 'n' {
+				_, end, ok := str(b, at)
+				return end, ok
+			}
+			return arrayEach(b, at, func(at int) (int, bool) { return fc.frag(b, at) })
+		default:
+			return 0, false
+		}
+		s, end, ok := str(b, at)
+		*dst = s
+		return end, ok && once(&seen, bit)
+	})
+}
+
+func (fc *fastChunk) frag(b []byte, i int) (int, bool) {
+	f := fastFrag{index: -1}
+	var seen uint16
+	end, ok := objectEach(b, i, func(key []byte, at int) (int, bool) {
+		switch string(key) {
+		case "index":
+			end, ok := scalar(b, at)
+			if !ok || !once(&seen, 1) {
+				return 0, false
+			}
+			if b[at] == 'n' {
+				return end, true
+			}
+			n, ok := smallIndex(b[at:end])
+			f.index = n
+			return end, ok
+		case "id":
+			s, end, ok := str(b, at)
+			f.id = s
+			return end, ok && once(&seen, 2)
+		case "type": // null or "function"; anything else is refused by the tree path
+			end, ok := scalar(b, at)
+			return end, ok && once(&seen, 4) && (string(b[at:end]) == `"function"` || string(b[at:end]) == "null")
+		case "function":
+			if !once(&seen, 8) {
+				return 0, false
+			}
+			if b[at] == 'n' {
+				_, end, ok := str(b, at)
+				return end, ok
+			}
+			var fseen uint16
+			return objectEach(b, at, func(key []byte, at int) (int, bool) {
+				var dst *rawjson.Span
+				var bit uint16
+				switch string(key) {
+				case "name":
+					dst, bit = &f.name, 1
+				case "arguments":
+					dst, bit = &f.args, 2
+				default:
+					return 0, false
+				}
+				s, end, ok := str(b, at)
+				*dst = s
+				return end, ok && once(&fseen, bit)
+			})
+		}
+		return 0, false
+	})
+	fc.frags = append(fc.frags, f)
+	return end, ok
+}
+
+// smallIndex parses a tool-call index token made of digits only, up to
+// maxToolCallIndex; anything else (-1, fractions, exponents, big values)
+// takes the tree path.
+func smallIndex(tok []byte) (int, bool) {
+	if len(tok) == 0 || len(tok) > 6 || len(tok) > 1 && tok[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n <= maxToolCallIndex
+}
+
+// applyFast folds a scanned chunk in, with the effects add has on the
+// same chunk.
+func (a *assembler) applyFast(b []byte) {
+	fc := &a.fast
+	for k, s := range fc.meta {
+		if s != (rawjson.Span{}) {
+			a.fastMeta(b, fastMetaKeys[k], s)
+		}
+	}
+	if fc.obfuscation {
+		a.replayable = false
+	}
+	for _, c := range fc.choices {
+		if c.finish != (rawjson.Span{}) {
+			s := string(a.unescape(b, c.finish))
+			a.pc.ans.finish = &s
+		}
+		if c.role != (rawjson.Span{}) && string(a.unescape(b, c.role)) != "assistant" {
+			a.replayable = false
+		}
+		if c.content != (rawjson.Span{}) {
+			a.pc.text.Write(a.unescape(b, c.content))
+			a.pc.sawText = true
+		}
+		if c.refusal != (rawjson.Span{}) {
+			a.pc.refusal.Write(a.unescape(b, c.refusal))
+			a.pc.sawRefusal = true
+		}
+		for _, f := range fc.frags[c.frags : c.frags+c.nFrags] {
+			a.fastFrag(b, f)
+		}
+	}
+}
+
+// unescape returns the text of the string token at s, in scratch space
+// valid until the next call.
+func (a *assembler) unescape(b []byte, s rawjson.Span) []byte {
+	tok := b[s.Start:s.End]
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return tok[1 : len(tok)-1]
+	}
+	a.scratch = rawjson.AppendUnescaped(a.scratch[:0], tok)
+	return a.scratch
+}
+
+// fastMeta is readMeta for a raw string, number or null; a value equal to
+// the first one seen allocates nothing.
+func (a *assembler) fastMeta(b []byte, key string, s rawjson.Span) {
+	val := b[s.Start:s.End] // a number token, or null
+	if b[s.Start] == '"' {
+		val = a.unescape(b, s)
+	}
+	if first, ok := a.metaSeen[key]; ok {
+		if first != string(val) {
+			a.replayable = false
+		}
+		return
+	}
+	switch b[s.Start] {
+	case '"':
+		a.readMeta(key, string(val))
+	case 'n':
+		a.readMeta(key, nil)
+	default:
+		a.readMeta(key, json.Number(string(val)))
+	}
+}
+
+// fastFrag is toolCall for a scanned fragment.
+func (a *assembler) fastFrag(b []byte, f fastFrag) {
+	var id []byte
+	if f.id != (rawjson.Span{}) {
+		id = a.unescape(b, f.id)
+	}
+	idx := f.index
+	if idx < 0 {
+		idx, _ = a.callIndex(nil, string(id), "") // never fails for a missing index
+	}
+	if a.calls == nil {
+		a.calls = map[int]*callAcc{}
+	}
+	acc := a.calls[idx]
+	if acc == nil {
+		acc = &callAcc{}
+		a.calls[idx] = acc
+	}
+	a.lastCall, a.maxCall = idx, max(a.maxCall, idx)
+	if len(id) > 0 {
+		if acc.ids == 0 || acc.id != string(id) {
+			if acc.ids > 0 {
+				a.replayable = false // clients keep the last id; the verdicted one is sent once
+			}
+			acc.id = string(id)
+		}
+		acc.ids++
+	}
+	if f.name != (rawjson.Span{}) {
+		if name := a.unescape(b, f.name); len(name) > 0 {
+			acc.name += string(name)
+			acc.names++
+			if acc.names > 1 {
+				a.replayable = false // openai JS keeps the last fragment, openai-go the concatenation
+			}
+		}
+	}
+	if f.args != (rawjson.Span{}) {
+		acc.args.Write(a.unescape(b, f.args))
+	}
+}

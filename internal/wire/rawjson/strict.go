@@ -1,0 +1,173 @@
+package rawjson
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The token checks below accept exactly what jsonvalue.DecodeStrict
+// accepts for one string or number token, without building a value: a
+// reader may scan a document of known shape with them and fall back to
+// the full decoder whenever one of them says no.
+
+// StrictString checks the string token starting at b[i] == '"': no raw
+// control characters, only JSON escapes, valid UTF-8 and no lone
+// surrogate escapes. It returns the offset just past the closing quote
+// and whether the token holds any escape.
+func StrictString(b []byte, i int) (end int, escaped, ok bool) {
+	for i++; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, escaped, true
+		case c < 0x20:
+			return 0, false, false
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				r, ok := hex4(b, i+2)
+				if !ok || r >= 0xDC00 && r <= 0xDFFF {
+					return 0, false, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
+						return 0, false, false
+					}
+					r2, ok := hex4(b, i+2)
+					if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
+						return 0, false, false
+					}
+					i += 6
+				}
+			default:
+				return 0, false, false
+			}
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, false, false
+			}
+			i += size
+		}
+	}
+	return 0, false, false
+}
+
+// AppendUnescaped appends the text of a string token (quotes included)
+// that StrictString accepted.
+func AppendUnescaped(dst, tok []byte) []byte {
+	end := len(tok) - 1
+	for i := 1; i < end; {
+		if tok[i] != '\\' {
+			j := i + 1
+			for j < end && tok[j] != '\\' {
+				j++
+			}
+			dst = append(dst, tok[i:j]...)
+			i = j
+			continue
+		}
+		switch c := tok[i+1]; c {
+		case 'u':
+			r, _ := hex4(tok, i+2)
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2, _ := hex4(tok, i+2)
+				r = utf16.DecodeRune(r, r2)
+				i += 6
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		default: // '"', '\\', '/'
+			dst = append(dst, c)
+		}
+		i += 2
+	}
+	return dst
+}
+
+// StrictNumber returns the offset just past the JSON number token at b[i]
+// and whether it follows the JSON grammar.
+func StrictNumber(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return 0, false
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// hex4 decodes the four hex digits at b[at:at+4].
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
+}
