@@ -234,7 +234,7 @@ type partsCollector struct {
 	// are many and small), and reasoning channels are found by source.
 	text, refusal       strings.Builder
 	sawText, sawRefusal bool
-	reasoningB          []strings.Builder
+	reasoningB          []*strings.Builder // pointers: a Builder must not move once written
 	reasoningAt         map[string]int
 }
 
@@ -388,7 +388,7 @@ func (pc *partsCollector) reasoningText(member, key, text string, delta bool) {
 			i = len(a.reasoning)
 			pc.reasoningAt[id] = i
 			a.reasoning = append(a.reasoning, reasoningText{member: member, key: key})
-			pc.reasoningB = append(pc.reasoningB, strings.Builder{})
+			pc.reasoningB = append(pc.reasoningB, new(strings.Builder))
 		}
 		pc.reasoningB[i].WriteString(text)
 		return

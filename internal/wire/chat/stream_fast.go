@@ -13,7 +13,8 @@ import (
 // only when the chunk is valid JSON of exactly that shape, with every
 // member known, unique and well typed, does it fold the chunk in (text
 // is unescaped straight into the assembly builders). Any other chunk (an
-// error, an unknown or escaped member name, usage, logprobs, reasoning,
+// error, an unknown or escaped member name, usage, logprobs, reasoning
+// details,
 // a value the tree path would refuse) is left untouched for the tree
 // path, which then decides exactly as it always has. Scanning changes no
 // state, so falling back is always safe.
@@ -33,6 +34,7 @@ type fastChunk struct {
 
 type fastChoice struct {
 	finish, role, content, refusal rawjson.Span
+	reasoningContent, reasoning    rawjson.Span
 	frags                          int // fragments in fastChunk.frags before this choice's
 	nFrags                         int
 }
@@ -252,6 +254,10 @@ func (fc *fastChunk) delta(b []byte, i int, c *fastChoice) (int, bool) {
 			dst, bit = &c.content, 2
 		case "refusal":
 			dst, bit = &c.refusal, 4
+		case wireReasoningContent:
+			dst, bit = &c.reasoningContent, 16
+		case wireReasoning:
+			dst, bit = &c.reasoning, 32
 		case "tool_calls":
 			if !once(&seen, 8) {
 				return 0, false
@@ -361,6 +367,13 @@ func (a *assembler) applyFast(b []byte) {
 		if c.role != (rawjson.Span{}) && string(a.unescape(b, c.role)) != "assistant" {
 			a.replayable = false
 		}
+		// In deltaOrder: a reasoning channel is created on first sight.
+		if c.reasoningContent != (rawjson.Span{}) {
+			a.reasoningDelta(wireReasoningContent, wireReasoningContent+".text", a.unescape(b, c.reasoningContent))
+		}
+		if c.reasoning != (rawjson.Span{}) {
+			a.reasoningDelta(wireReasoning, wireReasoning+".text", a.unescape(b, c.reasoning))
+		}
 		if c.content != (rawjson.Span{}) {
 			a.pc.text.Write(a.unescape(b, c.content))
 			a.pc.sawText = true
@@ -384,6 +397,18 @@ func (a *assembler) unescape(b []byte, s rawjson.Span) []byte {
 	}
 	a.scratch = rawjson.AppendUnescaped(a.scratch[:0], tok)
 	return a.scratch
+}
+
+// reasoningDelta is reasoningText for a delta's text; id is member+".text",
+// passed as a constant so that a lookup allocates nothing.
+func (a *assembler) reasoningDelta(member, id string, text []byte) {
+	pc := &a.pc
+	i, ok := pc.reasoningAt[id]
+	if !ok {
+		pc.reasoningText(member, "text", "", true)
+		i = pc.reasoningAt[id]
+	}
+	pc.reasoningB[i].Write(text)
 }
 
 // fastMeta is readMeta for a raw string, number or null; a value equal to

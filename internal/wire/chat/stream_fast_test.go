@@ -49,6 +49,12 @@ var fastChunkCases = []string{
 	`{"choices":[{"index":0,"delta":{},"logprobs":{"content":[]}}]}`,
 	`{"choices":[{"index":0,"delta":{},"logprobs":null,"x":1}]}`,
 	`{"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning":"r\u00e9","reasoning_content":"t","content":"c"}}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning":"","reasoning_content":null}}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning":5}}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning":"a","reasoning":"b"}}]}`,
+	`{"choices":[{"index":0,"delta":{"Reasoning":"a"}}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning_details":[{"type":"reasoning.text","text":"x"}],"reasoning":"y"}}]}`,
 	`{"choices":[{"index":0,"delta":{"extra":"x"}}]}`,
 	`{"choices":null}`, `{"choices":{}}`, `{"choices":[null]}`, `{"choices":[1]}`,
 	`{"choices":[],"usage":null}`, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
@@ -168,4 +174,22 @@ func FuzzFastPathAgreesWithTree(f *testing.F) {
 		}
 		agree(t, append(append([]byte("data: "), chunk...), "\n\ndata: [DONE]\n\n"...))
 	})
+}
+
+// TestTwoReasoningChannels: a stream that extends a reasoning channel
+// after a second one was created assembles both (the builders once moved
+// when the second was added, which panicked on the next write).
+func TestTwoReasoningChannels(t *testing.T) {
+	c := `{"choices":[{"index":0,"delta":{"reasoning":"r","reasoning_content":"t"}}]}`
+	s := "data: " + c + "\n\ndata: " + c + "\n\ndata: [DONE]\n\n"
+	for _, treeOnly := range []bool{false, true} {
+		st, err := readStream(strings.NewReader(s), 1<<20, ResponseOptions{}, treeOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := st.Response().ans.reasoning
+		if len(r) != 2 || r[0].member != wireReasoningContent || r[0].text != "tt" || r[1].member != wireReasoning || r[1].text != "rr" {
+			t.Fatalf("tree only %v: reasoning %+v", treeOnly, r)
+		}
+	}
 }
