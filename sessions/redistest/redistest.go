@@ -28,7 +28,7 @@ const readyTimeout = 5 * time.Second
 // back on the same address, so clients reconnect without being rebuilt.
 // Restarted servers start empty (no persistence).
 type Server struct {
-	tb   testing.TB
+	tb    testing.TB
 	bin   string
 	dir   string
 	port  int
