@@ -40,6 +40,14 @@ func TestRedisClusterFailoverKeepsSequences(t *testing.T) {
 		}
 	}
 	replica := findRole(t, c, "slave")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if out, _ := c.Run(replica, "info", "replication"); strings.Contains(out, "master_link_status:up") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replica not in sync with its master within 10 s")
+		}
+	}
 
 	var (
 		mu   sync.Mutex
@@ -71,15 +79,19 @@ func TestRedisClusterFailoverKeepsSequences(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
-	if out, err := c.Run(replica, "cluster", "failover"); err != nil || !strings.Contains(out, "OK") {
-		t.Fatalf("CLUSTER FAILOVER = %q, %v", out, err)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for role(t, c, replica) != "master" {
+	// A manual failover gives up (after the node timeout) when the replica
+	// is not caught up with its master yet; ask again then.
+	deadline := time.Now().Add(20 * time.Second)
+	for asked := (time.Time{}); role(t, c, replica) != "master"; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("replica did not take over within 15 s")
+			t.Fatal("replica did not take over within 20 s")
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Since(asked) > 5*time.Second {
+			if out, err := c.Run(replica, "cluster", "failover"); err != nil || !strings.Contains(out, "OK") {
+				t.Fatalf("CLUSTER FAILOVER = %q, %v", out, err)
+			}
+			asked = time.Now()
+		}
 	}
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
