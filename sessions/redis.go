@@ -93,15 +93,19 @@ type Sentinel struct {
 // session's own keys, from the deadline and leases stored there, and sets
 // 'ended' only if it is unset, so exactly one caller (a sweep or End) ends
 // a session. The index must only never lose a live session nor hold it
-// later than its deadline. Activity only pushes the deadline later, so the
+// later than its deadline. Activity only pushes the deadline later, so a
 // score written once stays a lower bound; a sweep that finds the session
-// not due reschedules it at the deadline it read. A new session is marked
-// 'unindexed' until a sweep reaches it through the index, and a Begin that
-// sees the mark adds it (ZADD NX, score 0: swept, found not due and
-// rescheduled on the next sweep): a replica dying between the claim and
-// its ZADD leaves the session to the next Begin. Stale entries (ended or
-// forgotten sessions, or reschedules that raced a claim) are dropped when
-// a sweep reaches them. A KeyPrefix holding braces changes which text
+// not due reschedules it (ZADD GT) at the deadline it read, or one idle
+// timeout on while a call is in flight (a release may come at any time).
+// A new session is marked 'unindexed' until its entry is written (by the
+// claiming replica right after the claim, or by a sweep that reached it),
+// and any Begin that sees the mark writes the entry too: a replica dying
+// between the claim and its ZADD leaves the session to the next Begin.
+// Stale entries (ended or forgotten sessions, reschedules that raced a
+// claim) are dropped when a sweep reaches them, only if their score is
+// still the one the sweep saw (unindexScript): a Begin that re-created a
+// forgotten session meanwhile wrote a new score, and its entry stays.
+// A KeyPrefix holding braces changes which text
 // Redis hashes; keep braces out of it.
 //
 // Writing scripts are sent with client-side retries disabled: a retry after
@@ -308,13 +312,16 @@ func (r *Redis) Begin(ctx context.Context, k Key, owner Owner) (bool, Status, er
 	return code == 1, st, nil
 }
 
-// index adds k to its idle-index shard (score 0: the next sweep reads its
-// deadline and reschedules it) unless it is there, then clears the
-// session's 'unindexed' mark. Both commands are idempotent, so the client
-// may retry them.
+// index adds k to its idle-index shard, then clears the session's
+// 'unindexed' mark. The score is negative (due at once: the next sweep
+// reads the real deadline and reschedules the entry) and new (minus the
+// replica's clock in ms), so a sweep that saw a stale entry of a forgotten
+// earlier session under the same member does not remove this one (see
+// unindexScript). Both commands may be retried.
 func (r *Redis) index(ctx context.Context, k Key) error {
 	keys, member := r.sessionKeys(k)
-	if err := r.client.ZAddNX(ctx, r.idleKeyOf(member), redis.Z{Score: 0, Member: member}).Err(); err != nil {
+	score := -float64(time.Now().UnixMilli())
+	if err := r.client.ZAdd(ctx, r.idleKeyOf(member), redis.Z{Score: score, Member: member}).Err(); err != nil {
 		return fmt.Errorf("sessions: redis begin: index: %w", err)
 	}
 	if err := r.client.HDel(ctx, keys[0], "unindexed").Err(); err != nil {
@@ -408,7 +415,7 @@ func (r *Redis) CloseToolCall(ctx context.Context, k Key, toolCallID string) (bo
 // ClaimExpired implements [Store.ClaimExpired]. It walks the idle-index
 // shards; per shard one round-trip lists the due entries, then each entry
 // costs one single-slot claimScript on its session's keys and one ZADD or
-// ZREM on the shard. Errors on the index after a claim are ignored: the
+// conditional ZREM (unindexScript) on the shard. Errors on the index after a claim are ignored: the
 // claim stands (it is returned) and a stale entry is dropped later.
 func (r *Redis) ClaimExpired(ctx context.Context, max int) ([]Expired, error) {
 	if max <= 0 {
@@ -421,15 +428,15 @@ func (r *Redis) ClaimExpired(ctx context.Context, max int) ([]Expired, error) {
 		// looks at new entries; the bound stops a shard that keeps
 		// refilling from starving the others.
 		for pass := 0; pass < 4 && len(out) < max; pass++ {
-			members, err := r.run(ctx, idleDueScript, []string{shard}, max-len(out)).StringSlice()
+			due, err := r.run(ctx, idleDueScript, []string{shard}, max-len(out)).StringSlice()
 			if err != nil {
 				return out, fmt.Errorf("sessions: redis claim expired: %w", err)
 			}
-			if len(members) == 0 {
+			if len(due) == 0 || len(due)%2 != 0 {
 				break
 			}
-			for _, m := range members {
-				e, ok, err := r.claimOne(ctx, shard, m)
+			for j := 0; j < len(due); j += 2 {
+				e, ok, err := r.claimOne(ctx, shard, due[j], due[j+1])
 				if err != nil {
 					return out, err
 				}
@@ -442,9 +449,10 @@ func (r *Redis) ClaimExpired(ctx context.Context, max int) ([]Expired, error) {
 	return out, nil
 }
 
-// claimOne runs claimScript on the session of index member m and updates
-// its entry in shard.
-func (r *Redis) claimOne(ctx context.Context, shard, m string) (Expired, bool, error) {
+// claimOne runs claimScript on the session of index member m, seen in
+// shard with score, and updates its entry there.
+func (r *Redis) claimOne(ctx context.Context, shard, m, score string) (Expired, bool, error) {
+	unindex := func() { _ = r.run(ctx, unindexScript, []string{shard}, m, score).Err() }
 	base := r.sessionKeyBase(m)
 	v, err := r.run(ctx, claimScript, []string{base, base + callsSuffix, base + toolsSuffix}, r.retainMS, r.idleMS).Slice()
 	if err != nil {
@@ -456,7 +464,7 @@ func (r *Redis) claimOne(ctx context.Context, shard, m string) (Expired, bool, e
 	}
 	switch code, _ := v[0].(int64); {
 	case code == 0 && len(v) == 1:
-		_ = r.client.ZRem(ctx, shard, m).Err()
+		unindex()
 		return Expired{}, false, nil
 	case code == 2 && len(v) == 2:
 		at, ok := v[1].(int64)
@@ -477,7 +485,7 @@ func (r *Redis) claimOne(ctx context.Context, shard, m string) (Expired, bool, e
 		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
 			return Expired{}, false, errors.New("sessions: redis claim expired: unexpected reply types")
 		}
-		_ = r.client.ZRem(ctx, shard, m).Err()
+		unindex()
 		return Expired{Key: Key{Tenant: tenant, ID: id}, Owner: Owner{KeyID: keyID, AgentID: agentID}, Blocked: blocked == 1}, true, nil
 	}
 	return Expired{}, false, bad

@@ -187,11 +187,21 @@ return redis.call('SREM', KEYS[3], ARGV[3])
 
 // idleDueScript: KEYS[1] an idle-index shard; ARGV[1] max. Replies up to
 // max members whose score is at or before the server's clock, oldest
-// first. Read-only.
+// first, each followed by its score. Read-only.
 var idleDueScript = newScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+`)
+
+// unindexScript: KEYS[1] an idle-index shard; ARGV[1] member, ARGV[2] the
+// score the sweep saw. Removes the entry only if its score is unchanged:
+// a Begin that re-created a forgotten session in the meantime re-added it
+// with a new score, and that entry must stay. Replies 1 if removed.
+var unindexScript = newScript(`
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
 `)
 
 // claimScript decides, on one session's own keys (one slot), whether the

@@ -218,10 +218,10 @@ func TestRedisKeysExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	ttlBetween("live session", []string{hash}, time.Hour+9*time.Minute, time.Hour+10*time.Minute)
-	// The index holds a lower bound (0 until a sweep reschedules it); the
-	// deadline itself is in the session's hash.
-	if err := raw.ZScore(ctx, r.IdleKeyOf(member), member).Err(); err != nil {
-		t.Fatalf("idle index entry: %v", err)
+	// The index holds a lower bound (negative, due at once, until a sweep
+	// reschedules it); the deadline itself is in the session's hash.
+	if score, err := raw.ZScore(ctx, r.IdleKeyOf(member), member).Result(); err != nil || score >= 0 {
+		t.Fatalf("idle index entry = %v, %v; want a negative score", score, err)
 	}
 	if n := raw.HExists(ctx, hash, "unindexed").Val(); n {
 		t.Errorf("indexed session still marked unindexed")
