@@ -33,6 +33,7 @@ type Server struct {
 	dir   string
 	port  int
 	extra []string // more redis-server arguments (cluster mode)
+	conf  string   // config file, the first argument (Sentinel needs one)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd     // nil while killed
@@ -135,6 +136,9 @@ func (s *Server) start() error {
 		"--dir", s.dir,
 		"--daemonize", "no",
 		"--logfile", "",
+	}
+	if s.conf != "" {
+		args = append([]string{s.conf}, args...)
 	}
 	cmd := exec.Command(s.bin, append(args, s.extra...)...)
 	cmd.Stdout, cmd.Stderr = log, log
