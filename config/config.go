@@ -250,12 +250,26 @@ type Interceptor struct {
 	Index int
 }
 
+// RedisSentinel locates a Sentinel-managed Redis master.
+type RedisSentinel struct {
+	// Master is the master's name in the Sentinel configuration.
+	Master string
+	// Addrs are the Sentinels' host:port addresses.
+	Addrs []string
+}
+
 // Sessions configures the session store.
 type Sessions struct {
 	// Store is StoreMemory or StoreRedis.
 	Store string
-	// RedisURL is a redis:// or rediss:// URL (redis store only).
-	RedisURL      string
+	// RedisURL is a redis:// or rediss:// URL (redis store only). With
+	// RedisCluster or RedisSentinel it only supplies credentials, database
+	// and TLS, and may be empty.
+	RedisURL string
+	// RedisCluster lists seed host:port addresses of a Redis Cluster.
+	RedisCluster []string
+	// RedisSentinel locates a Sentinel-managed master; nil when unset.
+	RedisSentinel *RedisSentinel
 	KeyPrefix     string
 	IdleTimeout   time.Duration
 	SweepInterval time.Duration

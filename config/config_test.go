@@ -395,6 +395,21 @@ func TestProblems(t *testing.T) {
 		{"redis password in file", mockUpstream + "sessions:\n  store: redis\n  redis_url: rediss://default:hunter2@redis:6380/0\n", []string{
 			"gateway.yaml:6: sessions.redis_url: must not carry a password in the file; set the whole URL in $HOOKS_GATEWAY_REDIS_URL",
 		}},
+		{"redis cluster", mockUpstream + "sessions:\n  store: redis\n  redis_url: redis://u@x:6379/2\n  redis_cluster:\n    - 10.0.0.1:6379\n    - nohost\n    - ':6379'\n    - a:99999\n  redis_sentinel:\n    master: ''\n", []string{
+			"gateway.yaml:6: sessions.redis_url: must name database 0 (or none) with sessions.redis_cluster: Redis Cluster has only database 0",
+			`gateway.yaml:9: sessions.redis_cluster[1]: must be host:port (got "nohost")`,
+			`gateway.yaml:10: sessions.redis_cluster[2]: must be host:port (got ":6379")`,
+			`gateway.yaml:11: sessions.redis_cluster[3]: must be host:port (got "a:99999")`,
+			"gateway.yaml:12: sessions.redis_sentinel: cannot be combined with sessions.redis_cluster",
+		}},
+		{"redis sentinel", mockUpstream + "sessions:\n  store: redis\n  redis_sentinel:\n    master: ''\n    addrs:\n      - s1\n", []string{
+			"gateway.yaml:7: sessions.redis_sentinel.master: must name the master (as in the Sentinel configuration)",
+			`gateway.yaml:9: sessions.redis_sentinel.addrs[0]: must be host:port (got "s1")`,
+		}},
+		{"redis cluster with memory", mockUpstream + "sessions:\n  redis_cluster: [a:1]\n  redis_sentinel: {master: m, addrs: [b:2]}\n", []string{
+			"gateway.yaml:5: sessions.redis_cluster: is only used by the redis store (set sessions.store: redis)",
+			"gateway.yaml:6: sessions.redis_sentinel: is only used by the redis store (set sessions.store: redis)",
+		}},
 		{"redis url with memory", mockUpstream + "sessions:\n  redis_url: redis://redis:6379\n", []string{
 			"gateway.yaml:5: sessions.redis_url: is only used by the redis store (set sessions.store: redis)",
 		}},
@@ -786,5 +801,16 @@ func TestEngineOptions(t *testing.T) {
 		if err != nil || id.Name() != want {
 			t.Errorf("Identity(%s) = %q, %v", provider, id.Name(), err)
 		}
+	}
+}
+
+func TestRedisClusterAndSentinel(t *testing.T) {
+	c := mustParse(t, mockUpstream+"sessions:\n  store: redis\n  redis_cluster:\n    - 10.0.0.1:6379\n    - redis-2:6380\n")
+	if got := c.Sessions.RedisCluster; !reflect.DeepEqual(got, []string{"10.0.0.1:6379", "redis-2:6380"}) {
+		t.Errorf("sessions.redis_cluster = %q", got)
+	}
+	c = mustParse(t, mockUpstream+"sessions:\n  store: redis\n  redis_sentinel:\n    master: mymaster\n    addrs: [s1:26379, s2:26379]\n")
+	if got := c.Sessions.RedisSentinel; got == nil || got.Master != "mymaster" || !reflect.DeepEqual(got.Addrs, []string{"s1:26379", "s2:26379"}) {
+		t.Errorf("sessions.redis_sentinel = %+v", got)
 	}
 }

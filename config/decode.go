@@ -129,9 +129,18 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"sessions": func(f string, v *yaml.Node) {
 			s := &c.Sessions
 			d.mapping(v, f, map[string]handler{
-				"store":          func(f string, v *yaml.Node) { s.Store = d.str(v, f) },
-				"redis_url":      func(f string, v *yaml.Node) { s.RedisURL = d.str(v, f) },
-				"key_prefix":     func(f string, v *yaml.Node) { s.KeyPrefix = d.str(v, f) },
+				"store":         func(f string, v *yaml.Node) { s.Store = d.str(v, f) },
+				"redis_url":     func(f string, v *yaml.Node) { s.RedisURL = d.str(v, f) },
+				"key_prefix":    func(f string, v *yaml.Node) { s.KeyPrefix = d.str(v, f) },
+				"redis_cluster": func(f string, v *yaml.Node) { s.RedisCluster = d.strings(v, f) },
+				"redis_sentinel": func(f string, v *yaml.Node) {
+					rs := &RedisSentinel{}
+					s.RedisSentinel = rs
+					d.mapping(v, f, map[string]handler{
+						"master": func(f string, v *yaml.Node) { rs.Master = d.str(v, f) },
+						"addrs":  func(f string, v *yaml.Node) { rs.Addrs = d.strings(v, f) },
+					})
+				},
 				"idle_timeout":   func(f string, v *yaml.Node) { s.IdleTimeout = d.duration(v, f, s.IdleTimeout) },
 				"sweep_interval": func(f string, v *yaml.Node) { s.SweepInterval = d.duration(v, f, s.SweepInterval) },
 				"retention":      func(f string, v *yaml.Node) { s.Retention = d.duration(v, f, s.Retention) },

@@ -340,6 +340,48 @@ func (v *validator) interceptors() {
 	}
 }
 
+// redisTopology checks sessions.redis_cluster and sessions.redis_sentinel.
+func (v *validator) redisTopology(s Sessions) {
+	const cf, sf = "sessions.redis_cluster", "sessions.redis_sentinel"
+	if s.RedisCluster != nil {
+		if s.RedisSentinel != nil {
+			v.problem(sf, "cannot be combined with %s", cf)
+		}
+		if len(s.RedisCluster) == 0 {
+			v.problem(cf, "must list at least one host:port")
+		}
+		v.hostPorts(cf, s.RedisCluster)
+		if u, err := url.Parse(s.RedisURL); err == nil && strings.Trim(u.Path, "/") != "" && strings.Trim(u.Path, "/") != "0" {
+			v.problem("sessions.redis_url", "must name database 0 (or none) with %s: Redis Cluster has only database 0", cf)
+		}
+		if v.c.Approvals.Resolver == ResolverQueue {
+			v.problem("approvals.resolver", "queue keeps approvals in the session store's Redis, which does not run on Redis Cluster yet (%s)", cf)
+		}
+	}
+	if rs := s.RedisSentinel; rs != nil {
+		if rs.Master == "" {
+			v.problem(sf+".master", "must name the master (as in the Sentinel configuration)")
+		}
+		if len(rs.Addrs) == 0 {
+			v.problem(sf+".addrs", "must list at least one Sentinel host:port")
+		}
+		v.hostPorts(sf+".addrs", rs.Addrs)
+		if v.c.Approvals.Resolver == ResolverQueue {
+			v.problem("approvals.resolver", "queue keeps approvals in the session store's Redis, which is not reached through Sentinel yet (%s)", sf)
+		}
+	}
+}
+
+// hostPorts checks every entry of list field f is host:port.
+func (v *validator) hostPorts(f string, addrs []string) {
+	for i, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			v.problem(index(f, i), "must be host:port (got %q)", a)
+		}
+	}
+}
+
 func (v *validator) sessions() {
 	s := v.c.Sessions
 	const rf = "sessions.redis_url"
@@ -348,10 +390,17 @@ func (v *validator) sessions() {
 		if s.RedisURL != "" && v.c.envFrom[rf] == "" {
 			v.problem(rf, "is only used by the redis store (set sessions.store: redis)")
 		}
+		if s.RedisCluster != nil {
+			v.problem("sessions.redis_cluster", "is only used by the redis store (set sessions.store: redis)")
+		}
+		if s.RedisSentinel != nil {
+			v.problem("sessions.redis_sentinel", "is only used by the redis store (set sessions.store: redis)")
+		}
 	case StoreRedis:
-		if s.RedisURL == "" {
+		if s.RedisURL == "" && s.RedisCluster == nil && s.RedisSentinel == nil {
 			v.problem(rf, "is required by the redis store (or set $%s)", EnvRedisURL)
 		}
+		v.redisTopology(s)
 	default:
 		v.problem("sessions.store", "must be one of memory, redis (got %q)", s.Store)
 	}
@@ -505,6 +554,8 @@ func (v *validator) redisSink(f string, i int, s Sink, streams map[string]int) {
 		if s.RedisURL != "" {
 			v.redisURL(uf, s.RedisURL, true)
 		}
+	case s.sharedURL && (v.c.Sessions.RedisCluster != nil || v.c.Sessions.RedisSentinel != nil):
+		v.problem(uf, "is required by a redis-stream sink when the session store uses sessions.redis_cluster or sessions.redis_sentinel (the sink reaches one Redis by URL)")
 	case s.RedisURL == "":
 		v.problem(uf, "is required by a redis-stream sink (or name a variable in redis_url_env, or share the session store's: sessions.redis_url or $%s)", EnvRedisURL)
 	case !s.sharedURL: // the session store's URL is checked there

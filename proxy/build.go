@@ -323,7 +323,11 @@ func buildStore(ctx context.Context, sc config.Sessions) (sessions.Store, error)
 	case "", "memory":
 		return sessions.NewMemory(opts), nil
 	case "redis":
-		return sessions.NewRedis(ctx, sessions.RedisOptions{URL: sc.RedisURL, KeyPrefix: sc.KeyPrefix, Options: opts})
+		ro := sessions.RedisOptions{URL: sc.RedisURL, Cluster: sc.RedisCluster, KeyPrefix: sc.KeyPrefix, Options: opts}
+		if rs := sc.RedisSentinel; rs != nil {
+			ro.Sentinel = &sessions.Sentinel{Master: rs.Master, Addrs: rs.Addrs}
+		}
+		return sessions.NewRedis(ctx, ro)
 	}
 	return nil, fmt.Errorf("unknown session store %q", sc.Store)
 }

@@ -41,12 +41,28 @@ func (g *gateway) runSweeper(t *testing.T, interval time.Duration) {
 // one gapless sequence across both replicas' records, exactly one shutdown.
 func TestRedisReplicasShareSession(t *testing.T) {
 	rs := redistest.StartServer(t)
+	replicasShareSession(t, sessions.RedisOptions{URL: rs.URL()})
+}
+
+// The same on a Redis Cluster of three masters, the store built the way
+// sessions.redis_cluster builds it.
+func TestRedisClusterReplicasShareSession(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	replicasShareSession(t, sessions.RedisOptions{Cluster: c.Addrs()})
+}
+
+func replicasShareSession(t *testing.T, ro sessions.RedisOptions) {
 	up := newUpstream(t, jsonReply(completionJSON))
 	var log ctxLog
-	gws := []*gateway{
-		redisGateway(t, rs, up.URL, 0, log.wrap(nil)),
-		redisGateway(t, rs, up.URL, 0, log.wrap(nil)),
+	replica := func() *gateway {
+		store, err := sessions.NewRedis(context.Background(), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		return newGateway(t, gatewayConfig{upstream: up.URL, store: store, policy: log.wrap(nil)})
 	}
+	gws := []*gateway{replica(), replica()}
 	const n = 40
 	hdr := map[string]string{HeaderSession: "shared-1", HeaderAgent: "my-agent"}
 	var wg sync.WaitGroup

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,13 +32,30 @@ type RedisOptions struct {
 	// Options sets the idle timeout and retention (Now is ignored: the
 	// store uses the Redis server's clock).
 	Options
-	// Client, when set, is used instead of dialling URL (tests, or sharing a
-	// connection pool). The store does not close it.
-	Client *redis.Client
+	// Cluster, when non-empty, lists seed host:port addresses of a Redis
+	// Cluster; URL then only supplies credentials, TLS and timeouts (its
+	// host is ignored) and may be empty.
+	Cluster []string
+	// Sentinel, when set, reaches the master that Sentinel reports for
+	// Sentinel.Master; URL then only supplies credentials, database, TLS and
+	// timeouts. Cluster and Sentinel are exclusive.
+	Sentinel *Sentinel
+	// Client, when set, is used instead of dialling (tests, or sharing a
+	// connection pool): a *redis.Client, *redis.ClusterClient or a failover
+	// client. The store does not close it.
+	Client redis.UniversalClient
 }
 
-// Redis is a [Store] shared by gateway replicas through one Redis (standalone
-// or Sentinel-managed; not Redis Cluster, see below). Requires Redis 5 or
+// Sentinel locates a Sentinel-managed master.
+type Sentinel struct {
+	// Master is the master's name in the Sentinel configuration.
+	Master string
+	// Addrs are the Sentinels' host:port addresses.
+	Addrs []string
+}
+
+// Redis is a [Store] shared by gateway replicas through one Redis:
+// standalone, Sentinel-managed or Redis Cluster. Requires Redis 6.2 or
 // later.
 //
 // Layout (per session, plus the budget counters), where <tag> encodes the
@@ -48,31 +64,49 @@ type RedisOptions struct {
 // sessions never share a key):
 //
 //	<prefix>s:{<tag>}        hash: started, starting, blocked, ended,
-//	                         sealed, seq, owner, agent, tenant, id
+//	                         sealed, seq, owner, agent, tenant, id,
+//	                         deadline (idle deadline, ms), unindexed
 //	<prefix>s:{<tag>}:calls  sorted set: call id scored by its lease end (ms)
 //	<prefix>s:{<tag>}:tools  set: open tool-call ids
-//	<prefix>idle             sorted set: <tag> scored by its idle deadline
-//	                         (ms), live sessions only
+//	<prefix>{idle:<n>}       sorted set, n = 0..15 (the shard is a hash of
+//	                         <tag>): <tag> scored by a lower bound of its
+//	                         idle deadline (ms)
 //	<prefix>budget:<key>     integer: a budget counter (counters.go), TTL
 //	                         set when it is created
 //
-// Every operation is one atomic Lua script (EVALSHA, falling back to EVAL
-// after a script-cache flush such as a Redis restart), so each costs one
-// round-trip and replicas never interleave inside one. The scripts read
-// the Redis server's clock (TIME), not the replica's, so skewed replica
-// clocks cannot end a session early or twice, or expire a lease early;
-// Redis 5+ replicates scripts by effects, which is what makes TIME legal
-// in a writing script. A session's keys carry one TTL (IdleTimeout+
-// Retention after its last activity while live, or its last lease's end
-// plus Retention if later; Retention once ended), so abandoned keys never
-// leak even if no replica ever sweeps.
+// Every operation on a session is one atomic Lua script on that session's
+// three keys (EVALSHA, falling back to EVAL after a script-cache flush such
+// as a Redis restart), so each costs one round-trip, runs in one Cluster
+// slot, and replicas never interleave inside one. Begin adds a round-trip
+// (two) the first time, to put the new session into the idle index; End
+// adds one to take it out. The scripts read the Redis server's clock
+// (TIME), not the replica's, so skewed replica clocks cannot end a session
+// early or twice, or expire a lease early; scripts are replicated by
+// effects, which is what makes TIME legal in a writing script. A session's
+// keys carry one TTL (IdleTimeout+Retention after its last activity while
+// live, or its last lease's end plus Retention if later; Retention once
+// ended), so abandoned keys never leak even if no replica ever sweeps.
 //
-// The idle index is one key for all sessions, and ClaimExpired builds
-// session keys inside its script from the index, so scripts that touch
-// the index span two slots: this layout does not run on Redis Cluster yet
-// (a sharded index would fix that; each session's own keys already share
-// a slot). A KeyPrefix holding braces changes which text Redis hashes;
-// keep braces out of it.
+// The idle index is not updated atomically with the session (it lives in
+// other slots). It is safe because the index is only a schedule of when to
+// look: the decision to end a session is taken by claimScript on the
+// session's own keys, from the deadline and leases stored there, and sets
+// 'ended' only if it is unset, so exactly one caller (a sweep or End) ends
+// a session. The index must only never lose a live session nor hold it
+// later than its deadline. Activity only pushes the deadline later, so a
+// score written once stays a lower bound; a sweep that finds the session
+// not due reschedules it (ZADD GT) at the deadline it read, or one idle
+// timeout on while a call is in flight (a release may come at any time).
+// A new session is marked 'unindexed' until its entry is written (by the
+// claiming replica right after the claim, or by a sweep that reached it),
+// and any Begin that sees the mark writes the entry too: a replica dying
+// between the claim and its ZADD leaves the session to the next Begin.
+// Stale entries (ended or forgotten sessions, reschedules that raced a
+// claim) are dropped when a sweep reaches them, only if their score is
+// still the one the sweep saw (unindexScript): a Begin that re-created a
+// forgotten session meanwhile wrote a new score, and its entry stays.
+// A KeyPrefix holding braces changes which text
+// Redis hashes; keep braces out of it.
 //
 // Writing scripts are sent with client-side retries disabled: a retry after
 // an ambiguous failure (a read timeout after the script ran) would run the
@@ -81,11 +115,13 @@ type RedisOptions struct {
 // emits). An error is returned instead and the gateway fails closed.
 // Without Redis persistence a Redis restart forgets every session: the
 // next Begin claims the id afresh (a second agent_startup, sequence from
-// 0); run Redis with AOF or replication where that matters.
+// 0); run Redis with AOF or replication where that matters. Replication is
+// asynchronous: a failover can lose the last writes acknowledged by the
+// old master (a sequence number could be handed out twice); WAIT-based
+// durability is not used.
 type Redis struct {
-	client     *redis.Client
+	client     redis.UniversalClient
 	ownsClient bool
-	idleKey    string
 	prefix     string
 	idleMS     int64
 	retainMS   int64
@@ -112,30 +148,12 @@ func NewRedis(_ context.Context, opts RedisOptions) (*Redis, error) {
 	if r.prefix == "" {
 		r.prefix = DefaultKeyPrefix
 	}
-	r.idleKey = r.prefix + "idle"
 	if r.client == nil {
-		co, err := redis.ParseURL(opts.URL)
+		c, err := dial(opts)
 		if err != nil {
-			// url.Parse errors quote the whole URL, password included.
-			if ue := (*url.Error)(nil); errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, fmt.Errorf("sessions: redis url: %w", err)
+			return nil, err
 		}
-		if co.DialTimeout == 0 {
-			co.DialTimeout = defaultDialTimeout
-		}
-		if co.ReadTimeout == 0 {
-			co.ReadTimeout = defaultIOTimeout
-		}
-		if co.WriteTimeout == 0 {
-			co.WriteTimeout = defaultIOTimeout
-		}
-		// go-redis otherwise dials 5 times per command with 100 ms pauses.
-		co.DialerRetries = 1
-		co.ContextTimeoutEnabled = true
-		r.client = redis.NewClient(co)
-		r.ownsClient = true
+		r.client, r.ownsClient = c, true
 	}
 	return r, nil
 }
@@ -207,8 +225,8 @@ func redisErr(code int64) error {
 // runSession runs a session script for k with the common arguments
 // (redis_scripts.go) followed by args.
 func (r *Redis) runSession(ctx context.Context, s script, k Key, args ...any) *redis.Cmd {
-	keys, member := r.sessionKeys(k)
-	return r.run(ctx, s, keys, append([]any{member, r.idleMS, r.retainMS}, args...)...)
+	keys, _ := r.sessionKeys(k)
+	return r.run(ctx, s, keys, append([]any{r.idleMS, r.retainMS}, args...)...)
 }
 
 // runCode runs a session script replying one integer and maps negative
@@ -276,10 +294,40 @@ func parseStatus(v []any) (Status, error) {
 		Owner: Owner{KeyID: keyID, AgentID: agentID}}, nil
 }
 
-// Begin implements [Store.Begin] in one round-trip.
+// Begin implements [Store.Begin] in one round-trip, plus two (ZADD to the
+// idle index, then clearing the session's 'unindexed' mark) when the
+// session is new. An error indexing a claimed session is returned as an
+// error (fail closed): the session exists but the caller does not emit its
+// agent_startup, and the next Begin indexes it.
 func (r *Redis) Begin(ctx context.Context, k Key, owner Owner) (bool, Status, error) {
 	code, st, err := r.runStatus(ctx, "begin", beginScript, k, owner.KeyID, owner.AgentID, k.Tenant, k.ID)
-	return code == 1, st, err
+	if err != nil {
+		return false, Status{}, err
+	}
+	if code == 1 || code == 2 {
+		if err := r.index(ctx, k); err != nil {
+			return false, Status{}, err
+		}
+	}
+	return code == 1, st, nil
+}
+
+// index adds k to its idle-index shard, then clears the session's
+// 'unindexed' mark. The score is negative (due at once: the next sweep
+// reads the real deadline and reschedules the entry) and new (minus the
+// replica's clock in ms), so a sweep that saw a stale entry of a forgotten
+// earlier session under the same member does not remove this one (see
+// unindexScript). Both commands may be retried.
+func (r *Redis) index(ctx context.Context, k Key) error {
+	keys, member := r.sessionKeys(k)
+	score := -float64(time.Now().UnixMilli())
+	if err := r.client.ZAdd(ctx, r.idleKeyOf(member), redis.Z{Score: score, Member: member}).Err(); err != nil {
+		return fmt.Errorf("sessions: redis begin: index: %w", err)
+	}
+	if err := r.client.HDel(ctx, keys[0], "unindexed").Err(); err != nil {
+		return fmt.Errorf("sessions: redis begin: index: %w", err)
+	}
+	return nil
 }
 
 // Admit implements [Store.Admit] in one round-trip.
@@ -326,9 +374,16 @@ func (r *Redis) InFlight(ctx context.Context, k Key) (int, error) {
 	return int(n), err
 }
 
-// End implements [Store.End] in one round-trip.
+// End implements [Store.End] in one round-trip, plus one (ZREM from the
+// idle index) for the caller that ended the session. Should that ZREM fail
+// the session has ended anyway and a sweep drops its entry, so End still
+// reports success.
 func (r *Redis) End(ctx context.Context, k Key, owner Owner) (bool, Status, error) {
 	code, st, err := r.runStatus(ctx, "end", endScript, k, owner.KeyID)
+	if err == nil && code == 1 {
+		_, member := r.sessionKeys(k)
+		_ = r.client.ZRem(ctx, r.idleKeyOf(member), member).Err()
+	}
 	return code == 1, st, err
 }
 
@@ -357,31 +412,83 @@ func (r *Redis) CloseToolCall(ctx context.Context, k Key, toolCallID string) (bo
 	return n == 1, err
 }
 
-// ClaimExpired implements [Store.ClaimExpired] in one round-trip.
+// ClaimExpired implements [Store.ClaimExpired]. It walks the idle-index
+// shards; per shard one round-trip lists the due entries, then each entry
+// costs one single-slot claimScript on its session's keys and one ZADD or
+// conditional ZREM (unindexScript) on the shard. Errors on the index after a claim are ignored: the
+// claim stands (it is returned) and a stale entry is dropped later.
 func (r *Redis) ClaimExpired(ctx context.Context, max int) ([]Expired, error) {
 	if max <= 0 {
 		return nil, nil
 	}
-	v, err := r.run(ctx, claimScript, []string{r.idleKey}, r.prefix, max, r.retainMS).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("sessions: redis claim expired: %w", err)
-	}
-	if len(v)%5 != 0 {
-		return nil, fmt.Errorf("sessions: redis claim expired: unexpected reply of %d values", len(v))
-	}
-	out := make([]Expired, 0, len(v)/5)
-	for i := 0; i < len(v); i += 5 {
-		tenant, ok1 := v[i].(string)
-		id, ok2 := v[i+1].(string)
-		keyID, ok3 := v[i+2].(string)
-		agentID, ok4 := v[i+3].(string)
-		blocked, ok5 := v[i+4].(int64)
-		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-			return nil, errors.New("sessions: redis claim expired: unexpected reply types")
+	var out []Expired
+	for i := 0; i < idleShards && len(out) < max; i++ {
+		shard := r.idleShardKey(i)
+		// Rescheduled and dropped entries leave the due range, so each pass
+		// looks at new entries; the bound stops a shard that keeps
+		// refilling from starving the others.
+		for pass := 0; pass < 4 && len(out) < max; pass++ {
+			due, err := r.run(ctx, idleDueScript, []string{shard}, max-len(out)).StringSlice()
+			if err != nil {
+				return out, fmt.Errorf("sessions: redis claim expired: %w", err)
+			}
+			if len(due) == 0 || len(due)%2 != 0 {
+				break
+			}
+			for j := 0; j < len(due); j += 2 {
+				e, ok, err := r.claimOne(ctx, shard, due[j], due[j+1])
+				if err != nil {
+					return out, err
+				}
+				if ok {
+					out = append(out, e)
+				}
+			}
 		}
-		out = append(out, Expired{Key: Key{Tenant: tenant, ID: id}, Owner: Owner{KeyID: keyID, AgentID: agentID}, Blocked: blocked == 1})
 	}
 	return out, nil
+}
+
+// claimOne runs claimScript on the session of index member m, seen in
+// shard with score, and updates its entry there.
+func (r *Redis) claimOne(ctx context.Context, shard, m, score string) (Expired, bool, error) {
+	unindex := func() { _ = r.run(ctx, unindexScript, []string{shard}, m, score).Err() }
+	base := r.sessionKeyBase(m)
+	v, err := r.run(ctx, claimScript, []string{base, base + callsSuffix, base + toolsSuffix}, r.retainMS, r.idleMS).Slice()
+	if err != nil {
+		return Expired{}, false, fmt.Errorf("sessions: redis claim expired: %w", err)
+	}
+	bad := fmt.Errorf("sessions: redis claim expired: unexpected reply of %d values", len(v))
+	if len(v) == 0 {
+		return Expired{}, false, bad
+	}
+	switch code, _ := v[0].(int64); {
+	case code == 0 && len(v) == 1:
+		unindex()
+		return Expired{}, false, nil
+	case code == 2 && len(v) == 2:
+		at, ok := v[1].(int64)
+		if !ok {
+			return Expired{}, false, bad
+		}
+		// GT: never move an entry earlier than a concurrent sweep put it.
+		if err := r.client.ZAddGT(ctx, shard, redis.Z{Score: float64(at), Member: m}).Err(); err != nil {
+			return Expired{}, false, fmt.Errorf("sessions: redis claim expired: reschedule: %w", err)
+		}
+		return Expired{}, false, nil
+	case code == 1 && len(v) == 6:
+		tenant, ok1 := v[1].(string)
+		id, ok2 := v[2].(string)
+		keyID, ok3 := v[3].(string)
+		agentID, ok4 := v[4].(string)
+		blocked, ok5 := v[5].(int64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+			return Expired{}, false, errors.New("sessions: redis claim expired: unexpected reply types")
+		}
+		unindex()
+		return Expired{Key: Key{Tenant: tenant, ID: id}, Owner: Owner{KeyID: keyID, AgentID: agentID}, Blocked: blocked == 1}, true, nil
+	}
+	return Expired{}, false, bad
 }
 
 // Status implements [Store.Status] with one HMGET (read-only, so safe for
@@ -425,12 +532,22 @@ func (r *Redis) Close() error {
 }
 
 // Active reports how many sessions have begun and not yet ended (idle
-// sessions not yet swept included): the size of the idle index, one ZCARD;
-// for metrics.
+// sessions not yet swept included, and, briefly, stale entries a sweep has
+// yet to drop): the size of the idle index, one ZCARD per shard in one
+// pipeline; for metrics.
 func (r *Redis) Active(ctx context.Context) (int64, error) {
-	n, err := r.client.ZCard(ctx, r.idleKey).Result()
-	if err != nil {
+	cmds := make([]*redis.IntCmd, idleShards)
+	if _, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range cmds {
+			cmds[i] = p.ZCard(ctx, r.idleShardKey(i))
+		}
+		return nil
+	}); err != nil {
 		return 0, fmt.Errorf("sessions: redis active: %w", err)
+	}
+	var n int64
+	for _, c := range cmds {
+		n += c.Val()
 	}
 	return n, nil
 }

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"hash/fnv"
 	"strconv"
 	"strings"
 )
@@ -36,9 +37,28 @@ const (
 )
 
 // sessionKeys returns the keys a session script takes, in the order the
-// scripts expect (KEYS[1..4]), and k's idle-index member (ARGV[1]).
+// scripts expect (KEYS[1..3]), and k's idle-index member.
 func (r *Redis) sessionKeys(k Key) (keys []string, member string) {
 	tag := sessionTag(k)
 	base := r.sessionKeyBase(tag)
-	return []string{base, base + callsSuffix, base + toolsSuffix, r.idleKey}, tag
+	return []string{base, base + callsSuffix, base + toolsSuffix}, tag
+}
+
+// idleShards is the number of idle-index shards. Each shard is one sorted
+// set with its own hash tag, so on Redis Cluster the index spreads over
+// the masters and every command on it stays in one slot. Changing it moves
+// members between shards: replicas sharing a prefix must agree on it, so
+// it is a constant.
+const idleShards = 16
+
+// idleShardKey is the key of idle-index shard i.
+func (r *Redis) idleShardKey(i int) string {
+	return r.prefix + "{idle:" + strconv.Itoa(i) + "}"
+}
+
+// idleKeyOf is the idle-index shard holding member (a session's tag).
+func (r *Redis) idleKeyOf(member string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(member))
+	return r.idleShardKey(int(h.Sum32() % idleShards))
 }

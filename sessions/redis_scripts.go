@@ -4,14 +4,14 @@ package sessions
 // keys and leading arguments:
 //
 //	KEYS[1] the session's state hash   KEYS[2] its leases (sorted set)
-//	KEYS[3] its open tool calls (set)  KEYS[4] the idle index
-//	ARGV[1] the session's idle-index member, ARGV[2] idle ms,
-//	ARGV[3] retention ms, then the script's own arguments.
+//	KEYS[3] its open tool calls (set)
+//	ARGV[1] idle ms, ARGV[2] retention ms, then the script's own arguments.
 //
-// KEYS[1..3] share one hash tag (redis_keys.go). The idle index is one
-// global key, so a script that touches it spans two slots: the layout
-// still needs standalone or Sentinel Redis, not Redis Cluster, until the
-// index is sharded.
+// KEYS[1..3] share one hash tag (redis_keys.go), so every script runs in
+// one Redis Cluster slot. No script touches the idle index: the session's
+// idle deadline lives in its own hash ('deadline', ms on the server's
+// clock), and the index (sharded, redis_keys.go) only holds a lower bound
+// of it, written by the Go side (see Redis for why that is safe).
 //
 // Replies: a negative integer (or a table starting with one) is one of the
 // codes below; redisErr maps them to the package's sentinel errors.
@@ -36,8 +36,8 @@ const (
 const sessionPrelude = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local idle = tonumber(ARGV[2])
-local retain = tonumber(ARGV[3])
+local idle = tonumber(ARGV[1])
+local retain = tonumber(ARGV[2])
 local function expire(ms)
   for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ms) end
 end
@@ -45,7 +45,7 @@ local function stretch(ms)
   expire(math.max(redis.call('PTTL', KEYS[1]), ms))
 end
 local function touch()
-  redis.call('ZADD', KEYS[4], now + idle, ARGV[1])
+  redis.call('HSET', KEYS[1], 'deadline', now + idle)
   stretch(idle + retain)
 end
 local function state()
@@ -60,22 +60,25 @@ local function reply(code, f)
 end
 `
 
-// beginScript: ARGV[4] owner key id, ARGV[5] agent id, ARGV[6] tenant,
-// ARGV[7] session id. Replies a status with code 1 for the claim, 0
-// otherwise, or {codeForeign}. The claim reserves sequence 0 for the
+// beginScript: ARGV[3] owner key id, ARGV[4] agent id, ARGV[5] tenant,
+// ARGV[6] session id. Replies a status with code 1 for the claim, 0
+// otherwise (2 when the claimer has not yet confirmed the session is in
+// the idle index: the caller then indexes it too), or {codeForeign}. The claim reserves sequence 0 for the
 // claimer's agent_startup, so no replica's emission can precede it in the
 // session's order.
 var beginScript = newScript(sessionPrelude + `
 local f = state()
 if not f[1] then
   redis.call('HSET', KEYS[1], 'started', '1', 'starting', '1', 'seq', 1,
-    'owner', ARGV[4], 'agent', ARGV[5], 'tenant', ARGV[6], 'id', ARGV[7])
+    'owner', ARGV[3], 'agent', ARGV[4], 'tenant', ARGV[5], 'id', ARGV[6],
+    'unindexed', '1')
   touch()
   return reply(1, state())
 end
-if f[6] ~= ARGV[4] then return {-2} end
+if f[6] ~= ARGV[3] then return {-2} end
 if not f[4] then touch() end
-return reply(0, f)
+if f[4] or redis.call('HEXISTS', KEYS[1], 'unindexed') == 0 then return reply(0, f) end
+return reply(2, f)
 `)
 
 // admitScript: ends the Starting state. Replies 1 or codeUnknown.
@@ -106,25 +109,25 @@ if not f[3] then touch() end
 return n - 1
 `)
 
-// acquireScript: ARGV[4] call id, ARGV[5] lease ms. Replies 1, codeUnknown
+// acquireScript: ARGV[3] call id, ARGV[4] lease ms. Replies 1, codeUnknown
 // or codeEnded. Expired leases are pruned on the way; the session's keys
 // live at least until the lease ends plus the retention.
 var acquireScript = newScript(sessionPrelude + `
 local f = redis.call('HMGET', KEYS[1], 'started', 'ended')
 if not f[1] then return -1 end
 if f[2] then return -4 end
-local lease = tonumber(ARGV[5])
+local lease = tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZADD', KEYS[2], now + lease, ARGV[4])
+redis.call('ZADD', KEYS[2], now + lease, ARGV[3])
 touch()
 stretch(lease + retain)
 return 1
 `)
 
-// releaseScript: ARGV[4] call id. Replies 1. A live session's idle time
+// releaseScript: ARGV[3] call id. Replies 1. A live session's idle time
 // starts again now.
 var releaseScript = newScript(sessionPrelude + `
-redis.call('ZREM', KEYS[2], ARGV[4])
+redis.call('ZREM', KEYS[2], ARGV[3])
 local f = redis.call('HMGET', KEYS[1], 'started', 'ended')
 if f[1] and not f[2] then touch() end
 return 1
@@ -135,17 +138,16 @@ var inFlightScript = newScript(sessionPrelude + `
 return redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 `)
 
-// endScript: ARGV[4] owner key id. Replies a status with code 1 for the
+// endScript: ARGV[3] owner key id. Replies a status with code 1 for the
 // one caller that ended the session, 0 if it had ended, or {codeUnknown}
-// or {codeForeign}. The session leaves the idle index and its keys are
-// kept for the retention.
+// or {codeForeign}. Its keys are kept for the retention; the caller takes
+// it out of the idle index.
 var endScript = newScript(sessionPrelude + `
 local f = state()
 if not f[1] then return {-1} end
-if f[6] ~= ARGV[4] then return {-2} end
+if f[6] ~= ARGV[3] then return {-2} end
 if f[4] then return reply(0, f) end
 redis.call('HSET', KEYS[1], 'ended', '1')
-redis.call('ZREM', KEYS[4], ARGV[1])
 expire(retain)
 return reply(1, state())
 `)
@@ -162,69 +164,76 @@ redis.call('HSET', KEYS[1], 'sealed', '1')
 return n - 1
 `)
 
-// openToolScript: ARGV[4] tool-call id, ARGV[5] the open-call limit.
+// openToolScript: ARGV[3] tool-call id, ARGV[4] the open-call limit.
 // Replies 1, codeUnknown, codeSealed or codeTooManyTools. The set takes
 // the state hash's TTL, so it expires with the session.
 var openToolScript = newScript(sessionPrelude + `
 local f = redis.call('HMGET', KEYS[1], 'started', 'sealed')
 if not f[1] then return -1 end
 if f[2] then return -3 end
-if redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1 then return 1 end
-if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[5]) then return -6 end
-redis.call('SADD', KEYS[3], ARGV[4])
+if redis.call('SISMEMBER', KEYS[3], ARGV[3]) == 1 then return 1 end
+if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[4]) then return -6 end
+redis.call('SADD', KEYS[3], ARGV[3])
 stretch(0)
 return 1
 `)
 
-// closeToolScript: ARGV[4] tool-call id. Replies 1 to the one caller that
+// closeToolScript: ARGV[3] tool-call id. Replies 1 to the one caller that
 // closed an open call, 0 when there was none, or codeUnknown.
 var closeToolScript = newScript(sessionPrelude + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-return redis.call('SREM', KEYS[3], ARGV[4])
+return redis.call('SREM', KEYS[3], ARGV[3])
 `)
 
-// claimScript: KEYS[1] the idle index; ARGV[1] key prefix, ARGV[2] max,
-// ARGV[3] retention ms. Replies five values per session this call ended,
-// oldest deadline first: tenant, id, owner key id, agent id, blocked (0/1).
-// Entries whose session is gone (forgotten before anyone swept) or already
-// ended leave the index; a session holding an unexpired lease is
-// rescheduled at its latest lease end instead of being claimed. Every entry
-// looked at leaves the range [-inf, now], so the loop ends. The session
-// keys are built here from index members (see redis_keys.go), so they are
-// not declared in KEYS: one more reason this needs non-cluster Redis.
+// idleDueScript: KEYS[1] an idle-index shard; ARGV[1] max. Replies up to
+// max members whose score is at or before the server's clock, oldest
+// first, each followed by its score. Read-only.
+var idleDueScript = newScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+`)
+
+// unindexScript: KEYS[1] an idle-index shard; ARGV[1] member, ARGV[2] the
+// score the sweep saw. Removes the entry only if its score is unchanged:
+// a Begin that re-created a forgotten session in the meantime re-added it
+// with a new score, and that entry must stay. Replies 1 if removed.
+var unindexScript = newScript(`
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+`)
+
+// claimScript decides, on one session's own keys (one slot), whether the
+// sweep ends it: KEYS[1..3] as for the session scripts; ARGV[1] retention
+// ms, ARGV[2] idle ms. Replies:
+//
+//	{0}                                         gone or already ended: drop
+//	                                            the index entry
+//	{2, at}                                     not due: reschedule the entry
+//	                                            at at (ms)
+//	{1, tenant, id, owner, agent, blocked 0/1}  this call ended it
+//
+// A session not due is rescheduled at its idle deadline if that is in the
+// future, else (it is leased) one idle timeout from now: a release may come
+// any time before the lease ends and pushes the deadline to the release
+// plus the idle timeout, so polling once per idle timeout keeps the entry
+// at or before the true deadline.
+//
+// Only this script and endScript set 'ended', each only when it is unset,
+// and Redis runs scripts one at a time, so exactly one caller sees 1 for a
+// session however many replicas sweep.
 var claimScript = newScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local max = tonumber(ARGV[2])
-local out = {}
-local n = 0
-while n < max do
-  local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, max - n)
-  if #members == 0 then break end
-  for _, m in ipairs(members) do
-    local h = ARGV[1] .. 's:{' .. m .. '}'
-    local calls, tools = h .. ':calls', h .. ':tools'
-    local f = redis.call('HMGET', h, 'started', 'ended', 'tenant', 'id', 'owner', 'agent', 'blocked')
-    if not f[1] or f[2] then
-      redis.call('ZREM', KEYS[1], m)
-    else
-      redis.call('ZREMRANGEBYSCORE', calls, '-inf', now)
-      local last = redis.call('ZRANGE', calls, -1, -1, 'WITHSCORES')
-      if #last > 0 then
-        redis.call('ZADD', KEYS[1], last[2], m)
-      else
-        redis.call('ZREM', KEYS[1], m)
-        redis.call('HSET', h, 'ended', '1')
-        for _, k in ipairs({h, calls, tools}) do redis.call('PEXPIRE', k, ARGV[3]) end
-        out[#out + 1] = f[3]
-        out[#out + 1] = f[4]
-        out[#out + 1] = f[5]
-        out[#out + 1] = f[6]
-        out[#out + 1] = f[7] and 1 or 0
-        n = n + 1
-      end
-    end
-  end
-end
-return out
+local f = redis.call('HMGET', KEYS[1], 'started', 'ended', 'tenant', 'id', 'owner', 'agent', 'blocked', 'deadline')
+if not f[1] or f[2] then return {0} end
+redis.call('HDEL', KEYS[1], 'unindexed')
+local at = tonumber(f[8] or '0')
+if at > now then return {2, at} end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) > 0 then return {2, now + tonumber(ARGV[2])} end
+redis.call('HSET', KEYS[1], 'ended', '1')
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+return {1, f[3], f[4], f[5], f[6], f[7] and 1 or 0}
 `)

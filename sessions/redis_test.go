@@ -218,16 +218,31 @@ func TestRedisKeysExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	ttlBetween("live session", []string{hash}, time.Hour+9*time.Minute, time.Hour+10*time.Minute)
-	score, err := raw.ZScore(ctx, "p:idle", member).Result()
+	// The index holds a lower bound (negative, due at once, until a sweep
+	// reschedules it); the deadline itself is in the session's hash.
+	if score, err := raw.ZScore(ctx, r.IdleKeyOf(member), member).Result(); err != nil || score >= 0 {
+		t.Fatalf("idle index entry = %v, %v; want a negative score", score, err)
+	}
+	if n := raw.HExists(ctx, hash, "unindexed").Val(); n {
+		t.Errorf("indexed session still marked unindexed")
+	}
+	deadline, err := raw.HGet(ctx, hash, "deadline").Int64()
 	if err != nil {
-		t.Fatalf("idle index entry: %v", err)
+		t.Fatalf("deadline: %v", err)
 	}
 	server, err := raw.Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.UnixMilli(int64(score)).Sub(server); d < 9*time.Minute || d > 10*time.Minute {
+	if d := time.UnixMilli(deadline).Sub(server); d < 9*time.Minute || d > 10*time.Minute {
 		t.Errorf("idle deadline is %v after the server's clock; want 10m", d)
+	}
+	// A sweep before the deadline claims nothing and moves the entry to it.
+	if got, err := r.ClaimExpired(ctx, 10); err != nil || len(got) != 0 {
+		t.Fatalf("ClaimExpired = %v, %v; want nothing", got, err)
+	}
+	if score := raw.ZScore(ctx, r.IdleKeyOf(member), member).Val(); int64(score) != deadline {
+		t.Errorf("rescheduled at %v; want the deadline %d", int64(score), deadline)
 	}
 
 	// A lease longer than the idle timeout keeps every key of the session
@@ -249,7 +264,7 @@ func TestRedisKeysExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	ttlBetween("ended session", []string{hash, calls, tools}, 59*time.Minute, time.Hour)
-	if err := raw.ZScore(ctx, "p:idle", member).Err(); !errors.Is(err, redis.Nil) {
+	if err := raw.ZScore(ctx, r.IdleKeyOf(member), member).Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("ended session still in the idle index (%v)", err)
 	}
 	keys, err := raw.Keys(ctx, "*").Result()
@@ -314,6 +329,14 @@ func TestRedisHashTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, key := range keys {
+		if strings.Contains(key, "{idle:") {
+			t.Errorf("session key %q looks like an index shard", key)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	byTag := map[string][]string{}
 	for _, key := range keys {
 		byTag[hashTag(key)] = append(byTag[hashTag(key)], key)
@@ -326,9 +349,20 @@ func TestRedisHashTags(t *testing.T) {
 			t.Errorf("tag %q holds keys %q; want a session's hash, calls and tools", tag, ks)
 		}
 	}
-	members, err := raw.ZRange(ctx, "p:idle", 0, -1).Result()
+	shards, err := raw.Keys(ctx, "p:{idle:*}").Result()
 	if err != nil {
 		t.Fatal(err)
+	}
+	var members []string
+	for _, shard := range shards {
+		ms, err := raw.ZRange(ctx, shard, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, ms...)
+	}
+	if len(members) != len(tricky) {
+		t.Errorf("idle index holds %d members; want %d", len(members), len(tricky))
 	}
 	for _, m := range members {
 		if _, ok := byTag[m]; !ok {
@@ -363,14 +397,15 @@ func TestRedisForgottenSession(t *testing.T) {
 }
 
 // TestRedisLeasedSessionRescheduled checks a sweep that finds a session
-// past its idle deadline but leased moves its idle-index entry to the
-// lease's end, so later sweeps do not look at it again until then.
+// past its idle deadline but leased moves its idle-index entry one idle
+// timeout on, so later sweeps do not look at it again until then.
 func TestRedisLeasedSessionRescheduled(t *testing.T) {
 	url, _ := redistest.Start(t)
 	ctx := context.Background()
 	raw := redis.NewClient(&redis.Options{Addr: strings.TrimPrefix(url, "redis://")})
 	t.Cleanup(func() { _ = raw.Close() })
-	r := newRedis(t, sessions.RedisOptions{URL: url, KeyPrefix: "p:", Options: sessions.Options{IdleTimeout: 10 * time.Millisecond}})
+	const idle = 200 * time.Millisecond
+	r := newRedis(t, sessions.RedisOptions{URL: url, KeyPrefix: "p:", Options: sessions.Options{IdleTimeout: idle}})
 	k := key("s")
 	if _, _, err := r.Begin(ctx, k, owner); err != nil {
 		t.Fatal(err)
@@ -378,11 +413,11 @@ func TestRedisLeasedSessionRescheduled(t *testing.T) {
 	if err := r.Acquire(ctx, k, "call", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(idle + 100*time.Millisecond)
 	if got, err := r.ClaimExpired(ctx, 10); err != nil || len(got) != 0 {
 		t.Fatalf("ClaimExpired = %+v, %v; want nothing", got, err)
 	}
-	score, err := raw.ZScore(ctx, "p:idle", "8:tenant-1s").Result()
+	score, err := raw.ZScore(ctx, r.IdleKeyOf("8:tenant-1s"), "8:tenant-1s").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +425,9 @@ func TestRedisLeasedSessionRescheduled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.UnixMilli(int64(score)).Sub(server); d < 59*time.Minute || d > time.Hour {
-		t.Errorf("leased session rescheduled %v after the server's clock; want at its lease's end (1h)", d)
+	// A release may come any time, so the entry comes back one idle
+	// timeout later, not at the lease's end.
+	if d := time.UnixMilli(int64(score)).Sub(server); d < idle/2 || d > idle {
+		t.Errorf("leased session rescheduled %v after the server's clock; want one idle timeout (%v)", d, idle)
 	}
 }

@@ -24,7 +24,9 @@ type fixture struct {
 }
 
 // forEachStore runs the contract test body against every Store
-// implementation, each on a fresh store (a fresh redis-server for Redis).
+// implementation, each on a fresh store (a fresh redis-server for Redis, a
+// fresh master and Sentinel for redis-sentinel, a fresh three-master Redis
+// Cluster for redis-cluster).
 func forEachStore(t *testing.T, body func(t *testing.T, open func(sessions.Options) (a, b sessions.Store))) {
 	t.Helper()
 	fixtures := []fixture{
@@ -37,6 +39,35 @@ func forEachStore(t *testing.T, body func(t *testing.T, open func(sessions.Optio
 			replica := func() sessions.Store {
 				r, err := sessions.NewRedis(context.Background(), sessions.RedisOptions{
 					URL: url, KeyPrefix: "test:" + t.Name() + ":", Options: opts,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = r.Close() })
+				return r
+			}
+			return replica(), replica()
+		}},
+		{"redis-sentinel", func(t *testing.T, opts sessions.Options) (sessions.Store, sessions.Store) {
+			_, sentinel := redistest.StartSentinel(t)
+			replica := func() sessions.Store {
+				r, err := sessions.NewRedis(context.Background(), sessions.RedisOptions{
+					Sentinel:  &sessions.Sentinel{Master: redistest.SentinelMaster, Addrs: []string{sentinel}},
+					KeyPrefix: "test:" + t.Name() + ":", Options: opts,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = r.Close() })
+				return r
+			}
+			return replica(), replica()
+		}},
+		{"redis-cluster", func(t *testing.T, opts sessions.Options) (sessions.Store, sessions.Store) {
+			c := redistest.StartCluster(t, 3, 0)
+			replica := func() sessions.Store {
+				r, err := sessions.NewRedis(context.Background(), sessions.RedisOptions{
+					Cluster: c.Addrs(), KeyPrefix: "test:" + t.Name() + ":", Options: opts,
 				})
 				if err != nil {
 					t.Fatal(err)

@@ -28,10 +28,12 @@ const readyTimeout = 5 * time.Second
 // back on the same address, so clients reconnect without being rebuilt.
 // Restarted servers start empty (no persistence).
 type Server struct {
-	tb   testing.TB
-	bin  string
-	dir  string
-	port int
+	tb    testing.TB
+	bin   string
+	dir   string
+	port  int
+	extra []string // more redis-server arguments (cluster mode)
+	conf  string   // config file, the first argument (Sentinel needs one)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd     // nil while killed
@@ -52,14 +54,26 @@ func Start(t testing.TB) (url string, stop func()) {
 // killed when the test ends.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	return startServer(t, lookPath(t, "redis-server"), nil)
+}
+
+// lookPath finds a Redis binary or skips (fails in CI) the test.
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		if inCI() {
-			t.Fatalf("redistest: redis-server not on PATH (CI must install it): %v", err)
+			t.Fatalf("redistest: %s not on PATH (CI must install it): %v", name, err)
 		}
-		t.Skip("redistest: redis-server not on PATH; install it to run Redis tests")
+		t.Skipf("redistest: %s not on PATH; install it to run Redis tests", name)
 	}
-	s := &Server{tb: t, bin: bin, dir: t.TempDir()}
+	return bin
+}
+
+// startServer starts bin with extra arguments on a free port.
+func startServer(t testing.TB, bin string, extra []string) *Server {
+	t.Helper()
+	s := &Server{tb: t, bin: bin, dir: t.TempDir(), extra: extra}
 	t.Cleanup(s.Kill)
 	// A free port found by listening can be taken by someone else before
 	// redis-server binds it; retry with a fresh port in that case.
@@ -114,7 +128,7 @@ func (s *Server) start() error {
 		return fmt.Errorf("redis-server on port %d already running", s.port)
 	}
 	log := &lockedWriter{}
-	cmd := exec.Command(s.bin,
+	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -122,7 +136,11 @@ func (s *Server) start() error {
 		"--dir", s.dir,
 		"--daemonize", "no",
 		"--logfile", "",
-	)
+	}
+	if s.conf != "" {
+		args = append([]string{s.conf}, args...)
+	}
+	cmd := exec.Command(s.bin, append(args, s.extra...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)

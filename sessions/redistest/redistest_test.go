@@ -53,3 +53,14 @@ func TestStartStop(t *testing.T) {
 		t.Fatal("server still answers after stop")
 	}
 }
+
+func TestStartCluster(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	if len(c.Nodes) != 3 {
+		t.Fatalf("%d nodes; want 3", len(c.Nodes))
+	}
+	out, err := c.Run(c.Nodes[0], "cluster", "info")
+	if err != nil || !strings.Contains(out, "cluster_known_nodes:3") {
+		t.Fatalf("cluster info = %q, %v; want 3 known nodes", out, err)
+	}
+}
