@@ -82,9 +82,9 @@ func escapeStart(data []byte, at int) bool {
 	return n%2 == 0
 }
 
-// hex4 decodes the four hex digits at data[at:at+4]; ok is false when they
-// are missing or not all hex digits.
-func hex4(data []byte, at int) (r rune, ok bool) {
+// Hex4 decodes the four hex digits of a \u escape at data[at:at+4]; ok
+// is false when they are missing or not all hex digits.
+func Hex4(data []byte, at int) (r rune, ok bool) {
 	if at < 0 || at+4 > len(data) {
 		return 0, false
 	}

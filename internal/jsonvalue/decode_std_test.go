@@ -86,7 +86,7 @@ func loneSurrogate(data []byte) int {
 		if !escapeStart(data, at) {
 			continue
 		}
-		r, ok := hex4(data, at+2)
+		r, ok := Hex4(data, at+2)
 		if !ok {
 			continue // cannot happen in valid JSON
 		}
@@ -94,7 +94,7 @@ func loneSurrogate(data []byte) int {
 		case r >= 0xDC00 && r <= 0xDFFF:
 			return at // low surrogate without a high one before it
 		case r >= 0xD800 && r <= 0xDBFF:
-			lo, ok := hex4(data, at+8)
+			lo, ok := Hex4(data, at+8)
 			if at+8 > len(data) || data[at+6] != '\\' || data[at+7] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
 				return at
 			}

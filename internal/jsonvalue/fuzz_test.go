@@ -111,7 +111,7 @@ func refLoneSurrogate(data []byte) int {
 				i++
 				continue
 			}
-			r, ok := hex4(data, i+2)
+			r, ok := Hex4(data, i+2)
 			if !ok {
 				return -1
 			}

@@ -472,7 +472,7 @@ func (p *parser) escape(j int) (rune, int, error) {
 	case 't':
 		return '\t', j + 2, nil
 	case 'u':
-		r, ok := hex4(d, j+2)
+		r, ok := Hex4(d, j+2)
 		if !ok {
 			return 0, j, p.badHex(j + 2)
 		}
@@ -480,7 +480,7 @@ func (p *parser) escape(j int) (rune, int, error) {
 			return r, j + 6, nil
 		}
 		if r <= 0xDBFF && j+12 <= len(d) && d[j+6] == '\\' && d[j+7] == 'u' {
-			if lo, ok := hex4(d, j+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+			if lo, ok := Hex4(d, j+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
 				return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), j + 12, nil
 			}
 		}

@@ -316,15 +316,7 @@ func (a *assembler) toolCall(v any, field string) error {
 	if err != nil {
 		return err
 	}
-	if a.calls == nil {
-		a.calls = map[int]*callAcc{}
-	}
-	acc := a.calls[idx]
-	if acc == nil {
-		acc = &callAcc{}
-		a.calls[idx] = acc
-	}
-	a.lastCall, a.maxCall = idx, max(a.maxCall, idx)
+	acc := a.callAt(idx)
 	if id != "" {
 		if acc.ids > 0 && id != acc.id {
 			a.replayable = false // clients keep the last id; the verdicted one is sent once
@@ -410,4 +402,19 @@ func (a *assembler) response() *Response {
 	r := &Response{meta: a.meta, ans: a.pc.ans, usage: a.usage, streamed: true}
 	r.build()
 	return r
+}
+
+// callAt is the accumulator of tool call idx, made on first sight; it
+// becomes the last call seen.
+func (a *assembler) callAt(idx int) *callAcc {
+	if a.calls == nil {
+		a.calls = map[int]*callAcc{}
+	}
+	acc := a.calls[idx]
+	if acc == nil {
+		acc = &callAcc{}
+		a.calls[idx] = acc
+	}
+	a.lastCall, a.maxCall = idx, max(a.maxCall, idx)
+	return acc
 }

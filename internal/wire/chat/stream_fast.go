@@ -444,15 +444,7 @@ func (a *assembler) fastFrag(b []byte, f fastFrag) {
 	if idx < 0 {
 		idx, _ = a.callIndex(nil, string(id), "") // never fails for a missing index
 	}
-	if a.calls == nil {
-		a.calls = map[int]*callAcc{}
-	}
-	acc := a.calls[idx]
-	if acc == nil {
-		acc = &callAcc{}
-		a.calls[idx] = acc
-	}
-	a.lastCall, a.maxCall = idx, max(a.maxCall, idx)
+	acc := a.callAt(idx)
 	if len(id) > 0 {
 		if acc.ids == 0 || acc.id != string(id) {
 			if acc.ids > 0 {

@@ -3,6 +3,8 @@ package rawjson
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // The token checks below accept exactly what jsonvalue.DecodeStrict
@@ -31,7 +33,7 @@ func StrictString(b []byte, i int) (end int, escaped, ok bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				r, ok := hex4(b, i+2)
+				r, ok := jsonvalue.Hex4(b, i+2)
 				if !ok || r >= 0xDC00 && r <= 0xDFFF {
 					return 0, false, false
 				}
@@ -40,7 +42,7 @@ func StrictString(b []byte, i int) (end int, escaped, ok bool) {
 					if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
 						return 0, false, false
 					}
-					r2, ok := hex4(b, i+2)
+					r2, ok := jsonvalue.Hex4(b, i+2)
 					if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
 						return 0, false, false
 					}
@@ -78,10 +80,10 @@ func AppendUnescaped(dst, tok []byte) []byte {
 		}
 		switch c := tok[i+1]; c {
 		case 'u':
-			r, _ := hex4(tok, i+2)
+			r, _ := jsonvalue.Hex4(tok, i+2)
 			i += 6
 			if utf16.IsSurrogate(r) {
-				r2, _ := hex4(tok, i+2)
+				r2, _ := jsonvalue.Hex4(tok, i+2)
 				r = utf16.DecodeRune(r, r2)
 				i += 6
 			}
@@ -147,27 +149,4 @@ func digits(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// hex4 decodes the four hex digits at b[at:at+4].
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[at : at+4] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	return r, true
 }
