@@ -290,6 +290,9 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 	if every <= 0 {
 		return ka
 	}
+	// The headers the first comment commits, read now: the emissions of
+	// this goroutine's caller go on while it runs.
+	session, mode := pc.mc.t.builder.SessionID, pc.mc.t.mode
 	ka.wg.Add(1)
 	go func() {
 		defer ka.wg.Done()
@@ -302,10 +305,14 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 			case <-t.C:
 				ka.mu.Lock()
 				if !ka.committed {
-					pc.headers(w)
-					// The verdict is not known yet: announcing the decisions
-					// so far ("allow") would be false if post_model_call denies.
-					w.Header().Del(HeaderDecision)
+					// No decision header: the verdict is not known yet, and
+					// announcing the decisions so far ("allow") would be
+					// false if post_model_call denies.
+					h := w.Header()
+					h.Set(HeaderSession, session)
+					if mode != "" {
+						h.Set(HeaderMode, string(mode))
+					}
 					setStreamHeaders(w)
 					w.WriteHeader(http.StatusOK)
 					ka.committed = true
