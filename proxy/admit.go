@@ -63,8 +63,7 @@ func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, msg string) 
 	// Close rather than read the body the client may still be sending to
 	// keep the connection: that would hold the slot for read_timeout.
 	w.Header().Set("Connection", "close")
-	err := &apiError{status: http.StatusServiceUnavailable, typ: typeGatewayError, code: "overloaded",
-		message: msg + "; retry shortly", retryAfter: overloadRetry}
+	err := overloadedError(msg+"; retry shortly", overloadRetry)
 	for _, surf := range s.opts.Surfaces {
 		if p := surfacePath(surf.API()); r.URL.Path == p || r.URL.Path == p+"/count_tokens" {
 			writeSurfaceError(w, surf, err)
@@ -72,6 +71,12 @@ func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, msg string) 
 		}
 	}
 	writeError(w, err)
+}
+
+// overloadedError is the 503 of a request refused for load (requests,
+// connections or buffered bytes), retryable after retry.
+func overloadedError(msg string, retry time.Duration) *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, typ: typeGatewayError, code: "overloaded", message: msg, retryAfter: retry}
 }
 
 // RequestsInFlight returns the requests being handled, probes not counted.

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
@@ -31,8 +30,5 @@ func (s *Server) admitBuffered() (*membudget.Account, error) {
 
 // budgetError is the answer to a call the buffer budget cannot serve.
 func budgetError() *apiError {
-	e := errorf(http.StatusServiceUnavailable, typeGatewayError, "overloaded",
-		"the gateway is buffering as many upstream bytes as its memory allows (limits.buffer_budget); retry later")
-	e.retryAfter = budgetRetryAfter
-	return e
+	return overloadedError("the gateway is buffering as many upstream bytes as its memory allows (limits.buffer_budget); retry later", budgetRetryAfter)
 }
