@@ -633,3 +633,73 @@ func TestEndWithholdsCallsPastTheWait(t *testing.T) {
 		t.Fatalf("withheld records %d, shutdown at %d, highest sequence %d: want one withheld record and the shutdown last", withheld, shutdownSeq, maxSeq)
 	}
 }
+
+// A request that waits longer than sessions.startup_wait for another
+// request's agent_startup verdict is refused, and nothing of it is judged.
+func TestStartupWaitIsBounded(t *testing.T) {
+	f := startFleet(t, 2, "  startup_wait: 100ms")
+	first := make(chan exchange, 1)
+	go func() { first <- f.chat(t, 0, acmeKey, "sw1", "first", nil) }()
+	time.Sleep(80 * time.Millisecond) // the claim is made; its startup takes 300ms
+	c := f.chat(t, 1, acmeKey, "sw1", "second", nil)
+	if c.status != http.StatusServiceUnavailable || c.err.Code != "session_starting" {
+		t.Fatalf("second request: %d %s, want 503 session_starting", c.status, c.body)
+	}
+	if c := <-first; c.status != 200 {
+		t.Fatalf("the claiming request: %d %s", c.status, c.body)
+	}
+	for _, ctx := range f.verdicts.seen("acme/sw1") {
+		if in, _ := ctx["input"].(map[string]any); in["content"] == "second" {
+			t.Fatal("the refused request was judged")
+		}
+	}
+}
+
+// A session's agent is fixed at its claim: a request naming another agent
+// is refused, on model calls (anonymous clients name it by header) and on
+// the emit API.
+func TestSessionAgentIsFixed(t *testing.T) {
+	up := newUpstream(t, jsonReply(completionJSON))
+	gw := newGateway(t, gatewayConfig{upstream: up.URL})
+	if status, _, body := gw.post(t, chatBody("hi", false), map[string]string{HeaderSession: "ag1", HeaderAgent: "alpha"}); status != 200 {
+		t.Fatalf("open: %d %s", status, body)
+	}
+	status, _, body := gw.post(t, chatBody("hi", false), map[string]string{HeaderSession: "ag1", HeaderAgent: "beta"})
+	if e := errorBody(t, body); status != http.StatusConflict || e.Code != "agent_mismatch" {
+		t.Fatalf("another agent's call: %d %s", status, body)
+	}
+	b, _ := json.Marshal(ctxOf("input", "beta", "ag1", map[string]any{"input": map[string]any{"content": "x", "role": "user"}}))
+	status, _, body, err := send(context.Background(), http.MethodPost, gw.URL+"/v1/agent-hooks/emit", string(b), map[string]string{"Content-Type": "application/json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := errorBody(t, body); status != http.StatusConflict || e.Code != "agent_mismatch" {
+		t.Fatalf("another agent's emission: %d %s", status, body)
+	}
+	// Naming no agent joins the session as its own agent.
+	if status, _, body := gw.post(t, chatBody("hi", false), map[string]string{HeaderSession: "ag1"}); status != 200 {
+		t.Fatalf("no agent header: %d %s", status, body)
+	}
+}
+
+// A session denied at agent_startup ends with reason error on the emit
+// API too.
+func TestBlockedSessionShutdownReason(t *testing.T) {
+	f := startFleet(t, 1, "")
+	startup := ctxOf("agent_startup", "acme-bot", "b-deny-me", map[string]any{"agent_init": map[string]any{"tools_registered": []any{}}})
+	var ans struct{ Proceed bool }
+	c := f.emit(t, 0, acmeKey, startup)
+	if json.Unmarshal(c.body, &ans); c.status != 200 || ans.Proceed {
+		t.Fatalf("startup: %d %s, want a deny", c.status, c.body)
+	}
+	shutdown := func(reason string) map[string]any {
+		return ctxOf("agent_shutdown", "acme-bot", "b-deny-me", map[string]any{"summary": map[string]any{"reason": reason}})
+	}
+	if c := f.emit(t, 0, acmeKey, shutdown("completed")); c.status != http.StatusConflict || c.err.Code != "shutdown_reason" {
+		t.Fatalf("shutdown completed: %d %s", c.status, c.body)
+	}
+	if c := f.emit(t, 0, acmeKey, shutdown("error")); c.status != 200 {
+		t.Fatalf("shutdown error: %d %s", c.status, c.body)
+	}
+	f.verify(t, "acme/b-deny-me")
+}
