@@ -262,6 +262,28 @@ func (f *fleet) verify(t *testing.T, sessions ...string) []wireRecord {
 	return all
 }
 
+// callInFlight opens acme's session with one call, then starts a second
+// call with text in it on replica 0 and returns once that call has passed
+// pre_model_call (it is at the upstream); the channel yields its answer.
+func (f *fleet) callInFlight(t *testing.T, session, text string) <-chan exchange {
+	t.Helper()
+	if c := f.chat(t, 0, acmeKey, session, "hello", nil); c.status != 200 {
+		t.Fatalf("open: %d %s", c.status, c.body)
+	}
+	slow := make(chan exchange, 1)
+	go func() { slow <- f.chat(t, 0, acmeKey, session, text, nil) }()
+	waitFor(t, 5*time.Second, "the call at the upstream", func() bool {
+		n := 0
+		for _, c := range f.verdicts.seen("acme/" + session) {
+			if c["interception_point"] == "pre_model_call" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	return slow
+}
+
 // ctxOf builds an emit API context.
 func ctxOf(point, agent, session string, members map[string]any) map[string]any {
 	c := map[string]any{
@@ -423,12 +445,7 @@ func TestClientTurnPointsNeedAManagedSessionAndTheKeysLeave(t *testing.T) {
 // its answer is released.
 func TestEndWaitsForCallsInFlight(t *testing.T) {
 	f := startFleet(t, 2, "")
-	if c := f.chat(t, 0, acmeKey, "e1", "hello", nil); c.status != 200 {
-		t.Fatalf("open: %d %s", c.status, c.body)
-	}
-	slow := make(chan exchange, 1)
-	go func() { slow <- f.chat(t, 0, acmeKey, "e1", "/sleep 800ms late answer", nil) }()
-	time.Sleep(200 * time.Millisecond) // the call is at the upstream
+	slow := f.callInFlight(t, "e1", "/sleep 800ms late answer")
 	start := time.Now()
 	if c := f.end(t, 1, acmeKey, "e1", "completed"); c.status != 200 {
 		t.Fatalf("end: %d %s", c.status, c.body)
@@ -591,12 +608,7 @@ func countWire(recs []wireRecord, session string) int {
 // and the withheld call leaves a host-failure record.
 func TestEndWithholdsCallsPastTheWait(t *testing.T) {
 	f := startFleet(t, 1, "  end_wait: 200ms")
-	if c := f.chat(t, 0, acmeKey, "w1", "hello", nil); c.status != 200 {
-		t.Fatalf("open: %d %s", c.status, c.body)
-	}
-	slow := make(chan exchange, 1)
-	go func() { slow <- f.chat(t, 0, acmeKey, "w1", "/sleep 1s secret late answer", nil) }()
-	time.Sleep(150 * time.Millisecond) // the call is at the upstream
+	slow := f.callInFlight(t, "w1", "/sleep 1s secret late answer")
 	if c := f.end(t, 0, acmeKey, "w1", "completed"); c.status != 200 {
 		t.Fatalf("end: %d %s", c.status, c.body)
 	}
