@@ -47,21 +47,37 @@ func benchRequest(msgs []any) enforcement.Context {
 	return c
 }
 
+// scanPolicies are the policies the scan benchmarks run, each with the
+// decision it must reach on the benchmark messages.
+var scanPolicies = []struct {
+	name, src string
+	want      enforcement.Decision
+}{
+	{"regex-deny", "  - name: r\n    type: regex\n    action: deny\n    patterns: ['sk-[A-Za-z0-9_-]{20,}', 'AKIA[0-9A-Z]{16}']\n", enforcement.DecisionAllow},
+	{"regex-redact", "  - name: r\n    type: regex\n    action: redact\n    patterns: ['[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}']\n", enforcement.DecisionTransform},
+	{"redact", "  - name: r\n    type: redact\n", enforcement.DecisionTransform},
+	{"egress-deny", "  - name: e\n    type: egress\n    allow_hosts: ['*.example.com']\n", enforcement.DecisionAllow},
+}
+
+// benchIntercept runs ic on c, n bytes of text, until the benchmark
+// stops, failing on an error or any decision but want.
+func benchIntercept(b *testing.B, ic enforcement.Interceptor, c enforcement.Context, n int, want enforcement.Decision) {
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := ic.Intercept(context.Background(), c)
+		if err != nil || v.Decision != want {
+			b.Fatalf("%+v, %v", v, err)
+		}
+	}
+}
+
 // BenchmarkScan measures regex (deny and redact), redact and egress over
 // the redact benchmark's messages, with the request's tools and
 // model.params beside them ("request") and without ("messages"), on 1 KiB
 // and 64 KiB message arrays.
 func BenchmarkScan(b *testing.B) {
-	policies := []struct {
-		name, src string
-		want      enforcement.Decision
-	}{
-		{"regex-deny", "  - name: r\n    type: regex\n    action: deny\n    patterns: ['sk-[A-Za-z0-9_-]{20,}', 'AKIA[0-9A-Z]{16}']\n", enforcement.DecisionAllow},
-		{"regex-redact", "  - name: r\n    type: regex\n    action: redact\n    patterns: ['[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}']\n", enforcement.DecisionTransform},
-		{"redact", "  - name: r\n    type: redact\n", enforcement.DecisionTransform},
-		{"egress-deny", "  - name: e\n    type: egress\n    allow_hosts: ['*.example.com']\n", enforcement.DecisionAllow},
-	}
-	for _, p := range policies {
+	for _, p := range scanPolicies {
 		reg, err := Build(specsOf(b, p.src)[0], Env{})
 		if err != nil {
 			b.Fatal(err)
@@ -69,24 +85,14 @@ func BenchmarkScan(b *testing.B) {
 		ic := reg.Interceptor
 		for _, size := range []int{1 << 10, 64 << 10} {
 			msgs := benchMessages(size)
-			n := 0
-			for _, m := range msgs {
-				n += len(m.(map[string]any)["content"].(string))
-			}
+			n := contentBytes(msgs)
 			for _, shape := range []string{"messages", "request"} {
 				c := at(enforcement.PreModelCall, msgs)
 				if shape == "request" {
 					c = benchRequest(msgs)
 				}
 				b.Run(fmt.Sprintf("%s/%s/%dKiB", p.name, shape, size>>10), func(b *testing.B) {
-					b.SetBytes(int64(n))
-					b.ReportAllocs()
-					for b.Loop() {
-						v, err := ic.Intercept(context.Background(), c)
-						if err != nil || v.Decision != p.want {
-							b.Fatalf("%+v, %v", v, err)
-						}
-					}
+					benchIntercept(b, ic, c, n, p.want)
 				})
 			}
 		}

@@ -117,13 +117,8 @@ func (fr *framer) emit(ctx context.Context, r *enforcement.Record, out func(ctx 
 	if err != nil {
 		return err
 	}
-	if !fr.marks() || a.PolicyVersion == "" {
-		fr.mu.RLock()
-		defer fr.mu.RUnlock()
-		return out(ctx, b, false)
-	}
 	fr.mu.RLock()
-	if fr.version == a.PolicyVersion {
+	if !fr.marks() || a.PolicyVersion == "" || fr.version == a.PolicyVersion {
 		defer fr.mu.RUnlock()
 		return out(ctx, b, false)
 	}

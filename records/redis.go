@@ -128,7 +128,7 @@ func (s *RedisStream) MarkPolicy(ctx context.Context, version string) error {
 func (s *RedisStream) add(ctx context.Context, b []byte, marker bool) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	lines := bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	xadd := func(p redis.Cmdable, i int) error {
 		field := StreamField
 		if i == 0 && marker {
@@ -138,7 +138,7 @@ func (s *RedisStream) add(ctx context.Context, b []byte, marker bool) error {
 			Stream: s.stream,
 			MaxLen: s.maxLen,
 			Approx: true,
-			Values: []any{field, bytes.TrimSuffix(lines[i], []byte("\n"))},
+			Values: []any{field, lines[i]},
 		}).Err()
 	}
 	var err error

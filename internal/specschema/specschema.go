@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/hooks-gateway/hooks-gateway/conformance/spec"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // baseURL is the $id prefix the schemas share; they are registered under
@@ -115,9 +116,10 @@ func (s *Set) ValidateRecord(rec any) error {
 }
 
 // ValidateJSON decodes b and validates it as a context of point, or as a
-// record when point is "".
+// record when point is "". A decoding error names an offset, never the
+// input.
 func (s *Set) ValidateJSON(point string, b []byte) error {
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+	v, err := jsonvalue.Decode(b)
 	if err != nil {
 		return fmt.Errorf("specschema: %w", err)
 	}

@@ -230,13 +230,11 @@ func (b *builder) add(a, c int, out []byte) {
 func (b *builder) identity(a, c int) {
 	n := len(b.text) - (c - a)
 	for a < c {
-		b.orig(a)
-		k := b.chunks[b.ci]
+		o := b.orig(a)
 		end := c
 		if b.ci+1 < len(b.chunks) {
 			end = min(end, b.chunks[b.ci+1].s)
 		}
-		o := k.o + a - k.s
 		if l := len(b.segs) - 1; l >= 0 && b.segs[l].identity && b.segs[l].oEnd == o {
 			b.segs[l].oEnd += end - a
 		} else {

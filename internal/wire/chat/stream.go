@@ -260,8 +260,8 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: p.events}
 	}
 	if !p.treeOnly {
-		if usageOnly, ok := p.asm.addFast(data); ok {
-			p.record(lines, usageOnly)
+		if p.asm.addFast(data) {
+			p.record(lines, false)
 			return false, nil
 		}
 	}

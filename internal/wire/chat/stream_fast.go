@@ -14,8 +14,7 @@ import (
 // member known, unique and well typed, does it fold the chunk in (text
 // is unescaped straight into the assembly builders). Any other chunk (an
 // error, an unknown or escaped member name, usage, logprobs, reasoning
-// details,
-// a value the tree path would refuse) is left untouched for the tree
+// details, a value the tree path would refuse) is left untouched for the tree
 // path, which then decides exactly as it always has. Scanning changes no
 // state, so falling back is always safe.
 
@@ -44,23 +43,24 @@ type fastFrag struct {
 	id, name, args rawjson.Span
 }
 
-// addFast folds a chunk in through the fast path; ok is false when the
-// chunk is not of the fast shape and nothing was changed.
-func (a *assembler) addFast(b []byte) (usageOnly, ok bool) {
+// addFast folds a chunk in through the fast path and reports whether it
+// did; when the chunk is not of the fast shape nothing was changed. A fast
+// chunk is never usage-only: its usage is null or absent.
+func (a *assembler) addFast(b []byte) bool {
 	fc := &a.fast
 	fc.meta = [len(fastMetaKeys)]rawjson.Span{}
 	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
 	i := rawjson.SkipSpace(b, 0)
 	end, ok := fc.top(b, i)
 	if !ok || rawjson.SkipSpace(b, end) != len(b) {
-		return false, false
+		return false
 	}
 	a.applyFast(b)
-	return false, true // usage is null or absent: never usage-only
+	return true
 }
 
 // objectEach walks the object at b[i], calling member for each member
-// with its (unescaped-free) name and the offset of its value; member
+// with its name (escape-free) and the offset of its value; member
 // returns the offset past the value. Escaped names are not fast.
 func objectEach(b []byte, i int, member func(key []byte, at int) (int, bool)) (int, bool) {
 	if i >= len(b) || b[i] != '{' {

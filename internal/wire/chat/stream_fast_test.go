@@ -128,7 +128,7 @@ func TestFastPathTaken(t *testing.T) {
 	fast := 0
 	a := newAssembler(ResponseOptions{})
 	for _, l := range lines {
-		if _, ok := a.addFast([]byte(strings.TrimPrefix(l, "data: "))); ok {
+		if a.addFast([]byte(strings.TrimPrefix(l, "data: "))) {
 			fast++
 		}
 	}
