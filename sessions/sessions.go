@@ -260,7 +260,8 @@ func nonPrintable(s string) int {
 	return -1
 }
 
-// checkLease validates Acquire's arguments after the key.
+// checkLease validates Acquire's call id and lease; both stores check
+// them before the key.
 func checkLease(callID string, lease time.Duration) error {
 	if err := validateCallID(callID); err != nil {
 		return err
