@@ -224,7 +224,8 @@ func (k *APIKey) resolveKeyEnv(get func(string) string) {
 // readKeysFile reads a key file ("keys: [...]", sha256 entries only) and
 // checks its keys, alone and against inline, the main file's keys.
 func readKeysFile(file string, inline []APIKey) ([]APIKey, *problems) {
-	d := &decoder{ps: &problems{file: file}, lines: make(map[string]int)}
+	dec := NewDecoder(file)
+	d := dec.d
 	data, err := os.ReadFile(file)
 	if err != nil {
 		d.ps.add(0, "", fmt.Sprintf("cannot read the key file: %v", err))
@@ -249,20 +250,10 @@ func readKeysFile(file string, inline []APIKey) ([]APIKey, *problems) {
 		// An emptied file must not silently revoke every key it held.
 		d.ps.add(0, "", "the key file has no keys: list (write keys: [] to hold none)")
 	}
-	problem := func(field, format string, args ...any) {
-		if d.ps.covers(field) {
-			return
-		}
-		line := 0
-		for f := field; f != "" && line == 0; f = parent(f) {
-			line = d.lines[f]
-		}
-		d.ps.add(line, field, fmt.Sprintf(format, args...))
-	}
 	for i, k := range keys {
-		checkKey(problem, index("keys", i), k, false)
+		checkKey(dec.problemAt, index("keys", i), k, false)
 	}
-	checkKeySet(problem, "keys", keys, inline)
+	checkKeySet(dec.problemAt, "keys", keys, inline)
 	return keys, d.ps
 }
 

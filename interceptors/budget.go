@@ -324,7 +324,7 @@ func (l budgetLimit) key(metric, id string, now time.Time) string {
 
 // describe names a budget for messages: scope and window, never an id.
 func (l budgetLimit) describe(what string) string {
-	return fmt.Sprintf("the %s %s budget for the %s window", l.scope, what, shortDuration(l.window))
+	return fmt.Sprintf("the %s %s budget for the %s window", l.scope, what, ShortDuration(l.window))
 }
 
 // warning reports whether used crosses the limit's warning threshold.
@@ -339,8 +339,9 @@ func (l budgetLimit) warning(what string, used, limit int64) (enforcement.Warnin
 	}, true
 }
 
-// shortDuration prints 1h rather than 1h0m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration renders d as it is usually written: 1h rather than
+// 1h0m0s, 1m rather than 1m0s.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = s[:len(s)-2]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/interceptors"
 )
 
 // Principal is the identity a client key stands for. The zero Principal is
@@ -151,19 +152,7 @@ func (s *Server) rateLimit(ctx context.Context, p Principal) error {
 	}
 	reset := time.Unix(0, (window+1)*int64(rl.Window))
 	e := errorf(http.StatusTooManyRequests, typeAuth, "rate_limited",
-		"this API key's rate limit of %d requests per %s is reached; retry when the window resets", rl.Requests, windowText(rl.Window))
+		"this API key's rate limit of %d requests per %s is reached; retry when the window resets", rl.Requests, interceptors.ShortDuration(rl.Window))
 	e.retryAfter = reset.Sub(now)
 	return e
-}
-
-// windowText renders a window as it is usually written (1m, not 1m0s).
-func windowText(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

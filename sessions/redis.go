@@ -453,8 +453,7 @@ func (r *Redis) ClaimExpired(ctx context.Context, max int) ([]Expired, error) {
 // shard with score, and updates its entry there.
 func (r *Redis) claimOne(ctx context.Context, shard, m, score string) (Expired, bool, error) {
 	unindex := func() { _ = r.run(ctx, unindexScript, []string{shard}, m, score).Err() }
-	base := r.sessionKeyBase(m)
-	v, err := r.run(ctx, claimScript, []string{base, base + callsSuffix, base + toolsSuffix}, r.retainMS, r.idleMS).Slice()
+	v, err := r.run(ctx, claimScript, r.sessionKeysOf(m), r.retainMS, r.idleMS).Slice()
 	if err != nil {
 		return Expired{}, false, fmt.Errorf("sessions: redis claim expired: %w", err)
 	}

@@ -40,8 +40,14 @@ const (
 // scripts expect (KEYS[1..3]), and k's idle-index member.
 func (r *Redis) sessionKeys(k Key) (keys []string, member string) {
 	tag := sessionTag(k)
+	return r.sessionKeysOf(tag), tag
+}
+
+// sessionKeysOf returns the keys a session script takes for the session
+// whose tag (idle-index member) is tag.
+func (r *Redis) sessionKeysOf(tag string) []string {
 	base := r.sessionKeyBase(tag)
-	return []string{base, base + callsSuffix, base + toolsSuffix}, tag
+	return []string{base, base + callsSuffix, base + toolsSuffix}
 }
 
 // idleShards is the number of idle-index shards. Each shard is one sorted

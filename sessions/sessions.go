@@ -243,15 +243,25 @@ func validateCallID(id string) error {
 	if len(id) > MaxToolCallIDLen {
 		return fmt.Errorf("%w: %d bytes", ErrInvalidToolCallID, len(id))
 	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; c < 0x21 || c > 0x7e {
-			return fmt.Errorf("%w: byte 0x%02x at offset %d", ErrInvalidToolCallID, c, i)
-		}
+	if i := nonPrintable(id); i >= 0 {
+		return fmt.Errorf("%w: byte 0x%02x at offset %d", ErrInvalidToolCallID, id[i], i)
 	}
 	return nil
 }
 
-// checkLease validates Acquire's arguments after the key.
+// nonPrintable returns the offset of s's first byte outside 0x21–0x7E (the
+// alphabet of session ids, tenants and call ids), or -1.
+func nonPrintable(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkLease validates Acquire's call id and lease; both stores check
+// them before the key.
 func checkLease(callID string, lease time.Duration) error {
 	if err := validateCallID(callID); err != nil {
 		return err
@@ -284,10 +294,8 @@ func ValidateID(id string) error {
 	if len(id) > MaxIDLen {
 		return fmt.Errorf("%w: %d bytes", ErrInvalidSessionID, len(id))
 	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; c < 0x21 || c > 0x7e {
-			return fmt.Errorf("%w: byte 0x%02x at offset %d", ErrInvalidSessionID, c, i)
-		}
+	if i := nonPrintable(id); i >= 0 {
+		return fmt.Errorf("%w: byte 0x%02x at offset %d", ErrInvalidSessionID, id[i], i)
 	}
 	return nil
 }
@@ -301,10 +309,8 @@ func ValidateKey(k Key) error {
 	if len(k.Tenant) > MaxIDLen {
 		return fmt.Errorf("%w: tenant of %d bytes", ErrInvalidSessionID, len(k.Tenant))
 	}
-	for i := 0; i < len(k.Tenant); i++ {
-		if c := k.Tenant[i]; c < 0x21 || c > 0x7e {
-			return fmt.Errorf("%w: tenant byte 0x%02x at offset %d", ErrInvalidSessionID, c, i)
-		}
+	if i := nonPrintable(k.Tenant); i >= 0 {
+		return fmt.Errorf("%w: tenant byte 0x%02x at offset %d", ErrInvalidSessionID, k.Tenant[i], i)
 	}
 	return nil
 }
