@@ -131,6 +131,8 @@ type gatewayConfig struct {
 	buffer    int64
 	maxBody   int64
 	mode      enforcement.Mode
+	// pointModes override mode per point.
+	pointModes map[enforcement.Point]enforcement.Mode
 	// interceptTimeout bounds the interceptor; default 2s.
 	interceptTimeout time.Duration
 	// tracer, when set, turns tracing on.
@@ -165,6 +167,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 	em, err := enforcement.NewEmitter(enforcement.Options{
 		Interceptors: []enforcement.Registration{{Name: "test", Interceptor: gc.policy}},
 		Mode:         gc.mode,
+		PointModes:   gc.pointModes,
 		Sink:         m.InstrumentSink("test", sink),
 		Timeout:      gc.interceptTimeout,
 		Observer:     m,

@@ -291,8 +291,14 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 		return ka
 	}
 	// The headers the first comment commits, read now: the emissions of
-	// this goroutine's caller go on while it runs.
-	session, mode := pc.mc.t.builder.SessionID, pc.mc.t.mode
+	// this goroutine's caller go on while it runs. The mode counts the
+	// post_model_call still to come, so an answer that point judges in
+	// evaluate_only never claims enforcement.
+	tn := pc.mc.t
+	session, mode := tn.builder.SessionID, tn.mode
+	if tn.emitter().ModeFor(enforcement.PostModelCall) == enforcement.EvaluateOnly {
+		mode = enforcement.EvaluateOnly
+	}
 	ka.wg.Add(1)
 	go func() {
 		defer ka.wg.Done()

@@ -239,3 +239,18 @@ func TestEvaluateOnly(t *testing.T) {
 		})
 	}
 }
+
+// The keep-alive commits the mode header before post_model_call runs: an
+// answer that point judges in evaluate_only never claims enforcement.
+func TestKeepAliveModeCountsPostModelCall(t *testing.T) {
+	up := newUpstream(t, slowSSE(200*time.Millisecond, chunk(`{"role":"assistant","content":"hi"}`, ""), chunk(`{}`, "stop"), "[DONE]"))
+	gw := newGateway(t, gatewayConfig{upstream: up.URL, keepAlive: 30 * time.Millisecond,
+		pointModes: map[enforcement.Point]enforcement.Mode{enforcement.PostModelCall: enforcement.EvaluateOnly}})
+	status, h, body := gw.post(t, chatBody("hi", true), nil)
+	if status != http.StatusOK || !strings.HasPrefix(string(body), ": keep-alive") {
+		t.Fatalf("status %d, want a keep-alive stream: %s", status, body)
+	}
+	if got := h.Get(HeaderMode); got != string(enforcement.EvaluateOnly) {
+		t.Fatalf("%s: %q, want evaluate_only", HeaderMode, got)
+	}
+}
