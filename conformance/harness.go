@@ -38,6 +38,10 @@ type Declaration struct {
 	// BufferedOutput declares §12.1a buffered output (the spec default
 	// is true; false must be disclosed in the claim).
 	BufferedOutput bool `json:"buffered_output"`
+	// ExposureBound states, for a host mediating incrementally (§12.1
+	// exception), which content can reach the caller ahead of a verdict
+	// covering it and how much (§12.1a); the claim must carry it.
+	ExposureBound string `json:"exposure_bound,omitempty"`
 	// Profiles lists the composition profiles the host supports.
 	Profiles []string `json:"profiles,omitempty"`
 	// IdentityProvider is the host's default identity provider, e.g. jcs-sha256.

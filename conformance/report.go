@@ -136,6 +136,9 @@ func (r Report) Markdown() string {
 		b.WriteString(" (a deny at `output` cannot retract content already streamed)")
 	}
 	b.WriteString("\n")
+	if d.ExposureBound != "" {
+		fmt.Fprintf(&b, "- **Exposure bound (§12.1 exception, §12.1a):** %s\n", d.ExposureBound)
+	}
 	fmt.Fprintf(&b, "- **Composition profiles (§7.2):** %s\n", codeList(d.Profiles, "not declared"))
 	fmt.Fprintf(&b, "- **Identity provider (§10.1):** %s\n\n", codeOr(d.IdentityProvider, "not declared"))
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -29,18 +30,46 @@ func SDKLocalDeclaration() Declaration {
 	}
 }
 
+// IncrementalDeclaration is d for a host that mediates model streams
+// incrementally under the §12.1 exception: it declares
+// incremental_output and buffered_output false, and its name gains the
+// suffix "-incremental".
+func IncrementalDeclaration(d Declaration) Declaration {
+	d.Name += "-incremental"
+	d.Capabilities = append(append([]string(nil), d.Capabilities...), CapabilityIncrementalOutput)
+	d.BufferedOutput = false
+	d.ExposureBound = IncrementalExposureBound
+	return d
+}
+
+// IncrementalExposureBound is the §12.1a exposure-bound statement of the
+// incremental hosts (enforcement.StreamMediator).
+const IncrementalExposureBound = "none — release is watermark-gated: a segment's text is released only after a post_model_call verdict over the whole prefix it ends permits it unchanged; a deny withholds everything not yet released; a transform releases nothing of its prefix and the rest is judged whole, and a verdict that would rewrite released text fails closed (host_error:streaming_unsupported); text no verdict covered when a stream dies is refused with finish_reason stream_incomplete and host_error:streaming_unsupported, never released nor persisted"
+
 // NewSDKLocalHarness returns a harness whose production path is the SDK's
 // Session over an in-process enforcement.Emitter; only the model and the
 // tools are mocked.
 func NewSDKLocalHarness() Harness { return &sdkLocal{} }
 
+// NewSDKLocalIncrementalHarness is the SDK-local harness with streamed
+// model answers mediated by Session.ModelCallStream: a scripted response
+// with stream chunks is delivered chunk by chunk, and the run reports the
+// text released and the transcript kept.
+func NewSDKLocalIncrementalHarness() Harness { return &sdkLocal{incremental: true} }
+
 type sdkLocal struct {
-	v        *Vector
-	emitter  *enforcement.Emitter
-	recorder *contextRecorder
+	v           *Vector
+	emitter     *enforcement.Emitter
+	recorder    *contextRecorder
+	incremental bool
 }
 
-func (h *sdkLocal) Declaration() Declaration { return SDKLocalDeclaration() }
+func (h *sdkLocal) Declaration() Declaration {
+	if h.incremental {
+		return IncrementalDeclaration(SDKLocalDeclaration())
+	}
+	return SDKLocalDeclaration()
+}
 
 func (h *sdkLocal) Setup(v *Vector) error {
 	h.v = v
@@ -217,7 +246,8 @@ func (h *sdkLocal) Run(ctx context.Context) (*RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	loop := &agentLoop{v: h.v, session: session, model: &localModel{v: h.v, session: session}}
+	model := &localModel{v: h.v, session: session, incremental: h.incremental}
+	loop := &agentLoop{v: h.v, session: session, model: model}
 	if err := loop.run(ctx); err != nil {
 		return nil, err
 	}
@@ -229,6 +259,14 @@ func (h *sdkLocal) Run(ctx context.Context) (*RunRecord, error) {
 	}
 	if rr.ToolInvocations == nil {
 		rr.ToolInvocations = []ToolInvocation{}
+	}
+	if h.incremental {
+		rr.ReleasedOutput = model.released.String()
+		persisted, err := jsonvalue.Marshal(model.history)
+		if err != nil {
+			return nil, fmt.Errorf("serialize the transcript: %w", err)
+		}
+		rr.Persisted = string(persisted)
 	}
 	if dropped := h.emitter.RecordsDropped(); dropped > 0 {
 		return nil, fmt.Errorf("record buffer dropped %d records", dropped)
@@ -368,6 +406,10 @@ type localModel struct {
 	v       *Vector
 	session *sdk.Session
 	history []any
+	// incremental streams scripted responses that have stream chunks
+	// through Session.ModelCallStream; released collects what egressed.
+	incremental bool
+	released    strings.Builder
 }
 
 func (m *localModel) open(role string, content any) error {
@@ -377,6 +419,9 @@ func (m *localModel) open(role string, content any) error {
 
 func (m *localModel) call(ctx context.Context, i int) (enforcement.ModelResponse, error) {
 	scripted := m.v.Scenario.ModelScript[i].Respond
+	if m.incremental && scripted.Stream != nil {
+		return m.stream(ctx, i, scripted)
+	}
 	return m.session.ModelCall(ctx, "mock", m.history, func(_ context.Context, messages any) (enforcement.ModelResponse, error) {
 		msgs, ok := messages.([]any)
 		if !ok {
@@ -386,6 +431,46 @@ func (m *localModel) call(ctx context.Context, i int) (enforcement.ModelResponse
 		return scriptedResponse(scripted), nil
 	})
 }
+
+// stream delivers a scripted response chunk by chunk through
+// Session.ModelCallStream. A truncated script dies after its chunks. The
+// transcript keeps only released text: a blocked stream's released prefix
+// becomes the assistant message (the spec allows persisting it), nothing
+// withheld does.
+func (m *localModel) stream(ctx context.Context, i int, scripted Response) (enforcement.ModelResponse, error) {
+	start := m.released.Len()
+	resp, err := m.session.ModelCallStream(ctx, "mock", m.history,
+		func(_ context.Context, messages any, yield func(string) error) (enforcement.ModelResponse, error) {
+			msgs, ok := messages.([]any)
+			if !ok {
+				return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: verdicted messages are not an array", i)
+			}
+			m.history = msgs
+			for _, chunk := range scripted.Stream {
+				if err := yield(chunk); err != nil {
+					return enforcement.ModelResponse{}, err
+				}
+			}
+			if scripted.StreamTruncated {
+				return enforcement.ModelResponse{}, errStreamTruncated
+			}
+			return scriptedResponse(scripted), nil
+		},
+		func(text string) error {
+			m.released.WriteString(text)
+			return nil
+		}, sdk.StreamOptions{})
+	if err != nil {
+		if partial := m.released.String()[start:]; partial != "" {
+			m.history = append(m.history, map[string]any{"role": "assistant", "content": partial})
+		}
+		return enforcement.ModelResponse{}, err
+	}
+	return resp, nil
+}
+
+// errStreamTruncated is the scripted stream dying (stream_truncated).
+var errStreamTruncated = errors.New("ctk: scripted stream truncated")
 
 func (m *localModel) toolMessage(tc enforcement.ToolCall, content any) error {
 	m.history = append(m.history, map[string]any{"role": "tool", "tool_call_id": tc.ID, "content": content})

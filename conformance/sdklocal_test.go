@@ -11,6 +11,33 @@ import (
 // only skips are the streaming/incremental part (capability not declared).
 func TestSDKLocalConformance(t *testing.T) { requireConformant(t, NewSDKLocalHarness) }
 
+// TestSDKLocalIncrementalConformance runs every vendored vector through the
+// SDK-local harness declaring incremental_output: all 51 pass, none skip.
+func TestSDKLocalIncrementalConformance(t *testing.T) {
+	requireAllPass(t, NewSDKLocalIncrementalHarness)
+}
+
+// requireAllPass runs every vendored vector on a harness as subtests and
+// requires each to pass: 51 passed, 0 skipped, 0 failed.
+func requireAllPass(t *testing.T, factory HarnessFactory) {
+	t.Helper()
+	vectors, err := EmbeddedVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := Run(context.Background(), factory, vectors)
+	for _, r := range report.Results {
+		t.Run(r.ID, func(t *testing.T) {
+			if r.Status != StatusPass {
+				t.Errorf("%s (%s) %s: %s\n  - %s", r.ID, r.Title, r.Status, r.Detail, strings.Join(r.Failures, "\n  - "))
+			}
+		})
+	}
+	if got := report.Totals; got.Passed != 51 || got.Skipped != 0 || got.Failed != 0 {
+		t.Errorf("totals = %+v, want 51 passed, 0 skipped, 0 failed", got)
+	}
+}
+
 // requireConformant runs every vendored vector on a harness as subtests:
 // every applicable vector passes and the only skips are the
 // streaming/incremental part, 47 passed and 4 skipped in all.

@@ -108,6 +108,10 @@ func (em *emission) finish() {
 			continue
 		}
 		if err := v(em.working["target"]); err != nil {
+			if errors.Is(err, ErrReleasedRewrite) {
+				em.setCombined(hostDeny(ReasonStreamingUnsupported, err.Error()), nil)
+				continue
+			}
 			em.setCombined(hostDeny(ReasonTransformInvalid, "transformed target cannot be written back: "+err.Error()), nil)
 		}
 	}

@@ -105,6 +105,12 @@ type localEmitter struct {
 }
 
 func (l *localEmitter) emit(ctx context.Context, point enforcement.Point, fields map[string]any) (*enforcement.Outcome, error) {
+	return l.emitWith(ctx, point, fields)
+}
+
+// emitWith is emit with emission options (a streamed response's target
+// validator).
+func (l *localEmitter) emitWith(ctx context.Context, point enforcement.Point, fields map[string]any, extra ...enforcement.EmitOption) (*enforcement.Outcome, error) {
 	c, err := l.builder.Build(ctx, point, fields)
 	if err != nil {
 		var pe *enforcement.ProjectionError
@@ -115,7 +121,7 @@ func (l *localEmitter) emit(ctx context.Context, point enforcement.Point, fields
 		}
 		return nil, err
 	}
-	var opts []enforcement.EmitOption
+	opts := extra
 	if l.mode != "" {
 		opts = append(opts, enforcement.WithMode(l.mode))
 	}

@@ -46,8 +46,9 @@ const surfaceAll = "all"
 // package state.
 func harnesses() map[string]conformance.HarnessFactory {
 	reg := map[string]conformance.HarnessFactory{
-		"sdk-local": conformance.NewSDKLocalHarness,
-		"gateway":   conformance.NewGatewayHarness,
+		"sdk-local":             conformance.NewSDKLocalHarness,
+		"sdk-local-incremental": conformance.NewSDKLocalIncrementalHarness,
+		"gateway":               conformance.NewGatewayHarness,
 	}
 	for _, api := range conformance.GatewayAPIs() {
 		if f, err := conformance.GatewayHarness(api); err == nil { // every listed API has a harness

@@ -1,0 +1,223 @@
+package enforcement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// FinishIncremental is response.finish_reason of a post_model_call over a
+// prefix of a response still streaming (§12.1 exception, AH-CTK-110).
+const FinishIncremental = "incremental"
+
+// FinishStreamIncomplete is response.finish_reason of the post_model_call
+// that refuses a stream whose content no verdict covered (§12.1).
+const FinishStreamIncomplete = "stream_incomplete"
+
+// ErrReleasedRewrite marks a verdicted target that would rewrite content
+// already released to the caller. A target validator returning an error
+// that wraps it makes the combined verdict deny
+// host_error:streaming_unsupported (released bytes cannot be retracted)
+// rather than host_error:transform_invalid.
+var ErrReleasedRewrite = errors.New("the transform rewrites content already released to the caller")
+
+// StreamJudge is how a StreamMediator emits: the host builds, sequences
+// and dispatches each post_model_call as it would any other.
+type StreamJudge interface {
+	// Judge emits post_model_call over response ({content, tool_calls,
+	// finish_reason}); check, when not nil, must run as a target
+	// validator of the emission (WithTargetValidator, combined with the
+	// host's own). It returns an error only when the emission could not
+	// be made or was cut short (a canceled context, a store failure).
+	Judge(ctx context.Context, response map[string]any, check TargetValidator) (*Outcome, error)
+	// Refuse records post_model_call over response with a host deny
+	// (reason, message) and dispatches no interceptor (Emitter.Refuse).
+	Refuse(ctx context.Context, response map[string]any, reason, message string) (*Outcome, error)
+}
+
+// StreamMediator is the release accounting of one model response mediated
+// incrementally under the §12.1 exception, with the exposure bound
+// "none": no byte reaches the caller ahead of a permitting verdict over
+// it.
+//
+//   - Each Segment emits an ordinary post_model_call over the whole
+//     assembled prefix (finish_reason "incremental"), so a policy sees
+//     every match whatever its length; the watermark advances only when
+//     that verdict permits unchanged.
+//   - A deny is terminal: everything not yet released is withheld,
+//     including text an earlier verdict permitted.
+//   - A transform releases nothing of its prefix and switches the rest of
+//     the response to buffering: Final judges it whole. A verdicted target
+//     that rewrites released text fails closed with
+//     host_error:streaming_unsupported; one that keeps it releases the
+//     verdicted remainder.
+//   - Past the segment cap, or once the caller calls Buffer (a tool call
+//     started), the rest is buffered likewise.
+//   - A stream that ends short of its proper end with text no verdict
+//     covered is refused (Cut): post_model_call with finish_reason
+//     stream_incomplete and host_error:streaming_unsupported.
+//   - evaluate_only verdicts never gate release: they are recorded, and
+//     the text is released as if permitted.
+//
+// Released is the only content that may become durable (item 4). A
+// StreamMediator is not safe for concurrent use.
+type StreamMediator struct {
+	judge       StreamJudge
+	maxSegments int
+
+	judged    string // the prefix the last segment judged
+	released  string // text handed to the caller
+	segments  int
+	buffering bool
+	closed    error // set once terminal: the reason nothing more is released
+}
+
+// NewStreamMediator returns the accounting for one response. maxSegments
+// caps the segment emissions (0: no cap); past it the rest is buffered.
+func NewStreamMediator(judge StreamJudge, maxSegments int) *StreamMediator {
+	return &StreamMediator{judge: judge, maxSegments: maxSegments}
+}
+
+// errMediatorClosed is returned by calls after a terminal outcome.
+var errMediatorClosed = errors.New("agent-hooks: the mediated stream already ended")
+
+// Released is the text released to the caller so far.
+func (m *StreamMediator) Released() string { return m.released }
+
+// Buffering reports whether the rest of the response is judged whole by
+// Final rather than segment by segment.
+func (m *StreamMediator) Buffering() bool { return m.buffering }
+
+// Buffer switches the rest of the response to buffering; the host calls
+// it when the response starts anything but plain text (a tool call).
+func (m *StreamMediator) Buffer() { m.buffering = true }
+
+// Segments is how many segment emissions were made.
+func (m *StreamMediator) Segments() int { return m.segments }
+
+// Segment judges prefix, the response's text assembled so far, and
+// returns the text it releases: what prefix adds to Released. It returns
+// "" without emitting while buffering, or when prefix adds nothing to
+// what was judged. A deny returns *BlockedError and ends the stream; so
+// does a failed emission (its error).
+func (m *StreamMediator) Segment(ctx context.Context, prefix string) (string, error) {
+	if m.closed != nil {
+		return "", errMediatorClosed
+	}
+	if !strings.HasPrefix(prefix, m.judged) {
+		return "", m.fail(errors.New("agent-hooks: a segment does not extend the text judged before it"))
+	}
+	if m.buffering || len(prefix) == len(m.judged) {
+		return "", nil
+	}
+	if m.maxSegments > 0 && m.segments >= m.maxSegments {
+		m.buffering = true
+		return "", nil
+	}
+	m.segments++
+	m.judged = prefix
+	resp := map[string]any{"content": prefix, "tool_calls": []any{}, "finish_reason": FinishIncremental}
+	out, err := m.judge.Judge(ctx, resp, m.keepsReleased)
+	if err != nil {
+		return "", m.fail(err)
+	}
+	switch {
+	case !out.Proceed:
+		return "", m.fail(&BlockedError{Outcome: out})
+	case out.Mode == Enforce && out.Verdict.Decision == DecisionTransform:
+		// Nothing of a rewritten prefix is released: Final judges the
+		// whole response and its target is what the caller gets.
+		m.buffering = true
+		return "", nil
+	}
+	return m.release(prefix), nil
+}
+
+// Final judges the complete response (its real finish_reason and tool
+// calls) at the stream's proper end. On a permit it returns the outcome
+// and the text still to release: the verdicted content after Released.
+// It returns *BlockedError on a deny, including the fail-closed deny of a
+// verdicted content that rewrites released text. When the verdicted
+// content is not a string, rest is "" and the host renders the target
+// itself (only possible when nothing was released).
+func (m *StreamMediator) Final(ctx context.Context, response map[string]any) (*Outcome, string, error) {
+	if m.closed != nil {
+		return nil, "", errMediatorClosed
+	}
+	out, err := m.judge.Judge(ctx, response, m.keepsReleased)
+	if err != nil {
+		return nil, "", m.fail(err)
+	}
+	if !out.Proceed {
+		return out, "", m.fail(&BlockedError{Outcome: out})
+	}
+	m.closed = errMediatorClosed
+	target := response
+	if out.Mode == Enforce && out.Verdict.IsPermit() {
+		if t, ok := out.Context["response"].(map[string]any); ok {
+			target = t
+		}
+	}
+	content, ok := target["content"].(string)
+	if !ok && m.released == "" {
+		return out, "", nil
+	}
+	if !strings.HasPrefix(content, m.released) {
+		// Unreachable for a host that releases plain text only: the
+		// untransformed response must extend what its segments released.
+		return out, "", fmt.Errorf("agent-hooks: the complete response does not extend the %d bytes already released", len(m.released))
+	}
+	rest := content[len(m.released):]
+	m.released = content
+	return out, rest, nil
+}
+
+// Cut settles a stream that ended short of its proper end (cut, errored
+// upstream, over its buffer) after delivering text. Text no verdict
+// covered fails closed: Cut refuses post_model_call over the whole
+// delivered text with finish_reason stream_incomplete and
+// host_error:streaming_unsupported, and returns that outcome; it returns
+// nil when every delivered byte was judged (an errored model call). The
+// residue is never released.
+func (m *StreamMediator) Cut(ctx context.Context, delivered, why string) (*Outcome, error) {
+	if m.closed != nil {
+		return nil, nil // denied or settled: nothing more is released
+	}
+	m.closed = errMediatorClosed
+	// While buffering, the host holds content no verdict covered (a
+	// transformed prefix's tail, tool-call fragments).
+	if len(delivered) <= len(m.judged) && !m.buffering {
+		return nil, nil
+	}
+	resp := map[string]any{"content": delivered, "tool_calls": []any{}, "finish_reason": FinishStreamIncomplete}
+	return m.judge.Refuse(ctx, resp, ReasonStreamingUnsupported, why)
+}
+
+// keepsReleased is the target validator of every emission: a verdicted
+// response whose content no longer begins with the released text cannot
+// be honoured.
+func (m *StreamMediator) keepsReleased(target any) error {
+	if m.released == "" {
+		return nil
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%w: the response is not an object", ErrReleasedRewrite)
+	}
+	if c, ok := t["content"].(string); !ok || !strings.HasPrefix(c, m.released) {
+		return ErrReleasedRewrite
+	}
+	return nil
+}
+
+func (m *StreamMediator) release(prefix string) string {
+	rest := prefix[len(m.released):]
+	m.released = prefix
+	return rest
+}
+
+func (m *StreamMediator) fail(err error) error {
+	m.closed = err
+	return err
+}
