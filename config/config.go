@@ -367,6 +367,64 @@ type Streaming struct {
 	BufferLimit int64
 	// KeepAlive is the interval of SSE comments while buffering; 0 is off.
 	KeepAlive time.Duration
+	// Mode is how streamed answers are mediated by default:
+	// StreamingBuffered (whole, before the first byte) or
+	// StreamingIncremental (segment by segment, §12.1 exception).
+	Mode string
+	// Surfaces overrides Mode per API surface ("" keeps Mode). A policy
+	// route's streaming overrides both.
+	Surfaces StreamingSurfaces
+	// Segment closes the segments of incremental mediation.
+	Segment Segment
+}
+
+// Streaming modes.
+const (
+	StreamingBuffered    = "buffered"
+	StreamingIncremental = "incremental"
+)
+
+// StreamingSurfaces holds a streaming mode per API surface.
+type StreamingSurfaces struct {
+	ChatCompletions string
+	Responses       string
+	Messages        string
+}
+
+// Segment decides when incremental mediation judges the text waiting. The
+// first segment closes at the first text; a later one when Bytes of new
+// text wait, at a sentence end (SentenceEnd), or when the oldest waiting
+// byte has waited Interval (checked as events arrive). Past MaxSegments
+// the rest of the answer is judged whole.
+type Segment struct {
+	Bytes       int64
+	Interval    time.Duration
+	SentenceEnd bool
+	MaxSegments int64
+}
+
+// Segment defaults.
+const (
+	DefaultSegmentBytes       = 512
+	DefaultSegmentInterval    = 250 * time.Millisecond
+	DefaultSegmentMaxSegments = 128
+)
+
+// ModeFor is the streaming mode of api (a wire.API name) before routes.
+func (s Streaming) ModeFor(api string) string {
+	var m string
+	switch api {
+	case "chat_completions":
+		m = s.Surfaces.ChatCompletions
+	case "responses":
+		m = s.Surfaces.Responses
+	case "messages":
+		m = s.Surfaces.Messages
+	}
+	if m == "" {
+		return s.Mode
+	}
+	return m
 }
 
 // Limits bounds request and response bodies, and what one request may

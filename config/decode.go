@@ -50,7 +50,8 @@ func newConfig(source string) *Config {
 			StartupWait:   DefaultStartupWait,
 			CallLease:     DefaultCallLease,
 		},
-		Streaming: Streaming{BufferLimit: DefaultBufferLimit},
+		Streaming: Streaming{BufferLimit: DefaultBufferLimit, Mode: StreamingBuffered, Segment: Segment{
+			Bytes: DefaultSegmentBytes, Interval: DefaultSegmentInterval, SentenceEnd: true, MaxSegments: DefaultSegmentMaxSegments}},
 		Limits: Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes,
 			MaxMessages: DefaultMaxMessages, MaxInputMessages: DefaultMaxInputMessages},
 		Server:    defaultServer(),
@@ -167,6 +168,23 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			d.mapping(v, f, map[string]handler{
 				"buffer_limit": func(f string, v *yaml.Node) { s.BufferLimit = d.size(v, f, s.BufferLimit) },
 				"keep_alive":   func(f string, v *yaml.Node) { s.KeepAlive = d.duration(v, f, s.KeepAlive) },
+				"mode":         func(f string, v *yaml.Node) { s.Mode = d.str(v, f) },
+				"surfaces": func(f string, v *yaml.Node) {
+					d.mapping(v, f, map[string]handler{
+						"chat_completions": func(f string, v *yaml.Node) { s.Surfaces.ChatCompletions = d.str(v, f) },
+						"responses":        func(f string, v *yaml.Node) { s.Surfaces.Responses = d.str(v, f) },
+						"messages":         func(f string, v *yaml.Node) { s.Surfaces.Messages = d.str(v, f) },
+					})
+				},
+				"segment": func(f string, v *yaml.Node) {
+					g := &s.Segment
+					d.mapping(v, f, map[string]handler{
+						"bytes":        func(f string, v *yaml.Node) { g.Bytes = d.size(v, f, g.Bytes) },
+						"interval":     func(f string, v *yaml.Node) { g.Interval = d.duration(v, f, g.Interval) },
+						"sentence_end": func(f string, v *yaml.Node) { g.SentenceEnd = d.bool(v, f) },
+						"max_segments": func(f string, v *yaml.Node) { g.MaxSegments = d.int(v, f, g.MaxSegments) },
+					})
+				},
 			})
 		},
 		"auth":      func(f string, v *yaml.Node) { d.auth(v, f, &c.Auth) },

@@ -636,7 +636,30 @@ func (v *validator) streaming() {
 	if s.KeepAlive < 0 {
 		v.problem("streaming.keep_alive", "must not be negative (0 turns keep-alives off; got %s)", s.KeepAlive)
 	}
+	for _, m := range []struct{ field, mode string }{
+		{"streaming.mode", s.Mode},
+		{"streaming.surfaces.chat_completions", s.Surfaces.ChatCompletions},
+		{"streaming.surfaces.responses", s.Surfaces.Responses},
+		{"streaming.surfaces.messages", s.Surfaces.Messages},
+	} {
+		if m.mode != "" && !ValidStreamingMode(m.mode) || m.field == "streaming.mode" && m.mode == "" {
+			v.problem(m.field, "must be %s or %s (got %q)", StreamingBuffered, StreamingIncremental, m.mode)
+		}
+	}
+	g := s.Segment
+	if g.Bytes <= 0 {
+		v.problem("streaming.segment.bytes", "must be positive (got %d)", g.Bytes)
+	}
+	if g.Interval <= 0 {
+		v.problem("streaming.segment.interval", "must be positive (got %s)", g.Interval)
+	}
+	if g.MaxSegments <= 0 {
+		v.problem("streaming.segment.max_segments", "must be positive (got %d)", g.MaxSegments)
+	}
 }
+
+// ValidStreamingMode reports whether m names a streaming mode.
+func ValidStreamingMode(m string) bool { return m == StreamingBuffered || m == StreamingIncremental }
 
 func (v *validator) limits() {
 	l := v.c.Limits

@@ -44,7 +44,7 @@ func IncrementalDeclaration(d Declaration) Declaration {
 
 // IncrementalExposureBound is the §12.1a exposure-bound statement of the
 // incremental hosts (enforcement.StreamMediator).
-const IncrementalExposureBound = "none — release is watermark-gated: a segment's text is released only after a post_model_call verdict over the whole prefix it ends permits it unchanged; a deny withholds everything not yet released; a transform releases nothing of its prefix and the rest is judged whole, and a verdict that would rewrite released text fails closed (host_error:streaming_unsupported); text no verdict covered when a stream dies is refused with finish_reason stream_incomplete and host_error:streaming_unsupported, never released nor persisted"
+const IncrementalExposureBound = "none — release is watermark-gated: a segment's text is released only after a post_model_call verdict over the whole prefix it ends permits it unchanged, and only up to that prefix's last word boundary (a token still arriving is held back whole); a deny withholds everything not yet released; a transform releases nothing of its prefix and the rest is judged whole, and a verdict that would rewrite released text fails closed (host_error:streaming_unsupported); text no verdict covered when a stream dies is refused with finish_reason stream_incomplete and host_error:streaming_unsupported, never released nor persisted"
 
 // NewSDKLocalHarness returns a harness whose production path is the SDK's
 // Session over an in-process enforcement.Emitter; only the model and the

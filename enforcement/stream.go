@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // FinishIncremental is response.finish_reason of a post_model_call over a
@@ -44,7 +46,8 @@ type StreamJudge interface {
 //   - Each Segment emits an ordinary post_model_call over the whole
 //     assembled prefix (finish_reason "incremental"), so a policy sees
 //     every match whatever its length; the watermark advances only when
-//     that verdict permits unchanged.
+//     that verdict permits unchanged, and only to the prefix's last word
+//     boundary: a token still arriving is held back whole.
 //   - A deny is terminal: everything not yet released is withheld,
 //     including text an earlier verdict permitted.
 //   - A transform releases nothing of its prefix and switches the rest of
@@ -211,10 +214,54 @@ func (m *StreamMediator) keepsReleased(target any) error {
 	return nil
 }
 
+// release moves the watermark over a permitted prefix and returns the
+// text released: up to the prefix's last word boundary, so that a token
+// still streaming (a credential, an address) is never released in part
+// on a verdict that saw only its beginning. The rest stays permitted but
+// withheld until a later verdict covers more, or Final.
 func (m *StreamMediator) release(prefix string) string {
-	rest := prefix[len(m.released):]
-	m.released = prefix
+	end := max(releasableEnd(prefix), len(m.released))
+	rest := prefix[len(m.released):end]
+	m.released = prefix[:end]
 	return rest
+}
+
+// MaxHoldBack bounds the text a permitted prefix holds back after its last
+// word boundary: a run of text without one releases all but this many
+// bytes.
+const MaxHoldBack = 256
+
+// releasableEnd is the end of prefix's last word boundary (after a space
+// or a punctuation mark that does not occur inside tokens), at least
+// len(prefix) - MaxHoldBack, on a rune boundary.
+func releasableEnd(prefix string) int {
+	floor := len(prefix) - MaxHoldBack
+	for i := len(prefix); i > 0 && i > floor; {
+		r, size := utf8.DecodeLastRuneInString(prefix[:i])
+		if wordBoundary(r) {
+			return i
+		}
+		i -= size
+	}
+	if floor <= 0 {
+		return 0
+	}
+	for floor > 0 && !utf8.RuneStart(prefix[floor]) {
+		floor--
+	}
+	return floor
+}
+
+// wordBoundary reports whether a token ends at r: spaces, and punctuation
+// other than the marks credentials, addresses and paths carry inside.
+func wordBoundary(r rune) bool {
+	if unicode.IsSpace(r) {
+		return true
+	}
+	if !unicode.IsPunct(r) && !unicode.IsSymbol(r) {
+		return false
+	}
+	return !strings.ContainsRune("-_./+=:@%~#&?$!*'\\|^`", r)
 }
 
 func (m *StreamMediator) fail(err error) error {

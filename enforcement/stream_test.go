@@ -97,16 +97,54 @@ func TestStreamMediatorReleasesEachPermittedPrefix(t *testing.T) {
 	for _, p := range []string{"the quick ", "the quick brown ", "the quick brown fox"} {
 		got.WriteString(segment(t, m, p))
 	}
-	if got.String() != "the quick brown fox" || m.Released() != "the quick brown fox" {
+	// "fox" may be the start of a longer token: held back until Final.
+	if got.String() != "the quick brown " || m.Released() != "the quick brown " {
 		t.Fatalf("released %q, Released() %q", got.String(), m.Released())
 	}
 	out, rest, err := m.Final(context.Background(), final("the quick brown fox!"))
-	if err != nil || rest != "!" || out.Verdict.Decision != DecisionAllow {
-		t.Fatalf("Final = %v, %q, %v; want allow, \"!\"", out, rest, err)
+	if err != nil || rest != "fox!" || out.Verdict.Decision != DecisionAllow {
+		t.Fatalf("Final = %v, %q, %v; want allow, \"fox!\"", out, rest, err)
 	}
 	recs := e.TakeRecords()
 	if len(recs) != 4 || m.Segments() != 3 {
 		t.Fatalf("%d records, %d segments; want 4 and 3", len(recs), m.Segments())
+	}
+}
+
+func TestStreamMediatorHoldsBackAnUnfinishedToken(t *testing.T) {
+	m, e := mediator(t, Enforce, 0, func(s string) Verdict {
+		if strings.Contains(s, "sk-abcdefgh") {
+			return Deny("test:credential", "")
+		}
+		return Allow()
+	})
+	if got := segment(t, m, "your key: sk-abc"); got != "your key: " {
+		t.Fatalf("released %q; a token still streaming must be held back whole", got)
+	}
+	if _, err := m.Segment(context.Background(), "your key: sk-abcdefgh and"); err == nil {
+		t.Fatal("the completed credential was not denied")
+	}
+	if m.Released() != "your key: " {
+		t.Fatalf("Released() = %q: part of the credential escaped", m.Released())
+	}
+	if n := len(e.TakeRecords()); n != 2 {
+		t.Fatalf("%d records", n)
+	}
+	long := strings.Repeat("x", MaxHoldBack+10)
+	m2, _ := mediator(t, Enforce, 0, denySecret)
+	if got := segment(t, m2, long); len(got) != 10 {
+		t.Fatalf("a run without boundaries released %d bytes, want all but %d", len(got), MaxHoldBack)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"mail me: a.b@c.de", "mail me: "},
+		{"done. next", "done. "},
+		{"你好。世界", "你好。"},
+		{"path /usr/lo", "path "},
+		{"é", ""},
+	} {
+		if got := tc.in[:releasableEnd(tc.in)]; got != tc.want {
+			t.Errorf("releasable part of %q = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 
@@ -189,10 +227,10 @@ func TestStreamMediatorTransformAfterRelease(t *testing.T) {
 func TestStreamMediatorEvaluateOnlyNeverGates(t *testing.T) {
 	m, e := mediator(t, EvaluateOnly, 0, denySecret)
 	segment(t, m, "a ")
-	if got := segment(t, m, "a SECRET"); got != "SECRET" {
-		t.Fatalf("evaluate_only segment released %q, want SECRET", got)
+	if got := segment(t, m, "a SECRET "); got != "SECRET " {
+		t.Fatalf("evaluate_only segment released %q, want \"SECRET \"", got)
 	}
-	_, rest, err := m.Final(context.Background(), final("a SECRET."))
+	_, rest, err := m.Final(context.Background(), final("a SECRET ."))
 	if err != nil || rest != "." {
 		t.Fatalf("Final rest %q, err %v", rest, err)
 	}
@@ -233,13 +271,13 @@ func TestStreamMediatorCut(t *testing.T) {
 
 func TestStreamMediatorSegmentCapBuffers(t *testing.T) {
 	m, e := mediator(t, Enforce, 2, denySecret)
-	segment(t, m, "a")
-	segment(t, m, "ab")
-	if got := segment(t, m, "abc"); got != "" || !m.Buffering() {
+	segment(t, m, "a ")
+	segment(t, m, "a b ")
+	if got := segment(t, m, "a b c "); got != "" || !m.Buffering() {
 		t.Fatalf("past the cap: released %q, buffering %v", got, m.Buffering())
 	}
-	_, rest, err := m.Final(context.Background(), final("abcd"))
-	if err != nil || rest != "cd" {
+	_, rest, err := m.Final(context.Background(), final("a b c d"))
+	if err != nil || rest != "c d" {
 		t.Fatalf("Final rest %q, err %v", rest, err)
 	}
 	if n := len(e.TakeRecords()); n != 3 {

@@ -39,6 +39,8 @@
 //	hooks_gateway_upstream_duration_seconds{upstream}                         histogram
 //	hooks_gateway_stream_buffer_bytes                                         histogram
 //	hooks_gateway_stream_buffer_overflows_total                               counter
+//	hooks_gateway_stream_first_byte_seconds{api, mode}                        histogram
+//	hooks_gateway_stream_segments_total{api}                                  counter
 //	hooks_gateway_buffer_budget_bytes                                         gauge
 //	hooks_gateway_buffer_budget_limit_bytes                                   gauge
 //	hooks_gateway_buffer_budget_refusals_total{stage}                         counter
@@ -125,6 +127,8 @@ type Metrics struct {
 	upstreamDuration *prometheus.HistogramVec
 	streamBuffer     prometheus.Histogram
 	streamOverflows  prometheus.Counter
+	streamFirstByte  *prometheus.HistogramVec
+	streamSegments   *prometheus.CounterVec
 	storeErrors      *prometheus.CounterVec
 	budgetInUse      prometheus.GaugeFunc
 	budgetLimit      prometheus.Gauge
@@ -243,6 +247,15 @@ func New(opts Options) *Metrics {
 		Help:    "Bytes of each upstream stream buffered before its verdict (completed streams; overflows are counted apart).",
 		Buckets: prometheus.ExponentialBuckets(1024, 4, 10), // 1 KiB … 256 MiB
 	})
+	m.streamFirstByte = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "hooks_gateway_stream_first_byte_seconds",
+		Help:    "Time from a streamed request's arrival to the first event carrying data written to the client (keep-alive comments do not count), by API and streaming mode.",
+		Buckets: slow,
+	}, []string{"api", "mode"})
+	m.streamSegments = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hooks_gateway_stream_segments_total",
+		Help: "post_model_call emissions over prefixes of incrementally mediated streams, by API.",
+	}, []string{"api"})
 	m.streamOverflows = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "hooks_gateway_stream_buffer_overflows_total",
 		Help: "Upstream streams that exceeded the stream buffer limit (refused with host_error:streaming_unsupported).",
@@ -274,7 +287,7 @@ func New(opts Options) *Metrics {
 		m.transforms, m.foldTruncated, m.approvals, m.records, m.recordsDropped,
 		m.policyReloads, m.policyInfo, m.sessionsActive,
 		m.requests, m.requestDuration, m.overhead, m.upstreamRequests, m.upstreamDuration,
-		m.streamBuffer, m.streamOverflows, m.storeErrors,
+		m.streamBuffer, m.streamOverflows, m.streamFirstByte, m.streamSegments, m.storeErrors,
 		m.budgetInUse, m.budgetLimit, m.budgetRefusals,
 	)
 	m.overload = newOverload(m.reg)
@@ -403,6 +416,21 @@ func statusLabel(code int) string {
 
 // ObserveStreamBuffer records the size of one fully buffered stream.
 func (m *Metrics) ObserveStreamBuffer(n int64) { m.streamBuffer.Observe(float64(n)) }
+
+// ObserveStreamFirstByte records the time from a streamed request's
+// arrival to the first data the client received; mode is buffered or
+// incremental.
+func (m *Metrics) ObserveStreamFirstByte(api, mode string, d time.Duration) {
+	m.streamFirstByte.WithLabelValues(api, mode).Observe(d.Seconds())
+}
+
+// StreamSegments counts the segment emissions of one incrementally
+// mediated stream.
+func (m *Metrics) StreamSegments(api string, n int) {
+	if n > 0 {
+		m.streamSegments.WithLabelValues(api).Add(float64(n))
+	}
+}
 
 // StreamBufferOverflow counts a stream that exceeded the buffer limit.
 func (m *Metrics) StreamBufferOverflow() { m.streamOverflows.Inc() }

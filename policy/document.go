@@ -46,6 +46,10 @@ type Route struct {
 	// applied over the document's per-point modes.
 	Mode       string
 	PointModes map[string]string
+	// Streaming, when set, is the streaming mode (buffered, incremental)
+	// of the route's streamed answers, over streaming.mode and
+	// streaming.surfaces.
+	Streaming string
 	// File and Line locate the route; APIKeyLine locates match.api_key.
 	File       string
 	Line       int

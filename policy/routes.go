@@ -29,6 +29,7 @@ func decodeRoutes(d *config.Decoder, file string, n *yaml.Node, names map[string
 			"interceptors": func(f string, v *yaml.Node) { r.Interceptors = d.Strings(v, f) },
 			"mode":         func(f string, v *yaml.Node) { r.Mode = d.String(v, f) },
 			"point_modes":  func(f string, v *yaml.Node) { r.PointModes = d.StringMap(v, f) },
+			"streaming":    func(f string, v *yaml.Node) { r.Streaming = d.String(v, f) },
 		})
 		checkRoute(d, f, r, names, seen, i)
 		out = append(out, r)
@@ -72,6 +73,9 @@ func checkRoute(d *config.Decoder, f string, r Route, names map[string]origin, s
 		inRoute[n] = true
 	}
 	d.CheckModes(f, r.Mode, r.PointModes)
+	if r.Streaming != "" && !config.ValidStreamingMode(r.Streaming) {
+		d.Problemf(f+".streaming", "must be %s or %s (got %q)", config.StreamingBuffered, config.StreamingIncremental, r.Streaming)
+	}
 }
 
 // CheckAPIKeys reports routes whose match.api_key names none of names

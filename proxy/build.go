@@ -117,6 +117,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		BufferBudget:      cfg.Limits.BufferBudget,
 		MaxInputMessages:  int(cfg.Limits.MaxInputMessages),
 		KeepAlive:         cfg.Streaming.KeepAlive,
+		Streaming:         cfg.Streaming,
 		SweepInterval:     cfg.Sessions.SweepInterval,
 		EndWait:           cfg.Sessions.EndWait,
 		CallLease:         cfg.Sessions.CallLease,

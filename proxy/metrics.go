@@ -43,6 +43,20 @@ type requestObs struct {
 	api      wire.API
 	stream   bool
 	upstream time.Duration
+	// start is when the request arrived; firstData is set once the first
+	// event carrying data was written to a streaming client.
+	start     time.Time
+	firstData bool
+}
+
+// streamData observes the first data written to a streaming client (o may
+// be nil outside the instrumented handler).
+func (o *requestObs) streamData(m *metrics.Metrics, mode string) {
+	if o == nil || o.firstData {
+		return
+	}
+	o.firstData = true
+	m.ObserveStreamFirstByte(string(o.api), mode, time.Since(o.start))
 }
 
 type requestObsKey struct{}
@@ -56,7 +70,7 @@ func observation(ctx context.Context) *requestObs {
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		obs := &requestObs{}
+		obs := &requestObs{start: start}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestObsKey{}, obs)))
 		route := "unmatched"

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
@@ -204,9 +205,13 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 		// Keep-alive covers the whole wait, the upstream's time to first
 		// byte included.
 		ka := post.startKeepAlive(w)
-		return post.stream(ctx, w, ka, func() (*http.Response, error) {
+		call := func() (*http.Response, error) {
 			return s.callUpstream(ctx, post.upstream, mc.up, req.Operation(), upBody, r.Header)
-		})
+		}
+		if mc.streamingMode() == config.StreamingIncremental {
+			return post.incremental(ctx, w, ka, mc.surf.(wire.Incremental), call)
+		}
+		return post.stream(ctx, w, ka, call)
 	}
 	resp, err := s.callUpstream(ctx, post.upstream, mc.up, req.Operation(), upBody, r.Header)
 	if err != nil {

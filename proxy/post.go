@@ -9,9 +9,11 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
@@ -43,16 +45,33 @@ func (v *verdicted) release() any {
 
 // evaluate emits post_model_call (and output) over a parsed response.
 func (pc *postCall) evaluate(ctx context.Context, resp wire.Response) (*verdicted, error) {
-	t := pc.mc.t
-	fields := pc.mc.modelFields(pc.mc.model())
-	fields["response"], fields["request_id"] = resp.Project(), pc.requestID
-	if u := resp.Usage(); u != nil {
-		fields["usage"] = u
-	}
-	post, err := t.emit(ctx, enforcement.PostModelCall, fields, enforcement.WithTargetValidator(resp.CheckWriteBack))
+	post, err := pc.mc.t.emit(ctx, enforcement.PostModelCall, pc.postFields(resp.Project(), resp),
+		enforcement.WithTargetValidator(resp.CheckWriteBack))
 	if err != nil {
 		return nil, err
 	}
+	return pc.afterPost(ctx, resp, post, "")
+}
+
+// postFields are post_model_call's members over response (a projection,
+// or a prefix of one); resp, when not nil, is the complete response whose
+// usage they carry.
+func (pc *postCall) postFields(response map[string]any, resp wire.Response) map[string]any {
+	fields := pc.mc.modelFields(pc.mc.model())
+	fields["response"], fields["request_id"] = response, pc.requestID
+	if resp != nil {
+		if u := resp.Usage(); u != nil {
+			fields["usage"] = u
+		}
+	}
+	return fields
+}
+
+// afterPost reads post_model_call's verdicted target and emits output when
+// the response ends the turn. released is text already streamed to the
+// client: an output transform must keep it (enforcement.ErrReleasedRewrite).
+func (pc *postCall) afterPost(ctx context.Context, resp wire.Response, post *enforcement.Outcome, released string) (*verdicted, error) {
+	t := pc.mc.t
 	target, ok := post.Context["response"].(map[string]any)
 	if !ok {
 		return nil, hostFailure(enforcement.PostModelCall, t.builder.SessionID, "the verdicted response is not an object")
@@ -76,6 +95,9 @@ func (pc *postCall) evaluate(ctx context.Context, resp wire.Response) (*verdicte
 			o, ok := t.(map[string]any)
 			if !ok {
 				return errors.New("output is not an object")
+			}
+			if c, _ := o["content"].(string); released != "" && !strings.HasPrefix(c, released) {
+				return enforcement.ErrReleasedRewrite
 			}
 			return resp.CheckWriteBack(withContent(o["content"]))
 		}))
@@ -197,6 +219,7 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+	observation(ctx).streamData(pc.mc.s.metrics, config.StreamingBuffered)
 	return nil
 }
 
@@ -234,7 +257,7 @@ func (pc *postCall) readAndEvaluate(ctx context.Context, call func() (*http.Resp
 // nothing released. A cut or errored stream is an errored model call: no
 // post_model_call.
 func (pc *postCall) streamFailure(ctx context.Context, err error) error {
-	t, s := pc.mc.t, pc.mc.s
+	s := pc.mc.s
 	switch {
 	case ctx.Err() != nil:
 		return errorf(499, typeGatewayError, "client_closed_request", "the client went away during the model call")
@@ -246,16 +269,11 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 		} else {
 			s.metrics.StreamBufferOverflow()
 		}
-		fields := pc.mc.modelFields(pc.mc.model())
-		fields["response"] = map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": "stream_incomplete"}
-		fields["request_id"] = pc.requestID
-		c, berr := t.builder.Build(ctx, enforcement.PostModelCall, fields)
-		if berr != nil {
-			t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
-			return hostFailure(enforcement.PostModelCall, t.builder.SessionID, errStore.Error())
+		out, err := pc.refuse(ctx, map[string]any{"content": nil, "tool_calls": []any{}, "finish_reason": enforcement.FinishStreamIncomplete},
+			enforcement.ReasonStreamingUnsupported, why)
+		if err != nil {
+			return err
 		}
-		out := t.emitter().Refuse(ctx, c, enforcement.ReasonStreamingUnsupported, why)
-		t.note(out)
 		return verdictError(out)
 	case errors.Is(err, wire.ErrUpstreamEvent):
 		return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_error", "the upstream reported an error inside the stream")
@@ -269,6 +287,20 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 	return errorf(http.StatusBadGateway, typeUpstream, "upstream_stream_incomplete", "the upstream stream ended before it completed")
 }
 
+// refuse records post_model_call over response with a host deny and no
+// interceptor dispatched (§12.1's refusal of a stream).
+func (pc *postCall) refuse(ctx context.Context, response map[string]any, reason, why string) (*enforcement.Outcome, error) {
+	t := pc.mc.t
+	c, err := t.builder.Build(ctx, enforcement.PostModelCall, pc.postFields(response, nil))
+	if err != nil {
+		t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
+		return nil, hostFailure(enforcement.PostModelCall, t.builder.SessionID, errStore.Error())
+	}
+	out := t.emitter().Refuse(ctx, c, reason, why)
+	t.note(out)
+	return out, nil
+}
+
 func setStreamHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -279,6 +311,7 @@ func setStreamHeaders(w http.ResponseWriter) {
 // keepAlive sends SSE comments while a stream is buffered, when configured.
 type keepAlive struct {
 	mu        sync.Mutex
+	once      sync.Once
 	done      chan struct{}
 	wg        sync.WaitGroup
 	committed bool
@@ -291,14 +324,8 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 		return ka
 	}
 	// The headers the first comment commits, read now: the emissions of
-	// this goroutine's caller go on while it runs. The mode counts the
-	// post_model_call still to come, so an answer that point judges in
-	// evaluate_only never claims enforcement.
-	tn := pc.mc.t
-	session, mode := tn.builder.SessionID, tn.mode
-	if tn.emitter().ModeFor(enforcement.PostModelCall) == enforcement.EvaluateOnly {
-		mode = enforcement.EvaluateOnly
-	}
+	// this goroutine's caller go on while it runs.
+	h := pc.provisionalHeaders()
 	ka.wg.Add(1)
 	go func() {
 		defer ka.wg.Done()
@@ -311,16 +338,7 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 			case <-t.C:
 				ka.mu.Lock()
 				if !ka.committed {
-					// No decision header: the verdict is not known yet, and
-					// announcing the decisions so far ("allow") would be
-					// false if post_model_call denies.
-					h := w.Header()
-					h.Set(HeaderSession, session)
-					if mode != "" {
-						h.Set(HeaderMode, string(mode))
-					}
-					setStreamHeaders(w)
-					w.WriteHeader(http.StatusOK)
+					h.commit(w)
 					ka.committed = true
 				}
 				// A comment carries no content: nothing unverdicted escapes.
@@ -336,8 +354,43 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 }
 
 // stop ends the keep-alive and reports whether the status was committed.
+// Calls after the first only report.
 func (ka *keepAlive) stop() bool {
-	close(ka.done)
-	ka.wg.Wait()
+	ka.once.Do(func() {
+		close(ka.done)
+		ka.wg.Wait()
+	})
 	return ka.committed
+}
+
+// streamHeaders are the headers of a stream committed before its
+// verdicts are all known (a keep-alive, an incremental release).
+type streamHeaders struct {
+	session string
+	mode    enforcement.Mode
+}
+
+// provisionalHeaders reads the turn's headers as they stand. The mode
+// counts the post_model_call still to come, so an answer that point
+// judges in evaluate_only never claims enforcement.
+func (pc *postCall) provisionalHeaders() streamHeaders {
+	tn := pc.mc.t
+	h := streamHeaders{session: tn.builder.SessionID, mode: tn.mode}
+	if tn.emitter().ModeFor(enforcement.PostModelCall) == enforcement.EvaluateOnly {
+		h.mode = enforcement.EvaluateOnly
+	}
+	return h
+}
+
+// commit writes the 200 and the stream headers. No decision header: the
+// verdict is not known yet, and announcing the decisions so far ("allow")
+// would be false if a later verdict denies.
+func (sh streamHeaders) commit(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set(HeaderSession, sh.session)
+	if sh.mode != "" {
+		h.Set(HeaderMode, string(sh.mode))
+	}
+	setStreamHeaders(w)
+	w.WriteHeader(http.StatusOK)
 }

@@ -19,6 +19,9 @@ type PolicyRoute struct {
 	Name    string
 	Match   policyfile.Match
 	Emitter *enforcement.Emitter
+	// Streaming is the route's streaming mode, "" to keep the
+	// configuration's.
+	Streaming string
 }
 
 // EmitterFor returns the emitter of the first route matching r, or the
@@ -26,6 +29,17 @@ type PolicyRoute struct {
 func (p *Policy) EmitterFor(r policyfile.Request) *enforcement.Emitter {
 	_, em := p.RouteFor(r)
 	return em
+}
+
+// StreamingFor is the streaming mode the first route matching r sets, ""
+// when none does or it sets none.
+func (p *Policy) StreamingFor(r policyfile.Request) string {
+	for _, rt := range p.Routes {
+		if rt.Match.Matches(r) {
+			return rt.Streaming
+		}
+	}
+	return ""
 }
 
 // RouteFor returns the name and emitter of the first route matching r, or
@@ -83,7 +97,7 @@ func buildRoutes(cfg *config.Config, doc *policyfile.Document, base enforcement.
 		if err != nil {
 			return nil, fmt.Errorf("route %s: enforcement: %w", r.Name, err)
 		}
-		out = append(out, PolicyRoute{Name: r.Name, Match: r.Match, Emitter: em})
+		out = append(out, PolicyRoute{Name: r.Name, Match: r.Match, Emitter: em, Streaming: r.Streaming})
 	}
 	return out, nil
 }

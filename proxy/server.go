@@ -99,6 +99,11 @@ type Options struct {
 	// buffered, committing the 200 status early (a deny then arrives as one
 	// SSE error event).
 	KeepAlive time.Duration
+	// Streaming selects incremental mediation per surface and closes its
+	// segments (streaming.mode, streaming.surfaces, streaming.segment); a
+	// policy route's streaming overrides the mode. The zero value buffers
+	// every stream.
+	Streaming config.Streaming
 	// DefaultAgentID is agent.id when neither a principal nor the
 	// Agent-Hooks-Agent header names the agent; default "agent".
 	DefaultAgentID string

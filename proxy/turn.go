@@ -19,9 +19,11 @@ type turn struct {
 	s   *Server
 	pol *Policy
 	// em is the chain the request's route selected; nil is the default.
-	em      *enforcement.Emitter
-	builder *enforcement.Builder
-	managed bool
+	em *enforcement.Emitter
+	// streaming is the streaming mode that route sets ("" for none).
+	streaming string
+	builder   *enforcement.Builder
+	managed   bool
 	// key is a managed session's store key; lease its model call's lease
 	// ("" once released, and for the emit API's turns).
 	key   sessions.Key
@@ -273,7 +275,8 @@ func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Pr
 	if agentID == "" {
 		agentID = s.opts.DefaultAgentID
 	}
-	return &turn{s: s, pol: pol, em: pol.EmitterFor(routeRequest(p, agentID, model)), builder: &enforcement.Builder{
+	rr := routeRequest(p, agentID, model)
+	return &turn{s: s, pol: pol, em: pol.EmitterFor(rr), streaming: pol.StreamingFor(rr), builder: &enforcement.Builder{
 		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
 		Common: s.commonFields(ctx, r, pol, p.Tenant),
 	}}
