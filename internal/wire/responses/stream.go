@@ -146,12 +146,12 @@ func (a *assembler) line(l []byte) (bool, error) {
 
 // assembler builds the answer from events as the official clients do.
 type assembler struct {
-	surface    *Surface
-	req        *Request
-	data       []byte
-	evType     string
-	events     []event
-	skipLF     bool // a CR ended the last line: a LF next is part of it
+	surface *Surface
+	req     *Request
+	data    []byte
+	evType  string
+	events  []event
+	skipLF  bool // a CR ended the last line: a LF next is part of it
 	// watch enables plain, the plain-text tracking of OpenStream.
 	watch      bool
 	plain      plainWatch
