@@ -607,3 +607,49 @@ func FuzzIncrementalMatchesReadStream(f *testing.F) {
 		}
 	})
 }
+
+// Text released before the answer stopped being plain still ends in the
+// verdicted answer: an annotation on the released part, and a reasoning
+// item and a second message part after it.
+func TestIncrementalTailAfterPlainEnded(t *testing.T) {
+	s := New(Options{})
+	req := mustParse(t, s, plainRequest)
+	const ann = `"annotations":[{"type":"url_citation","url":"https://a.test/","title":"A","start_index":0,"end_index":3}]`
+	annotated := plainRaw([]string{"Hel", "lo"}, false)
+	for _, i := range []int{7, 8, 9} {
+		annotated[i] = strings.Replace(annotated[i], `"annotations":[]`, ann, 1)
+	}
+	const rs = `{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"why"}],"encrypted_content":"E"}`
+	withReasoning := plainRaw([]string{"Hel", "lo"}, false)
+	last := len(withReasoning) - 1
+	withReasoning[last] = strings.Replace(withReasoning[last], `]}],"usage"`, `]},`+rs+`],"usage"`, 1)
+	withReasoning = append(withReasoning[:last:last],
+		`{"type":"response.output_item.added","output_index":1,"item":{"id":"rs_1","type":"reasoning","summary":[]}}`,
+		`{"type":"response.output_item.done","output_index":1,"item":`+rs+`}`,
+		withReasoning[last])
+	twoParts := plainRaw([]string{"Hel", "lo"}, false)
+	for _, i := range []int{8, 9} {
+		twoParts[i] = strings.Replace(twoParts[i], `"annotations":[]}]`, `"annotations":[]},{"type":"refusal","refusal":"no more"}]`, 1)
+	}
+	for name, ev := range map[string][]string{"annotation": annotated, "reasoning after": withReasoning, "refusal part after": twoParts} {
+		rd, plains, _, err := readAll(t, s, req, strings.NewReader(sse(numbered(ev)...)))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if rd.Plain() || !plains[5] {
+			t.Fatalf("%s: plain %v", name, plains)
+		}
+		st, _ := rd.Stream()
+		out, _, err := release(t, rd, []int{3}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		final, err := clientSees(t, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := projectionOf(t, s, req, final); !jsonvalue.Equal(got, st.Response().Project()) {
+			t.Fatalf("%s: client holds %v, verdict %v", name, got, st.Response().Project())
+		}
+	}
+}
