@@ -110,6 +110,15 @@ func drive(ctx context.Context, args []string) error {
 			return fmt.Errorf("write %s: %w", *jsonOut, err)
 		}
 	}
+	var failed []string
+	for _, s := range rep.Scenarios {
+		if s.Failed != "" {
+			failed = append(failed, s.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("failed: %s (see the report)", strings.Join(failed, ", "))
+	}
 	return nil
 }
 

@@ -13,15 +13,21 @@ import (
 // attackResult is one fixed-rate attack on one target.
 type attackResult struct {
 	latencies []time.Duration
-	requests  int
-	errors    int
+	// ttfb is, for a streamed answer, each successful request's time to
+	// its first data byte (see firstDataReader); latencies its total.
+	ttfb     []time.Duration
+	requests int
+	errors   int
 	// errorKinds counts errors by status or transport message, for the
 	// report (bodies are not kept).
 	errorKinds map[string]int
 	elapsed    time.Duration // first request sent to last answer received
+	sendSpan   time.Duration // first request sent to last request sent
 }
 
-// rate is the achieved request rate.
+// rate is the completed request rate: requests over the time from the
+// first send to the last answer, so a target that queues lowers it (the
+// saturation search's criterion).
 func (a *attackResult) rate() float64 {
 	if a.elapsed <= 0 {
 		return 0
@@ -29,12 +35,24 @@ func (a *attackResult) rate() float64 {
 	return float64(a.requests) / a.elapsed.Seconds()
 }
 
+// sendRate is the rate at which requests left, as vegeta reports it:
+// requests over the span of their send times. Unlike rate it does not
+// halve when every answer is a 2 s stream.
+func (a *attackResult) sendRate() float64 {
+	if a.sendSpan <= 0 {
+		return 0
+	}
+	return float64(a.requests) / a.sendSpan.Seconds()
+}
+
 // merge adds b's requests to a.
 func (a *attackResult) merge(b *attackResult) {
 	a.latencies = append(a.latencies, b.latencies...)
+	a.ttfb = append(a.ttfb, b.ttfb...)
 	a.requests += b.requests
 	a.errors += b.errors
 	a.elapsed += b.elapsed
+	a.sendSpan += b.sendSpan
 	if a.errorKinds == nil {
 		a.errorKinds = map[string]int{}
 	}
@@ -80,15 +98,43 @@ func newAttacker(c *http.Client) *vegeta.Attacker {
 	)
 }
 
+// errNoData is the error kind of a streamed answer that ended without a
+// single data line.
+const errNoData = "stream without a data: line"
+
 // attack sends targets (round robin) at rate for d and collects the results.
-func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration) *attackResult {
+//
+// With stream set it also takes each request's time to first byte.
+// Vegeta's Result has none, so the attack's client gets a transport that
+// wraps each answer's body in a firstDataReader keyed by the sequence
+// number vegeta sends in X-Vegeta-Seq; the time is taken from the
+// Result's Timestamp, the same origin as its Latency. Vegeta's pacer and
+// workers are untouched, so the attack stays open-loop: requests leave on
+// schedule while earlier streams are still being read (no coordinated
+// omission), and the body wrapper only notes a time as the reads pass.
+func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, stream bool) *attackResult {
+	var rec *ttfbRecorder
+	if stream {
+		rec = newTTFBRecorder()
+		cc := *c // same pooled transport underneath: connections stay warm
+		cc.Transport = &ttfbTransport{base: c.Transport, rec: rec}
+		c = &cc
+	}
 	atk := newAttacker(c)
 	res := &attackResult{errorKinds: map[string]int{}}
-	var first, last time.Time
+	var first, last, lastSent time.Time
 	for r := range atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "") {
 		res.requests++
+		var firstData time.Time
+		hasData := false
+		if rec != nil {
+			firstData, hasData = rec.take(r.Seq)
+		}
 		if first.IsZero() || r.Timestamp.Before(first) {
 			first = r.Timestamp
+		}
+		if r.Timestamp.After(lastSent) {
+			lastSent = r.Timestamp
 		}
 		if end := r.End(); end.After(last) {
 			last = end
@@ -102,8 +148,17 @@ func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration) 
 			res.errorKinds[kind]++
 			continue
 		}
+		if rec != nil && !hasData {
+			res.errors++
+			res.errorKinds[errNoData]++
+			continue
+		}
 		res.latencies = append(res.latencies, r.Latency)
+		if rec != nil {
+			res.ttfb = append(res.ttfb, firstData.Sub(r.Timestamp))
+		}
 	}
 	res.elapsed = last.Sub(first)
+	res.sendSpan = lastSent.Sub(first)
 	return res
 }

@@ -6,8 +6,10 @@
 // no-policy baseline) and the gateway, then drives each with an open-loop,
 // fixed-rate load generator (vegeta) in interleaved rounds (direct, bare
 // proxy, gateway, repeat), so machine drift hits all three alike. It reports latency percentiles, the
-// gateway's added latency, CPU time and peak memory per process and the
-// gateway's allocations per request.
+// gateway's added latency, for streams the time to the first data byte at
+// the client, CPU time and peak memory per process and the gateway's
+// allocations per request. Incremental-streaming scenarios first send a
+// deny probe and fail if any text no verdict allowed reached the client.
 //
 // Usage:
 //

@@ -19,12 +19,18 @@ type plan struct {
 
 // TargetResult is one target's share of a scenario.
 type TargetResult struct {
-	Name       string  `json:"name"`
-	Requests   int     `json:"requests"`
-	Errors     int     `json:"errors"`
-	ErrorKinds string  `json:"error_kinds,omitempty"`
-	Rate       float64 `json:"achieved_rate"`
-	Latency    Latency `json:"latency"`
+	Name       string `json:"name"`
+	Requests   int    `json:"requests"`
+	Errors     int    `json:"errors"`
+	ErrorKinds string `json:"error_kinds,omitempty"`
+	// Rate is the achieved send rate (requests over the span of their
+	// send times).
+	Rate    float64 `json:"achieved_rate"`
+	Latency Latency `json:"latency"`
+	// TTFB is, for a streamed answer, the time from send to the first
+	// byte of the first data: line the client receives (Latency is the
+	// total, to the last byte).
+	TTFB *Latency `json:"ttfb,omitempty"`
 	// CPUPer1k is the CPU seconds (user+system) the entry process spent
 	// per 1,000 requests; UpstreamCPUPer1k the upstream's, for the proxies.
 	CPUPer1k         float64 `json:"cpu_s_per_1k"`
@@ -34,21 +40,34 @@ type TargetResult struct {
 
 // ScenarioResult is one scenario's measurements.
 type ScenarioResult struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Rate        int            `json:"rate"`
-	Skipped     string         `json:"skipped,omitempty"`
-	Targets     []TargetResult `json:"targets,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Rate        int    `json:"rate"`
+	Skipped     string `json:"skipped,omitempty"`
+	// Failed says why a scenario that ran is a failure (the deny probe
+	// found unverdicted text released).
+	Failed    string           `json:"failed,omitempty"`
+	DenyProbe *DenyProbeResult `json:"deny_probe,omitempty"`
+	Targets   []TargetResult   `json:"targets,omitempty"`
 	// AddedP50 and AddedP99 are the gateway's latency over direct.
 	AddedP50 time.Duration `json:"added_p50_ns"`
 	AddedP99 time.Duration `json:"added_p99_ns"`
 	// BareAddedP50 and BareAddedP99 are the bare proxy's over direct.
 	BareAddedP50 time.Duration `json:"bare_added_p50_ns"`
 	BareAddedP99 time.Duration `json:"bare_added_p99_ns"`
+	// TTFBAdded is the gateway's time to first byte over direct, for
+	// streamed answers.
+	TTFBAdded *Added `json:"ttfb_added,omitempty"`
 	// CPURatio is the gateway's CPU per request over the bare proxy's.
 	CPURatio         float64 `json:"cpu_ratio_gateway_over_bare"`
 	AllocsPerReq     float64 `json:"gateway_allocs_per_request"`
 	AllocBytesPerReq float64 `json:"gateway_alloc_bytes_per_request"`
+}
+
+// Added is one target's time over another's.
+type Added struct {
+	P50 time.Duration `json:"p50_ns"`
+	P99 time.Duration `json:"p99_ns"`
 }
 
 // runScenario starts sc's processes, drives the three targets in
@@ -97,10 +116,24 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 			return nil, fmt.Errorf("%s: %w", sc.name, err)
 		}
 	}
+	if sc.denyProbe {
+		d, err := runDenyProbe(ctx, st.gateway.url()+sc.path, sc)
+		if err != nil {
+			res.Failed = err.Error()
+			return res, nil
+		}
+		res.DenyProbe = d
+		if why := d.failure(); why != "" {
+			// A gateway that leaks is not measured for speed.
+			res.Failed = "deny probe: " + why
+			return res, nil
+		}
+	}
 
+	stream := isStream(sc.request)
 	atk := loadClient()
 	for _, t := range targets {
-		attack(atk, t.reqs, res.Rate, p.warmup)
+		attack(atk, t.reqs, res.Rate, p.warmup, stream)
 	}
 	totals := make([]*attackResult, len(targets))
 	cpu := make([]time.Duration, len(targets))
@@ -116,7 +149,7 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 			if t.proc == st.gateway {
 				m0, b0 = gatewayAllocs(ctx, st.gateway)
 			}
-			r := attack(atk, t.reqs, res.Rate, p.duration)
+			r := attack(atk, t.reqs, res.Rate, p.duration, stream)
 			cpu[i] += mustCPU(t.proc) - c0
 			upCPU[i] += extraCPU(t) - u0
 			if t.proc == st.gateway {
@@ -136,11 +169,15 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 		hwm, _, _ := memStatus(t.proc.pid())
 		tr := TargetResult{
 			Name: t.name, Requests: tot.requests, Errors: tot.errors, ErrorKinds: tot.errorSummary(),
-			Rate: tot.rate(), Latency: summarize(tot.latencies), PeakRSS: hwm,
+			Rate: tot.sendRate(), Latency: summarize(tot.latencies), PeakRSS: hwm,
 			CPUPer1k: per1k(cpu[i], tot.requests),
 		}
 		if len(t.extra) > 0 {
 			tr.UpstreamCPUPer1k = per1k(upCPU[i], tot.requests)
+		}
+		if stream {
+			l := summarize(tot.ttfb)
+			tr.TTFB = &l
 		}
 		res.Targets = append(res.Targets, tr)
 	}
@@ -149,6 +186,9 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 	res.AddedP99 = gw.Latency.P99 - direct.Latency.P99
 	res.BareAddedP50 = bare.Latency.P50 - direct.Latency.P50
 	res.BareAddedP99 = bare.Latency.P99 - direct.Latency.P99
+	if stream {
+		res.TTFBAdded = &Added{P50: gw.TTFB.P50 - direct.TTFB.P50, P99: gw.TTFB.P99 - direct.TTFB.P99}
+	}
 	if bare.CPUPer1k > 0 {
 		res.CPURatio = gw.CPUPer1k / bare.CPUPer1k
 	}

@@ -28,15 +28,23 @@ func writeMarkdown(w io.Writer, r *Report) {
 
 func writeSummary(w io.Writer, ss []*ScenarioResult) {
 	fmt.Fprintf(w, "## Summary\n\n")
-	fmt.Fprintf(w, "| scenario | rate (req/s) | gateway added p50 | added p99 | bare proxy added p50 / p99 | gateway CPU / bare | gateway allocs/req | errors (direct/bare/gateway) |\n")
-	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	fmt.Fprintf(w, "| scenario | rate (req/s) | gateway added p50 | added p99 | gateway TTFB added p50 / p99 | bare proxy added p50 / p99 | gateway CPU / bare | gateway allocs/req | errors (direct/bare/gateway) |\n")
+	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	for _, s := range ss {
 		if s.Skipped != "" {
-			fmt.Fprintf(w, "| %s | %d | skipped: %s |  |  |  |  |  |\n", s.Name, s.Rate, s.Skipped)
+			fmt.Fprintf(w, "| %s | %d | skipped: %s |  |  |  |  |  |  |\n", s.Name, s.Rate, s.Skipped)
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s / %s | %.2f× | %.0f | %d / %d / %d |\n", s.Name, s.Rate,
-			ms(s.AddedP50), ms(s.AddedP99), ms(s.BareAddedP50), ms(s.BareAddedP99), s.CPURatio, s.AllocsPerReq,
+		if s.Failed != "" {
+			fmt.Fprintf(w, "| %s | %d | **failed**: %s |  |  |  |  |  |  |\n", s.Name, s.Rate, s.Failed)
+			continue
+		}
+		ttfb := "–"
+		if s.TTFBAdded != nil {
+			ttfb = ms(s.TTFBAdded.P50) + " / " + ms(s.TTFBAdded.P99)
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s / %s | %.2f× | %.0f | %d / %d / %d |\n", s.Name, s.Rate,
+			ms(s.AddedP50), ms(s.AddedP99), ttfb, ms(s.BareAddedP50), ms(s.BareAddedP99), s.CPURatio, s.AllocsPerReq,
 			s.Targets[0].Errors, s.Targets[1].Errors, s.Targets[2].Errors)
 	}
 	fmt.Fprintln(w)
@@ -48,19 +56,39 @@ func writeScenario(w io.Writer, s *ScenarioResult) {
 		fmt.Fprintf(w, "Skipped: %s\n\n", s.Skipped)
 		return
 	}
-	fmt.Fprintf(w, "| target | achieved req/s | p50 | p90 | p99 | max | CPU s / 1k req | upstream CPU s / 1k req | peak RSS | requests | errors |\n")
-	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	if d := s.DenyProbe; d != nil {
+		terminal := "absent"
+		if d.Terminal {
+			terminal = "present"
+		}
+		fmt.Fprintf(w, "Deny probe through the gateway: HTTP %d, %d bytes of answer text received, unverdicted bytes released: %d, terminal event %s.\n\n",
+			d.Status, d.TextBytes, d.Unverdicted, terminal)
+	}
+	if s.Failed != "" {
+		fmt.Fprintf(w, "**Failed**: %s\n\n", s.Failed)
+		return
+	}
+	fmt.Fprintf(w, "| target | achieved req/s | p50 | p90 | p99 | max | TTFB p50 | TTFB p99 | CPU s / 1k req | upstream CPU s / 1k req | peak RSS | requests | errors |\n")
+	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, t := range s.Targets {
 		up := "–"
 		if t.UpstreamCPUPer1k > 0 {
 			up = fmt.Sprintf("%.3f", t.UpstreamCPUPer1k)
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %.3f | %s | %.1f MiB | %d | %d |\n", t.Name, t.Rate,
-			ms(t.Latency.P50), ms(t.Latency.P90), ms(t.Latency.P99), ms(t.Latency.Max),
+		ttfb50, ttfb99 := "–", "–"
+		if t.TTFB != nil {
+			ttfb50, ttfb99 = ms(t.TTFB.P50), ms(t.TTFB.P99)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %.3f | %s | %.1f MiB | %d | %d |\n", t.Name, t.Rate,
+			ms(t.Latency.P50), ms(t.Latency.P90), ms(t.Latency.P99), ms(t.Latency.Max), ttfb50, ttfb99,
 			t.CPUPer1k, up, float64(t.PeakRSS)/(1<<20), t.Requests, t.Errors)
 	}
-	fmt.Fprintf(w, "\nGateway over direct: +%s p50, +%s p99. Gateway CPU per request: %.2f× the bare proxy's. Gateway heap allocations: %.0f per request (%.1f KiB).\n",
-		ms(s.AddedP50), ms(s.AddedP99), s.CPURatio, s.AllocsPerReq, s.AllocBytesPerReq/1024)
+	fmt.Fprintf(w, "\nGateway over direct: +%s p50, +%s p99", ms(s.AddedP50), ms(s.AddedP99))
+	if s.TTFBAdded != nil {
+		fmt.Fprintf(w, "; time to first byte +%s p50, +%s p99", ms(s.TTFBAdded.P50), ms(s.TTFBAdded.P99))
+	}
+	fmt.Fprintf(w, ". Gateway CPU per request: %.2f× the bare proxy's. Gateway heap allocations: %.0f per request (%.1f KiB).\n",
+		s.CPURatio, s.AllocsPerReq, s.AllocBytesPerReq/1024)
 	for _, t := range s.Targets {
 		if t.ErrorKinds != "" {
 			fmt.Fprintf(w, "\nErrors (%s): %s\n", t.Name, t.ErrorKinds)

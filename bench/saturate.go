@@ -72,7 +72,7 @@ func runSaturation(ctx context.Context, sc scenario, bound time.Duration) (*Satu
 				return nil, ctx.Err()
 			}
 			fmt.Fprintf(os.Stderr, "bench: saturation %s at %d req/s…\n", t.name, rate)
-			r := attack(atk, t.reqs, rate, saturationStep)
+			r := attack(atk, t.reqs, rate, saturationStep, false)
 			step := SaturationStep{Rate: rate, Achieved: r.rate(), P99: summarize(r.latencies).P99, Errors: r.errors}
 			step.Pass = step.Errors == 0 && step.P99 <= bound && step.Achieved >= 0.95*float64(rate)
 			tr := &res.Targets[i]

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 //go:embed configs/*.yaml
@@ -23,6 +24,9 @@ type scenario struct {
 	upstream    upstreamOptions
 	managed     bool // managed sessions in Redis (needs redis-server)
 	quick       bool // part of --quick
+	// denyProbe sends the deny probe through the gateway before the load
+	// (incremental scenarios: no unverdicted byte may reach the client).
+	denyProbe bool
 	// check, when set, inspects the gateway's answer to the probe request
 	// and says what is wrong with it.
 	check func(body string) string
@@ -32,6 +36,8 @@ type scenario struct {
 func scenarios() []scenario {
 	json1k := upstreamOptions{contentBytes: 1024, chunks: 200}
 	tool := upstreamOptions{contentBytes: 1024, toolCall: true}
+	// paced is a model generating 200 tokens 10 ms apart: a 2 s answer.
+	paced := upstreamOptions{contentBytes: 1024, chunks: 200, interval: 10 * time.Millisecond}
 	return []scenario{
 		{name: "json", description: "2 KiB request, 1 KiB JSON answer; default policy, per-request sessions",
 			config: "default.yaml", path: chatPath, rate: 1000, request: chatRequest(2048, false, false), upstream: json1k, quick: true},
@@ -66,6 +72,18 @@ func scenarios() []scenario {
 		{name: "messages_toolrewrite", description: "as toolrewrite over the Messages API: a tool_use block",
 			config: "messages_toolrewrite.yaml", path: messagesPath, rate: 1000, request: messagesRequest(2048, false, true),
 			upstream: tool, check: checkToolRewrite},
+		{name: "stream_paced", description: "2 KiB request, 200-chunk SSE answer paced 10 ms apart (a 2 s generation); default policy, buffered",
+			config: "default.yaml", path: chatPath, rate: 200, request: chatRequest(2048, true, false), upstream: paced,
+			check: expect("data: [DONE]")},
+		{name: "stream_paced_incremental", description: "as stream_paced, streaming.mode: incremental; deny probe first",
+			config: "incremental.yaml", path: chatPath, rate: 200, request: chatRequest(2048, true, false), upstream: paced,
+			check: expect("data: [DONE]"), denyProbe: true},
+		{name: "responses_stream_paced_incremental", description: "as stream_paced_incremental over the Responses API",
+			config: "incremental.yaml", path: responsesPath, rate: 200, request: responsesRequest(2048, true, false), upstream: paced,
+			check: expect("event: response.completed"), denyProbe: true},
+		{name: "messages_stream_paced_incremental", description: "as stream_paced_incremental over the Messages API",
+			config: "messages_incremental.yaml", path: messagesPath, rate: 200, request: messagesRequest(2048, true, false), upstream: paced,
+			check: expect("event: message_stop"), denyProbe: true},
 	}
 }
 

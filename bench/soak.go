@@ -99,7 +99,7 @@ func runSoak(ctx context.Context, redisURL string, d time.Duration, rate int) (*
 			}
 		}
 	})
-	r := attack(loadClient(), gw.reqs, rate, d)
+	r := attack(loadClient(), gw.reqs, rate, d, false)
 	stopSampling()
 	wg.Wait()
 	res.Requests, res.Errors, res.ErrorKinds = r.requests, r.errors, r.errorSummary()

@@ -35,6 +35,9 @@ func startStack(ctx context.Context, dir string, sc scenario, redisURL string) (
 	if sc.upstream.toolCall {
 		upArgs = append(upArgs, "--tool-call")
 	}
+	if sc.upstream.interval > 0 {
+		upArgs = append(upArgs, "--interval", sc.upstream.interval.String())
+	}
 	if st.upstream, err = startChild(ctx, dir, "upstream", roleUpstream, upArgs...); err != nil {
 		return nil, err
 	}

@@ -16,10 +16,13 @@ func messagesJSON(o upstreamOptions) []byte {
 		`{"input_tokens":400,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":200}`))
 }
 
-// messagesSSE is the streamed Messages answer as Anthropic sends it:
+// messagesSSE is the streamed Messages answer, one element per event.
+func messagesSSE(o upstreamOptions) [][]byte { return messagesStream(o).events }
+
+// messagesStream is the streamed Messages answer as Anthropic sends it:
 // message_start, one text block (start, a ping, o.chunks text deltas,
 // stop), message_delta with the stop reason and usage, message_stop.
-func messagesSSE(o upstreamOptions) [][]byte {
+func messagesStream(o upstreamOptions) streamAnswer {
 	var evs [][]byte
 	emit := func(typ, format string, args ...any) {
 		evs = append(evs, fmt.Appendf(nil, "event: %s\ndata: {\"type\":%q%s}\n\n", typ, typ, fmt.Sprintf(format, args...)))
@@ -28,13 +31,14 @@ func messagesSSE(o upstreamOptions) [][]byte {
 		`{"input_tokens":400,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}`))
 	emit("content_block_start", `,"index":0,"content_block":{"type":"text","text":""}`)
 	emit("ping", "")
-	for i := range o.chunks {
-		emit("content_block_delta", `,"index":0,"delta":{"type":"text_delta","text":"tok%d "}`, i)
+	first, texts := len(evs), o.deltaTexts()
+	for _, t := range texts {
+		emit("content_block_delta", `,"index":0,"delta":{"type":"text_delta","text":%s}`, jsonString(t))
 	}
 	emit("content_block_stop", `,"index":0`)
 	emit("message_delta", `,"delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":200}`)
 	emit("message_stop", "")
-	return evs
+	return streamAnswer{events: evs, first: first, n: len(texts)}
 }
 
 // messagesObject is a Message object with the given content array, stop

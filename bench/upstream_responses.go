@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // The mock's Responses identifiers.
@@ -24,15 +25,15 @@ func responsesJSON(o upstreamOptions) []byte {
 	return []byte(responsesObject("completed", "["+item+"]", responsesUsage))
 }
 
-// responsesSSE is the streamed Responses answer as OpenAI sends it: the
+// responsesSSE is the streamed Responses answer, one element per event.
+func responsesSSE(o upstreamOptions) [][]byte { return responsesStream(o).events }
+
+// responsesStream is the streamed Responses answer as OpenAI sends it: the
 // typed events from response.created to response.completed, each with
 // its event line and its sequence_number, the text in o.chunks deltas.
-func responsesSSE(o upstreamOptions) [][]byte {
-	var text []byte
-	for i := range o.chunks {
-		text = fmt.Appendf(text, "tok%d ", i)
-	}
-	full := string(text)
+func responsesStream(o upstreamOptions) streamAnswer {
+	texts := o.deltaTexts()
+	full := strings.Join(texts, "")
 	var evs [][]byte
 	emit := func(typ, format string, args ...any) {
 		body := fmt.Sprintf(format, args...)
@@ -47,15 +48,16 @@ func responsesSSE(o upstreamOptions) [][]byte {
 	}
 	loc := fmt.Sprintf(`"item_id":%q,"output_index":0,"content_index":0`, responsesMsgID)
 	emit("response.content_part.added", `%s,"part":%s`, loc, part(""))
-	for i := range o.chunks {
-		emit("response.output_text.delta", `%s,"delta":"tok%d ","logprobs":[]`, loc, i)
+	first := len(evs)
+	for _, t := range texts {
+		emit("response.output_text.delta", `%s,"delta":%s,"logprobs":[]`, loc, jsonString(t))
 	}
 	emit("response.output_text.done", `%s,"text":%s,"logprobs":[]`, loc, jsonString(full))
 	emit("response.content_part.done", `%s,"part":%s`, loc, part(full))
 	item := responsesMessageItem(full, "completed")
 	emit("response.output_item.done", `"output_index":0,"item":%s`, item)
 	emit("response.completed", `"response":%s`, responsesObject("completed", "["+item+"]", responsesUsage))
-	return evs
+	return streamAnswer{events: evs, first: first, n: len(texts)}
 }
 
 // responsesObject is a Response object with the given status, output

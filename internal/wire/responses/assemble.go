@@ -312,27 +312,39 @@ func (a *assembler) finish() (*Stream, error) {
 // the final object's rules would release unchanged.
 func (a *assembler) snapshotClean(resp map[string]any) bool {
 	for k, v := range resp {
-		switch {
-		case k == "output" || k == "error" && v == nil:
-		case k == "status":
-			if !responseStatuses[v] {
-				return false
-			}
-		case k == "incomplete_details" || k == "usage":
-			if v != nil {
-				return false
-			}
-		case echoMembers[k]:
-			if v != nil && !jsonvalue.Equal(v, a.req.echo(k)) {
-				return false
-			}
-		case metaChecks[k] != nil:
-			if !metaOK(k, v) {
-				return false
-			}
-		default:
+		if !a.snapshotMemberOK(k, v) {
 			return false
 		}
 	}
 	return true
+}
+
+// snapshotMeta returns the members of a response snapshot that the final
+// object's rules would release unchanged (the others are left out).
+func (a *assembler) snapshotMeta(resp map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range resp {
+		if a.snapshotMemberOK(k, v) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// snapshotMemberOK reports whether one snapshot member passes the final
+// object's rules unchanged.
+func (a *assembler) snapshotMemberOK(k string, v any) bool {
+	switch {
+	case k == "output" || k == "error" && v == nil:
+		return true
+	case k == "status":
+		return responseStatuses[v]
+	case k == "incomplete_details" || k == "usage":
+		return v == nil
+	case echoMembers[k]:
+		return v == nil || jsonvalue.Equal(v, a.req.echo(k))
+	case metaChecks[k] != nil:
+		return metaOK(k, v)
+	}
+	return false
 }

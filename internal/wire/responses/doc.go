@@ -7,7 +7,11 @@
 // openai-go and Codex do (items from response.output_item.done, the
 // terminal response.completed), and releases the upstream's bytes or
 // events when the verdict and the closed world leave them untouched, else
-// re-renders or synthesizes them from the verdicted answer.
+// re-renders or synthesizes them from the verdicted answer. It also
+// implements wire.Incremental: OpenStream reads the same way an event at
+// a time, reports while the answer is one plain output_text part, and
+// renders the client's stream (all synthesized) around the released
+// text.
 //
 // docs/responses-wire.md lists every member, item, tool type and event
 // with its treatment; RequestMembers, ToolTypes, OutputItems and

@@ -3,7 +3,6 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -59,55 +58,39 @@ func StreamEvents() []MemberDoc {
 	}
 }
 
-const initialBuffer = 32 << 10
-
-// readStream reads r through the terminal event, at most limit bytes.
+// readStream reads r through the terminal event, at most limit bytes: the
+// incremental reader's loop, run to the end without watching for plain
+// text.
 func (s *Surface) readStream(req *Request, r io.Reader, limit int64) (*Stream, error) {
-	a := &assembler{surface: s, req: req, lastSeq: -1, replayable: true}
-	buf := make([]byte, 0, int(min(max(limit, 0), initialBuffer)))
-	pos := 0
+	var rd streamReader
+	rd.init(s, req, r, limit, false)
 	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) >= limit {
-				var one [1]byte
-				if n, _ := io.ReadFull(r, one[:]); n > 0 {
-					return nil, &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(limit, 10) + " bytes"}
-				}
-				return nil, &wire.StreamError{Kind: wire.ErrStreamCut}
-			}
-			nb := make([]byte, len(buf), int(min(int64(2*cap(buf)), limit)))
-			copy(nb, buf)
-			buf = nb
+		done, err := rd.Next()
+		if err != nil {
+			return nil, err
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		eof := errors.Is(err, io.EOF)
-		done, perr := a.feed(buf, &pos, eof)
-		switch {
-		case perr != nil:
-			return nil, perr
-		case done:
-			st, err := a.finish()
-			if err != nil {
-				return nil, err
-			}
-			st.buffered = int64(len(buf))
-			return st, nil
-		case eof:
-			return nil, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no terminal event"}
-		case err != nil:
-			return nil, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: err}
+		if done {
+			return rd.st, nil
 		}
 	}
 }
 
-// feed parses the complete lines of buf from *pos; it reports whether the
-// terminal event was dispatched.
+// feed parses the complete lines of buf from *pos until one event has
+// been dispatched or the complete lines run out; it reports whether the
+// event was the terminal one.
 func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
 	if *pos == 0 && bytes.HasPrefix(buf, []byte("\xEF\xBB\xBF")) {
 		*pos = 3
 	}
-	for *pos < len(buf) {
+	events := len(a.events)
+	for *pos < len(buf) && len(a.events) == events {
+		if a.skipLF { // the CR that ended the last line was the buffer's last byte
+			a.skipLF = false
+			if buf[*pos] == '\n' {
+				*pos++
+				continue
+			}
+		}
 		rest := buf[*pos:]
 		i := bytes.IndexAny(rest, "\r\n")
 		var line []byte
@@ -116,13 +99,15 @@ func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
 			return false, nil
 		case i < 0:
 			line, *pos = rest, len(buf)
-		case rest[i] == '\r' && i+1 == len(rest) && !eof:
-			return false, nil
 		default:
 			line = rest[:i]
 			*pos += i + 1
-			if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
-				*pos++
+			if rest[i] == '\r' {
+				if i+1 == len(rest) {
+					a.skipLF = true
+				} else if rest[i+1] == '\n' {
+					*pos++
+				}
 			}
 		}
 		done, err := a.line(line)
@@ -130,7 +115,7 @@ func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
 			return done, err
 		}
 	}
-	if eof && len(a.data) > 0 {
+	if eof && *pos >= len(buf) && len(a.data) > 0 && len(a.events) == events {
 		return a.dispatch()
 	}
 	return false, nil
@@ -161,11 +146,15 @@ func (a *assembler) line(l []byte) (bool, error) {
 
 // assembler builds the answer from events as the official clients do.
 type assembler struct {
-	surface    *Surface
-	req        *Request
-	data       []byte
-	evType     string
-	events     []event
+	surface *Surface
+	req     *Request
+	data    []byte
+	evType  string
+	events  []event
+	skipLF  bool // a CR ended the last line: a LF next is part of it
+	// watch enables plain, the plain-text tracking of OpenStream.
+	watch      bool
+	plain      plainWatch
 	lastSeq    int64
 	items      []*streamItem
 	final      []byte // the terminal event's data
@@ -238,5 +227,9 @@ func (a *assembler) dispatch() (bool, error) {
 		return false, a.invalid("sequence_number must be an increasing integer")
 	}
 	a.lastSeq = n
-	return a.handle(typ, obj, data)
+	done, err := a.handle(typ, obj, data)
+	if err == nil && a.watch {
+		a.plain.observe(a, typ, obj)
+	}
+	return done, err
 }

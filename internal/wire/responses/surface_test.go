@@ -260,7 +260,7 @@ func clientSees(t *testing.T, released []byte) (oai.Response, error) {
 			t.Errorf("sequence %d after %d", ev.SequenceNumber, last)
 		}
 		last = ev.SequenceNumber
-		if ev.Type == "response.completed" {
+		if ev.Type == "response.completed" || ev.Type == "response.incomplete" {
 			final = ev.Response
 		}
 	}

@@ -69,33 +69,51 @@ func synthesize(body []byte) ([]byte, error) {
 	}
 	resp := v.(map[string]any)
 	output, _ := resp["output"].([]any)
+	y := &synthesizer{}
+	y.open(resp)
+	for oi, e := range output {
+		y.item(oi, e.(map[string]any))
+	}
+	y.terminal(resp)
+	return y.out, nil
+}
+
+// open emits response.created and response.in_progress carrying resp as
+// a snapshot: no output, in progress, no usage.
+func (y *synthesizer) open(resp map[string]any) {
 	snap := jsonvalue.DeepCopy(resp).(map[string]any)
 	snap["output"] = []any{}
 	snap["status"] = "in_progress"
 	snap["usage"] = nil
 	snap["incomplete_details"] = nil
-	y := &synthesizer{}
 	y.emit("response.created", map[string]any{"response": snap})
 	y.emit("response.in_progress", map[string]any{"response": jsonvalue.DeepCopy(snap)})
-	for oi, e := range output {
-		y.item(oi, e.(map[string]any))
-	}
-	terminal := "response.completed"
+}
+
+// terminal emits the event that ends the stream with resp:
+// response.completed, or response.incomplete for an incomplete answer.
+func (y *synthesizer) terminal(resp map[string]any) {
+	typ := "response.completed"
 	if resp["status"] == "incomplete" {
-		terminal = "response.incomplete"
+		typ = "response.incomplete"
 	}
-	y.emit(terminal, map[string]any{"response": resp})
-	return y.out, nil
+	y.emit(typ, map[string]any{"response": resp})
+}
+
+// itemLoc returns the function that adds item_id and output_index to an
+// event's members.
+func itemLoc(id string, oi int) func(map[string]any) map[string]any {
+	return func(extra map[string]any) map[string]any {
+		extra["item_id"] = id
+		extra["output_index"] = oi
+		return extra
+	}
 }
 
 // item emits one output item's events.
 func (y *synthesizer) item(oi int, item map[string]any) {
 	id, _ := item["id"].(string)
-	loc := func(extra map[string]any) map[string]any {
-		extra["item_id"] = id
-		extra["output_index"] = oi
-		return extra
-	}
+	loc := itemLoc(id, oi)
 	added := jsonvalue.DeepCopy(item).(map[string]any)
 	if _, ok := added["status"]; ok {
 		added["status"] = "in_progress"
@@ -148,6 +166,12 @@ func (y *synthesizer) part(loc func(map[string]any) map[string]any, ci int, p ma
 	}
 	y.emit("response.content_part.added", loc(map[string]any{"content_index": ci, "part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}))
 	y.emit("response.output_text.delta", loc(map[string]any{"content_index": ci, "delta": p["text"]}))
+	y.closeText(loc, ci, p)
+}
+
+// closeText emits the events that end output_text part p after its
+// deltas: its annotations, output_text.done and content_part.done.
+func (y *synthesizer) closeText(loc func(map[string]any) map[string]any, ci int, p map[string]any) {
 	anns, _ := p["annotations"].([]any)
 	for ai, a := range anns {
 		y.emit("response.output_text.annotation.added", loc(map[string]any{"content_index": ci, "annotation_index": ai, "annotation": a}))

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// dataField opens an SSE line that carries event data.
+const dataField = "data:"
+
+// firstDataReader passes a response body through unchanged and calls
+// onFirst once, with the time of the Read that delivered the end of the
+// first "data:" field name at the start of a line: the moment the client
+// holds the first byte of an event carrying data. Everything before it
+// (headers, ": keep-alive" comments, "event:" lines) does not count, so a
+// gateway that commits its headers early is not credited with a first
+// byte it has not sent.
+type firstDataReader struct {
+	r       io.ReadCloser
+	onFirst func(at time.Time)
+	// matched is how much of dataField the current line has matched from
+	// its start; -1 inside a line that is not a data line.
+	matched int
+	done    bool
+}
+
+func newFirstDataReader(r io.ReadCloser, onFirst func(time.Time)) *firstDataReader {
+	return &firstDataReader{r: r, onFirst: onFirst}
+}
+
+// Read implements io.Reader.
+func (f *firstDataReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if !f.done && n > 0 && f.scan(p[:n]) {
+		f.done = true
+		f.onFirst(time.Now())
+	}
+	return n, err
+}
+
+// scan advances the line state over b and reports whether a data line
+// started. SSE ends lines with \n, \r or \r\n; each is a line start here
+// (an empty line between, as \r\n yields, is no data line and harmless).
+func (f *firstDataReader) scan(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case c == '\n' || c == '\r':
+			f.matched = 0
+		case f.matched < 0:
+		case c == dataField[f.matched]:
+			f.matched++
+			if f.matched == len(dataField) {
+				return true
+			}
+		default:
+			f.matched = -1
+		}
+	}
+	return false
+}
+
+// Close implements io.Closer.
+func (f *firstDataReader) Close() error { return f.r.Close() }
+
+// ttfbRecorder holds the first-data times of one attack's requests, by
+// vegeta's sequence number, until the attack's results take them.
+type ttfbRecorder struct {
+	mu    sync.Mutex
+	first map[uint64]time.Time
+}
+
+func newTTFBRecorder() *ttfbRecorder { return &ttfbRecorder{first: map[uint64]time.Time{}} }
+
+func (r *ttfbRecorder) set(seq uint64, at time.Time) {
+	r.mu.Lock()
+	r.first[seq] = at
+	r.mu.Unlock()
+}
+
+// take returns and forgets the first-data time of request seq.
+func (r *ttfbRecorder) take(seq uint64) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.first[seq]
+	delete(r.first, seq)
+	return at, ok
+}
+
+// vegetaSeqHeader is the request header in which vegeta's Attacker sends
+// each request's sequence number, the key its Result carries too.
+const vegetaSeqHeader = "X-Vegeta-Seq"
+
+// ttfbTransport wraps every answer's body in a firstDataReader that
+// records the first data byte under the request's vegeta sequence
+// number. It only observes reads: vegeta still sends on schedule and
+// reads every body to the end.
+type ttfbTransport struct {
+	base http.RoundTripper
+	rec  *ttfbRecorder
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *ttfbTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	seq, perr := strconv.ParseUint(req.Header.Get(vegetaSeqHeader), 10, 64)
+	if perr != nil {
+		return resp, nil // not a vegeta request: nothing to key it by
+	}
+	resp.Body = newFirstDataReader(resp.Body, func(at time.Time) { t.rec.set(seq, at) })
+	return resp, nil
+}

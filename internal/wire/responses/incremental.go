@@ -1,0 +1,143 @@
+package responses
+
+import (
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+)
+
+var _ wire.Incremental = (*Surface)(nil)
+
+// OpenStream starts reading the upstream stream answering req an event
+// at a time (wire.Incremental). A request the surface did not parse
+// yields a reader whose Next fails with ErrResponseInvalid.
+func (s *Surface) OpenStream(req wire.Request, r io.Reader, limit int64) wire.StreamReader {
+	rd := &streamReader{}
+	rq, ok := req.(*Request)
+	if !ok {
+		rd.err = &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "request was not parsed by the responses surface"}
+		return rd
+	}
+	rd.init(s, rq, r, limit, true)
+	return rd
+}
+
+// streamReader reads one upstream stream through the package's only
+// parser and assembler (ReadStream runs the same loop to its end).
+type streamReader struct {
+	a     assembler
+	r     io.Reader
+	limit int64
+	buf   []byte
+	pos   int
+	// eof and readErr are the last read's outcome, acted on once the
+	// bytes already read hold no further event.
+	eof     bool
+	readErr error
+	st      *Stream
+	err     error // sticky: Next after an error repeats it
+	render  incRender
+}
+
+// init prepares rd; watch enables the plain-text tracking OpenStream's
+// caller reads.
+func (rd *streamReader) init(s *Surface, req *Request, r io.Reader, limit int64, watch bool) {
+	rd.a = assembler{surface: s, req: req, lastSeq: -1, replayable: true}
+	rd.r, rd.limit = r, limit
+	rd.buf = make([]byte, 0, int(min(max(limit, 0), initialBuffer)))
+	rd.a.watch, rd.a.plain.plain = watch, watch
+}
+
+const initialBuffer = 32 << 10
+
+// Next reads until one more event has been dispatched, reading no more
+// bytes than that event needs beyond those already read.
+func (rd *streamReader) Next() (bool, error) {
+	if rd.err != nil {
+		return false, rd.err
+	}
+	if rd.st != nil {
+		return true, nil
+	}
+	for {
+		events := len(rd.a.events)
+		done, err := rd.a.feed(rd.buf, &rd.pos, rd.eof)
+		switch {
+		case err != nil:
+			return false, rd.fail(err)
+		case done:
+			st, err := rd.a.finish()
+			if err != nil {
+				return false, rd.fail(err)
+			}
+			st.buffered = int64(len(rd.buf))
+			rd.st = st
+			rd.a.plain.finish(st.resp)
+			return true, nil
+		case len(rd.a.events) > events:
+			return false, nil
+		case rd.eof:
+			return false, rd.fail(&wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no terminal event"})
+		case rd.readErr != nil:
+			return false, rd.fail(&wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: rd.readErr})
+		}
+		if err := rd.read(); err != nil {
+			return false, rd.fail(err)
+		}
+	}
+}
+
+// read appends what one Read returns to the buffer, growing it up to
+// limit; past limit one more byte means ErrBufferLimit.
+func (rd *streamReader) read() error {
+	buf := rd.buf
+	if len(buf) == cap(buf) {
+		if int64(len(buf)) >= rd.limit {
+			var one [1]byte
+			if n, _ := io.ReadFull(rd.r, one[:]); n > 0 {
+				return &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(rd.limit, 10) + " bytes"}
+			}
+			return &wire.StreamError{Kind: wire.ErrStreamCut}
+		}
+		nb := make([]byte, len(buf), int(min(int64(2*cap(buf)), rd.limit)))
+		copy(nb, buf)
+		buf = nb
+	}
+	n, err := rd.r.Read(buf[len(buf):cap(buf)])
+	rd.buf = buf[:len(buf)+n]
+	switch {
+	case errors.Is(err, io.EOF):
+		rd.eof = true
+	case err != nil:
+		rd.readErr = err
+	}
+	return nil
+}
+
+func (rd *streamReader) fail(err error) error {
+	rd.err = err
+	rd.a.plain.plain = false
+	return err
+}
+
+// Text is the text of the one message's output_text part so far.
+func (rd *streamReader) Text() string { return rd.a.plain.text.String() }
+
+// Plain reports whether the answer so far is that one part only.
+func (rd *streamReader) Plain() bool { return rd.a.plain.plain }
+
+// Stream returns the assembled stream once Next reported done.
+func (rd *streamReader) Stream() (wire.Stream, error) {
+	if rd.st == nil {
+		if rd.err != nil {
+			return nil, rd.err
+		}
+		return nil, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "the stream has not ended"}
+	}
+	return rd.st, nil
+}
+
+// BufferedBytes is how many bytes of the stream were read so far.
+func (rd *streamReader) BufferedBytes() int64 { return int64(len(rd.buf)) }
