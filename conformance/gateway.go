@@ -92,6 +92,10 @@ type gatewaySurface struct {
 	newUpstream func(baseURL string, transport http.RoundTripper) (providers.Upstream, error)
 	// newModel is the model seam sending to the gateway at root through hc.
 	newModel func(root string, hc *http.Client, tools []Tool) modelSeam
+	// renderStream, when set, is model_script[n] as the upstream's SSE
+	// events (data only); cut ends the stream after them without its
+	// terminal event. Without it the upstream refuses to stream.
+	renderStream func(n int, r Response) (events [][]byte, cut bool, err error)
 }
 
 // gatewaySurfaceFor returns api's surface kit.
@@ -120,15 +124,24 @@ func openAIUpstream(baseURL string, transport http.RoundTripper) (providers.Upst
 }
 
 type gatewayHarness struct {
-	surface  gatewaySurface
-	v        *Vector
-	recorder *contextRecorder
-	records  *recordCollector
-	upstream *httptest.Server
-	gateway  *httptest.Server
+	surface gatewaySurface
+	// streaming is the gateway's streaming configuration; declaration,
+	// when named, replaces GatewayDeclaration (the incremental harness).
+	streaming   config.Streaming
+	declaration Declaration
+	v           *Vector
+	recorder    *contextRecorder
+	records     *recordCollector
+	upstream    *httptest.Server
+	gateway     *httptest.Server
 }
 
-func (h *gatewayHarness) Declaration() Declaration { return GatewayDeclaration(h.surface.api) }
+func (h *gatewayHarness) Declaration() Declaration {
+	if h.declaration.Name != "" {
+		return h.declaration
+	}
+	return GatewayDeclaration(h.surface.api)
+}
 
 // Setup builds the vector's emitter (recording every record), the scripted
 // upstream, and the gateway in front of it.
@@ -165,7 +178,8 @@ func (h *gatewayHarness) Setup(v *Vector) error {
 		Logger: slog.New(slog.DiscardHandler),
 		// Every surface the product serves, with the default wire
 		// allowances.
-		Surfaces: proxy.Surfaces(config.Default()),
+		Surfaces:  proxy.Surfaces(config.Default()),
+		Streaming: h.streaming,
 	})
 	h.gateway = httptest.NewServer(srv)
 	return nil
@@ -220,10 +234,23 @@ func (h *gatewayHarness) Run(ctx context.Context) (*RunRecord, error) {
 	if rr.ToolInvocations == nil {
 		rr.ToolInvocations = []ToolInvocation{}
 	}
+	if inc, ok := model.(incrementalModel); ok {
+		rr.ReleasedOutput = inc.releasedOutput()
+		if rr.Persisted, err = inc.persisted(); err != nil {
+			return nil, fmt.Errorf("serialize the transcript: %w", err)
+		}
+	}
 	if err := fillRecords(rr, h.records.take()); err != nil {
 		return nil, err
 	}
 	return rr, nil
+}
+
+// incrementalModel is a model seam that reads streams: it reports the
+// text released to it and the transcript it kept.
+type incrementalModel interface {
+	releasedOutput() string
+	persisted() (string, error)
 }
 
 // sdkFailures reports the emissions the SDK failed closed on by itself
@@ -346,13 +373,17 @@ func (u *scriptedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, http.StatusBadRequest, "the request is not a JSON object")
 		return
 	}
-	if req.Stream {
+	if req.Stream && u.surface.renderStream == nil {
 		u.fail(w, http.StatusBadRequest, "the scripted upstream does not stream")
 		return
 	}
 	n := u.next()
 	if n >= len(u.script) {
 		u.fail(w, http.StatusInternalServerError, fmt.Sprintf("model call %d is beyond the %d scripted responses", n, len(u.script)))
+		return
+	}
+	if req.Stream {
+		u.stream(w, n)
 		return
 	}
 	out, err := u.surface.render(n, u.script[n].Respond)
@@ -362,6 +393,34 @@ func (u *scriptedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
+}
+
+// stream answers model call n with its SSE events, flushing each, then
+// [DONE]; a cut stream's connection is closed after its events instead.
+func (u *scriptedUpstream) stream(w http.ResponseWriter, n int) {
+	events, cut, err := u.surface.renderStream(n, u.script[n].Respond)
+	if err != nil {
+		u.fail(w, http.StatusInternalServerError, fmt.Sprintf("model_script[%d]: %v", n, err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	for _, e := range events {
+		fmt.Fprintf(w, "data: %s\n\n", e)
+		if f != nil {
+			f.Flush()
+		}
+	}
+	if cut {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close() // the stream dies mid-answer
+			}
+		}
+		return
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
 }
 
 // next counts a model call and returns its index.

@@ -55,6 +55,14 @@ func harnesses() map[string]conformance.HarnessFactory {
 			reg["gateway/"+string(api)] = f
 		}
 	}
+	for i, api := range conformance.GatewayIncrementalAPIs() {
+		if f, err := conformance.GatewayIncrementalHarness(api); err == nil {
+			reg["gateway-incremental/"+string(api)] = f
+			if i == 0 {
+				reg["gateway-incremental"] = f
+			}
+		}
+	}
 	return reg
 }
 
