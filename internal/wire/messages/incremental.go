@@ -4,6 +4,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -90,10 +91,11 @@ func (r *streamReader) observe(ev sseEvent) {
 	case "message_start":
 		r.startMeta()
 	case "content_block_start":
-		r.opened = len(a.blocks) == 1 && plainTextStart(a.blocks[0].obj)
-		if !r.opened {
-			r.endPlain()
+		if len(a.blocks) == 1 && plainTextStart(a.blocks[0].obj) {
+			r.opened = true // Head may open it; any later block ends the plain case
+			return
 		}
+		r.endPlain()
 	case "content_block_delta":
 		b := a.blocks[0] // the only block while plain
 		if len(b.cites) > 0 {
@@ -217,7 +219,8 @@ func (r *streamReader) Head() ([]byte, error) {
 func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 	t := r.Text()
 	to := from + len(text)
-	if from < 0 || to > len(t) || t[from:to] != text || !r.opened {
+	// A cut inside a character would render text no client reads alike.
+	if from < 0 || to > len(t) || t[from:to] != text || !utf8.ValidString(text) || !r.opened {
 		return nil, &wire.WriteBackError{Msg: "the released text is not the next part of the answer's text"}
 	}
 	var out []byte
@@ -230,12 +233,15 @@ func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 	}
 	// The first event ending after from.
 	k := sort.Search(len(r.texts), func(i int) bool { return r.texts[i].end > from })
-	for ; k < len(r.texts) && from < to; k++ {
+	for ; k < len(r.texts); k++ {
 		start := 0
 		if k > 0 {
 			start = r.texts[k-1].end
 		}
 		e := r.texts[k]
+		if start >= to {
+			break
+		}
 		if start == e.end {
 			continue // an empty delta
 		}
@@ -281,7 +287,7 @@ func (r *streamReader) Tail(st wire.Stream, target any, released string) ([]byte
 		first, _ = content[0].(map[string]any)
 	}
 	text, _ := first["text"].(string)
-	if first["type"] != "text" || !strings.HasPrefix(text, released) {
+	if first["type"] != "text" || !strings.HasPrefix(text, released) || !utf8.ValidString(released) {
 		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released, which cannot be rewritten"}
 	}
 	var out []byte
