@@ -401,11 +401,13 @@ func TestIncrementalTailRefusesRewritingReleasedText(t *testing.T) {
 	st := mustStream(t, r)
 	released := "Let me look"
 	for name, edit := range map[string]func(p map[string]any){
-		"different text":   func(p map[string]any) { p["content"] = "Let me not look that up." },
-		"shorter text":     func(p map[string]any) { p["content"] = "Let me" },
-		"no text":          func(p map[string]any) { p["content"] = nil },
-		"reasoning first":  func(p map[string]any) { p["content"] = []any{map[string]any{"type": "reasoning", "text": "x"}} },
-		"call added":       func(p map[string]any) { p["tool_calls"] = append(p["tool_calls"].([]any), map[string]any{"id": "toolu_9", "name": "f", "args": map[string]any{}}) },
+		"different text":  func(p map[string]any) { p["content"] = "Let me not look that up." },
+		"shorter text":    func(p map[string]any) { p["content"] = "Let me" },
+		"no text":         func(p map[string]any) { p["content"] = nil },
+		"reasoning first": func(p map[string]any) { p["content"] = []any{map[string]any{"type": "reasoning", "text": "x"}} },
+		"call added": func(p map[string]any) {
+			p["tool_calls"] = append(p["tool_calls"].([]any), map[string]any{"id": "toolu_9", "name": "f", "args": map[string]any{}})
+		},
 		"not a target":     func(p map[string]any) { p["extra"] = true },
 		"text part edited": func(p map[string]any) { p["content"] = []any{map[string]any{"type": "text", "text": "Let me"}} },
 	} {
