@@ -491,3 +491,53 @@ func sameKind(a, b error) bool {
 	var sa, sb *wire.StreamError
 	return errors.As(a, &sa) && errors.As(b, &sb)
 }
+
+// A transformed rest replaces the upstream's: none of its text is
+// rendered, not even as a replayed event.
+func TestIncrementalTransformedTailLeaksNothing(t *testing.T) {
+	r, _ := drive(t, Options{}, sse(plainEvents...))
+	target := mustStream(t, r).Response().Project()
+	target["content"] = "Hello [redacted]"
+	out := release(t, r, []int{5}, target)
+	for _, s := range []string{"wor", "code", `\u00dc`, "Ü"} {
+		if bytes.Contains(out, []byte(s)) {
+			t.Errorf("the released stream holds %q of the withheld text:\n%s", s, out)
+		}
+	}
+	judged(t, Options{}, sdkAccumulate(t, out), target)
+}
+
+// The reader's limits and failures are ReadStream's, event by event.
+func TestIncrementalLimitsAndFailures(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		data  string
+		limit int64
+		kind  error
+		after int // events Next reports before failing
+	}{
+		{"buffer limit", sse(plainEvents...), 400, wire.ErrBufferLimit, 2},
+		{"cut", sse(plainEvents[:14]...), 1 << 20, wire.ErrStreamCut, 7},
+		{"upstream error", sse(plainEvents[0], plainEvents[1], "error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), 1 << 20, wire.ErrUpstreamEvent, 1},
+		{"invalid event", sse(plainEvents[0], plainEvents[1], plainEvents[2], plainEvents[3], "content_block_delta", textDelta("1", "x")), 1 << 20, wire.ErrResponseInvalid, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := New(Options{}).OpenStream(nil, iotest.OneByteReader(strings.NewReader(c.data)), c.limit)
+			var err error
+			n := 0
+			for ; err == nil; n++ {
+				_, err = r.Next()
+			}
+			var se *wire.StreamError
+			if !errors.As(err, &se) || !errors.Is(err, c.kind) || n-1 != c.after {
+				t.Fatalf("after %d events err = %v, want %v after %d", n-1, err, c.kind, c.after)
+			}
+			if _, err := r.Stream(); err == nil {
+				t.Error("Stream after a failure returned a stream")
+			}
+			if _, err := r.Next(); err == nil {
+				t.Error("Next after a failure read on")
+			}
+		})
+	}
+}
