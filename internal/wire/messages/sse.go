@@ -55,61 +55,75 @@ func (p *sseReader) line(l []byte) (sseEvent, bool) {
 	return sseEvent{}, false
 }
 
-// readEvents reads r to the end of the stream, at most limit bytes, and
-// hands each event to handle, which reports when the stream is complete
-// (message_stop). It returns the bytes buffered.
-func readEvents(r io.Reader, limit int64, handle func(sseEvent) (bool, error)) (int64, error) {
-	var p sseReader
-	buf := make([]byte, 0, min(max(limit, 0), 32<<10))
-	pos := 0
-	chunk := make([]byte, 32<<10)
-	eof := false
+// eventReader frames an upstream stream into events on demand: next
+// reads only as many bytes as the next event needs.
+type eventReader struct {
+	r     io.Reader
+	limit int64
+	p     sseReader
+	buf   []byte
+	pos   int
+	chunk []byte
+	eof   bool
+}
+
+func newEventReader(r io.Reader, limit int64) *eventReader {
+	return &eventReader{
+		r:     r,
+		limit: limit,
+		buf:   make([]byte, 0, min(max(limit, 0), 32<<10)),
+		chunk: make([]byte, 32<<10),
+	}
+}
+
+// buffered is how many bytes of the stream were read.
+func (e *eventReader) buffered() int64 { return int64(len(e.buf)) }
+
+// next reads until one event is dispatched, at most limit bytes in all.
+// At the end of the stream it dispatches the pending event, then reports
+// ErrStreamCut.
+func (e *eventReader) next() (sseEvent, error) {
 	for {
 		for {
-			i := bytes.IndexAny(buf[pos:], "\r\n")
-			if i < 0 || (buf[pos+i] == '\r' && pos+i+1 == len(buf) && !eof) {
+			i := bytes.IndexAny(e.buf[e.pos:], "\r\n")
+			if i < 0 || (e.buf[e.pos+i] == '\r' && e.pos+i+1 == len(e.buf) && !e.eof) {
 				break
 			}
-			end := pos + i
+			end := e.pos + i
 			next := end + 1
-			if buf[end] == '\r' && next < len(buf) && buf[next] == '\n' {
+			if e.buf[end] == '\r' && next < len(e.buf) && e.buf[next] == '\n' {
 				next++
 			}
-			l := buf[pos:end]
-			if !p.bom {
-				l, p.bom = bytes.TrimPrefix(l, []byte("\xEF\xBB\xBF")), true
+			l := e.buf[e.pos:end]
+			if !e.p.bom {
+				l, e.p.bom = bytes.TrimPrefix(l, []byte("\xEF\xBB\xBF")), true
 			}
-			pos = next
-			if ev, ok := p.line(l); ok {
-				done, err := handle(ev)
-				if err != nil || done {
-					return int64(len(buf)), err
-				}
+			e.pos = next
+			if ev, ok := e.p.line(l); ok {
+				return ev, nil
 			}
 		}
-		if eof {
+		if e.eof {
 			// A final line without terminator, then the pending event.
-			if pos < len(buf) {
-				p.line(buf[pos:])
+			if e.pos < len(e.buf) {
+				e.p.line(e.buf[e.pos:])
+				e.pos = len(e.buf)
 			}
-			if ev, ok := p.line(nil); ok {
-				done, err := handle(ev)
-				if err != nil || done {
-					return int64(len(buf)), err
-				}
+			if ev, ok := e.p.line(nil); ok {
+				return ev, nil
 			}
-			return int64(len(buf)), &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no message_stop"}
+			return sseEvent{}, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no message_stop"}
 		}
-		n, err := r.Read(chunk)
-		if int64(len(buf)+n) > limit {
-			return int64(len(buf)), &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(limit, 10) + " bytes"}
+		n, err := e.r.Read(e.chunk)
+		if int64(len(e.buf)+n) > e.limit {
+			return sseEvent{}, &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(e.limit, 10) + " bytes"}
 		}
-		buf = append(buf, chunk[:n]...)
+		e.buf = append(e.buf, e.chunk[:n]...)
 		switch {
 		case errors.Is(err, io.EOF):
-			eof = true
+			e.eof = true
 		case err != nil:
-			return int64(len(buf)), &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: err}
+			return sseEvent{}, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: err}
 		}
 	}
 }

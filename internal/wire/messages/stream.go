@@ -329,20 +329,35 @@ type Stream struct {
 }
 
 func (s *Surface) readStream(r io.Reader, limit int64, stops []string) (*Stream, error) {
+	er := newEventReader(r, limit)
 	a := &assembler{s: s, replayable: true}
-	n, err := readEvents(r, limit, a.handle)
-	if err != nil {
-		return nil, err
+	for {
+		ev, err := er.next()
+		if err != nil {
+			return nil, err
+		}
+		done, err := a.handle(ev)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return a.stream(er.buffered(), stops)
+		}
 	}
+}
+
+// stream parses the assembled answer once message_stop was handled;
+// buffered is the bytes read.
+func (a *assembler) stream(buffered int64, stops []string) (*Stream, error) {
 	body, err := a.message()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.parseMessage(body, stops)
+	resp, err := a.s.parseMessage(body, stops)
 	if err != nil {
 		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "the assembled message", Err: err}
 	}
-	return &Stream{resp: resp, events: a.events, buffered: n, replayable: a.replayable && resp.clean}, nil
+	return &Stream{resp: resp, events: a.events, buffered: buffered, replayable: a.replayable && resp.clean}, nil
 }
 
 // Response implements wire.Stream.

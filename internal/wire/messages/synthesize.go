@@ -22,6 +22,16 @@ func synthesize(body []byte) ([]byte, error) {
 		return nil, &wire.WriteBackError{Msg: "the released message cannot be streamed"}
 	}
 	content, _ := msg["content"].([]any)
+	out := appendMessageStart(nil, msg)
+	for i, e := range content {
+		out = appendBlockEvents(out, i, e.(map[string]any))
+	}
+	return appendMessageEnd(out, msg), nil
+}
+
+// appendMessageStart renders message_start for msg: its metadata, content
+// empty, stop_reason and stop_sequence null.
+func appendMessageStart(out []byte, msg map[string]any) []byte {
 	start := make(map[string]any, len(msg))
 	for k, x := range msg {
 		start[k] = x
@@ -29,12 +39,18 @@ func synthesize(body []byte) ([]byte, error) {
 	start["content"] = []any{}
 	start["stop_reason"] = nil
 	start["stop_sequence"] = nil
-	var out []byte
-	out = appendJSONEvent(out, "message_start", map[string]any{"type": "message_start", "message": start})
-	for i, e := range content {
-		out = appendBlockEvents(out, i, e.(map[string]any))
-	}
+	return appendJSONEvent(out, "message_start", map[string]any{"type": "message_start", "message": start})
+}
+
+// appendMessageEnd renders message_delta (stop_reason, stop_sequence,
+// usage, and the delta members of msg named in more) and message_stop.
+func appendMessageEnd(out []byte, msg map[string]any, more ...string) []byte {
 	delta := map[string]any{"stop_reason": msg["stop_reason"], "stop_sequence": msg["stop_sequence"]}
+	for _, k := range more {
+		if v, ok := msg[k]; ok {
+			delta[k] = v
+		}
+	}
 	md := map[string]any{"type": "message_delta", "delta": delta}
 	if u, ok := msg["usage"]; ok {
 		md["usage"] = u
@@ -42,7 +58,7 @@ func synthesize(body []byte) ([]byte, error) {
 		md["usage"] = map[string]any{}
 	}
 	out = appendJSONEvent(out, "message_delta", md)
-	return appendJSONEvent(out, "message_stop", map[string]any{"type": "message_stop"}), nil
+	return appendJSONEvent(out, "message_stop", map[string]any{"type": "message_stop"})
 }
 
 func appendBlockEvents(out []byte, i int, b map[string]any) []byte {
