@@ -816,20 +816,20 @@ func TestRedisClusterAndSentinel(t *testing.T) {
 }
 
 // defaultSegment is streaming.segment when the file leaves it out.
-var defaultSegment = Segment{Bytes: 512, Interval: 250 * time.Millisecond, SentenceEnd: true, MaxSegments: 128}
+var defaultSegment = Segment{Bytes: 512, Interval: 250 * time.Millisecond, SentenceEnd: true, MaxSegments: 128, First: SegmentFirstArrival}
 
 func TestParseStreamingModes(t *testing.T) {
 	c, err := Parse("gateway.yaml", []byte(mockUpstream+`
 streaming:
   mode: incremental
   surfaces: {responses: buffered}
-  segment: {bytes: 1KiB, interval: 1s, sentence_end: false, max_segments: 9}
+  segment: {bytes: 1KiB, interval: 1s, sentence_end: false, max_segments: 9, first: boundary}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := c.Streaming
-	if s.Segment != (Segment{Bytes: 1024, Interval: time.Second, MaxSegments: 9}) {
+	if s.Segment != (Segment{Bytes: 1024, Interval: time.Second, MaxSegments: 9, First: SegmentFirstBoundary}) {
 		t.Fatalf("segment = %+v", s.Segment)
 	}
 	for api, want := range map[string]string{"chat_completions": "incremental", "responses": "buffered", "messages": "incremental"} {
@@ -843,6 +843,7 @@ streaming:
 		{"streaming: {segment: {bytes: 0}}", "streaming.segment.bytes: must be positive"},
 		{"streaming: {segment: {max_segments: 0}}", "streaming.segment.max_segments: must be positive"},
 		{"streaming: {segment: {interval: 0s}}", "streaming.segment.interval: must be positive"},
+		{"streaming: {segment: {first: soon}}", `streaming.segment.first: must be arrival or boundary (got "soon")`},
 	} {
 		_, err := Parse("gateway.yaml", []byte(mockUpstream+tc.yaml+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -196,10 +196,14 @@ func TestIncrementalDenyEndsTheStream(t *testing.T) {
 		}
 		return enforcement.Allow()
 	}
-	gw := newGateway(t, gatewayConfig{upstream: u.URL, streaming: incremental(), policy: deny})
+	// Every boundary is a segment: the deny comes as soon as the arrival
+	// of " and more" shows where the credential ends.
+	every := incremental()
+	every.Segment.Bytes = 1
+	gw := newGateway(t, gatewayConfig{upstream: u.URL, streaming: every, policy: deny})
 	sr := readStream(t, gw, "hi")
 	sr.waitText(t, "Your key: ")
-	up.release(4)
+	up.release(3)
 	sr.wait(t)
 	var se *ssestream.StreamError
 	if !errors.As(sr.err, &se) || !strings.Contains(string(se.Event.Data), "policy:credential_leak") {
