@@ -543,6 +543,25 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 		t.Fatalf("Delta = %s: want the straddling part synthesized, then the last chunk replayed", d)
 	}
 
+	// A chunk without a choice index is synthesized (the JS SDK throws on
+	// it), its neighbours replayed.
+	noIndex := strings.Replace(s, `"choices":[{"index":0,"delta":{"content":", wor"}`, `"choices":[{"delta":{"content":", wor"}`, 1)
+	sr = openText(t, noIndex, false)
+	for range 4 {
+		if _, err := sr.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = sr.Head()
+	d, err = sr.Delta(0, "Hello, world")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = events[1] + "data: " + string(sr.head) + `,"choices":[{"index":0,"delta":{"content":", wor"},"logprobs":null,"finish_reason":null}]}` + "\n\n" + events[3]
+	if string(d) != want {
+		t.Fatalf("Delta =\n%s\nwant\n%s", d, want)
+	}
+
 	// A stream that is not replayable (logprobs) is synthesized throughout.
 	lp := strings.ReplaceAll(s, `{"content":"Hello"},"finish_reason":null`, `{"content":"Hello"},"logprobs":{"content":[]},"finish_reason":null`)
 	sr = openText(t, lp, false)
