@@ -378,6 +378,9 @@ func releaseCases(t *testing.T) []relCase {
 					}
 				}
 			}
+			for _, c := range p["tool_calls"].([]any) {
+				c.(map[string]any)["args"].(map[string]any)["checked"] = true
+			}
 			return p
 		},
 	}
