@@ -93,9 +93,28 @@ type gatewaySurface struct {
 	// newModel is the model seam sending to the gateway at root through hc.
 	newModel func(root string, hc *http.Client, tools []Tool) modelSeam
 	// renderStream, when set, is model_script[n] as the upstream's SSE
-	// events (data only); cut ends the stream after them without its
-	// terminal event. Without it the upstream refuses to stream.
-	renderStream func(n int, r Response) (events [][]byte, cut bool, err error)
+	// events, terminal sentinel included; cut ends the stream after them,
+	// the connection dropped mid-answer. Without it the upstream refuses
+	// to stream.
+	renderStream func(n int, r Response) (events []sseEvent, cut bool, err error)
+}
+
+// sseEvent is one server-sent event of a scripted stream: name, when set,
+// is its "event:" line; data is its one data line.
+type sseEvent struct {
+	name string
+	data []byte
+}
+
+// writeTo writes the event in text/event-stream framing.
+func (e sseEvent) writeTo(w io.Writer) error {
+	if e.name != "" {
+		if _, err := fmt.Fprintf(w, "event: %s\n", e.name); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "data: %s\n\n", e.data)
+	return err
 }
 
 // gatewaySurfaceFor returns api's surface kit.
@@ -395,8 +414,8 @@ func (u *scriptedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
-// stream answers model call n with its SSE events, flushing each, then
-// [DONE]; a cut stream's connection is closed after its events instead.
+// stream answers model call n with its SSE events, flushing each; a cut
+// stream's connection is closed after its events.
 func (u *scriptedUpstream) stream(w http.ResponseWriter, n int) {
 	events, cut, err := u.surface.renderStream(n, u.script[n].Respond)
 	if err != nil {
@@ -407,7 +426,9 @@ func (u *scriptedUpstream) stream(w http.ResponseWriter, n int) {
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
 	for _, e := range events {
-		fmt.Fprintf(w, "data: %s\n\n", e)
+		if e.writeTo(w) != nil {
+			return // the gateway hung up
+		}
 		if f != nil {
 			f.Flush()
 		}
@@ -418,9 +439,7 @@ func (u *scriptedUpstream) stream(w http.ResponseWriter, n int) {
 				conn.Close() // the stream dies mid-answer
 			}
 		}
-		return
 	}
-	io.WriteString(w, "data: [DONE]\n\n")
 }
 
 // next counts a model call and returns its index.

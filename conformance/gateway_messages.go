@@ -94,17 +94,27 @@ func (m *messagesModel) open(role string, content any) error {
 // vocabulary. The assistant message joins the transcript at once, its
 // tool_use input replayed as the exact JSON text the gateway released.
 func (m *messagesModel) call(ctx context.Context, i int) (enforcement.ModelResponse, error) {
-	params := anthropic.MessageNewParams{
+	msg, err := m.client.Messages.New(ctx, m.params())
+	if err != nil {
+		return enforcement.ModelResponse{}, anthropicCallError(i, err)
+	}
+	return m.absorb(i, msg)
+}
+
+// params is the request for the next call: the whole transcript.
+func (m *messagesModel) params() anthropic.MessageNewParams {
+	return anthropic.MessageNewParams{
 		Model:     gatewayModelID,
 		MaxTokens: messagesMaxTokens,
 		System:    m.system,
 		Messages:  m.messages,
 		Tools:     m.tools,
 	}
-	msg, err := m.client.Messages.New(ctx, params)
-	if err != nil {
-		return enforcement.ModelResponse{}, anthropicCallError(i, err)
-	}
+}
+
+// absorb reads the verdicted message of call i and adds it to the
+// transcript.
+func (m *messagesModel) absorb(i int, msg *anthropic.Message) (enforcement.ModelResponse, error) {
 	var resp enforcement.ModelResponse
 	var blocks []anthropic.ContentBlockParamUnion
 	for k, b := range msg.Content {

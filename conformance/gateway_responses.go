@@ -63,16 +63,27 @@ func (m *responsesModel) open(role string, content any) error {
 // calls with their arguments decoded number-exactly, and the finish
 // reason in the chat vocabulary. The output joins the transcript at once.
 func (m *responsesModel) call(ctx context.Context, i int) (enforcement.ModelResponse, error) {
-	params := responses.ResponseNewParams{
+	res, err := m.client.Responses.New(ctx, m.params())
+	if err != nil {
+		return enforcement.ModelResponse{}, modelCallError(i, err)
+	}
+	return m.absorb(i, res)
+}
+
+// params is the request for the next call: the whole transcript, no
+// storage at the provider.
+func (m *responsesModel) params() responses.ResponseNewParams {
+	return responses.ResponseNewParams{
 		Model: gatewayModelID,
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: m.input},
 		Tools: m.tools,
 		Store: param.NewOpt(false),
 	}
-	res, err := m.client.Responses.New(ctx, params)
-	if err != nil {
-		return enforcement.ModelResponse{}, modelCallError(i, err)
-	}
+}
+
+// absorb reads the verdicted response of call i and adds its output to
+// the transcript.
+func (m *responsesModel) absorb(i int, res *responses.Response) (enforcement.ModelResponse, error) {
 	var resp enforcement.ModelResponse
 	for k, item := range res.Output {
 		switch item.Type {
@@ -169,6 +180,16 @@ func responsesTools(tools []Tool) []responses.ToolUnionParam {
 // function_call items say which), length is incomplete with reason
 // max_output_tokens, content_filter incomplete with reason content_filter.
 func responseBody(n int, r Response) ([]byte, error) {
+	obj, err := responseObject(n, r)
+	if err != nil {
+		return nil, err
+	}
+	return jsonvalue.Marshal(obj)
+}
+
+// responseObject is the response object responseBody renders; the
+// streamed answer's terminal event carries it too.
+func responseObject(n int, r Response) (map[string]any, error) {
 	status, incomplete, err := responsesStatus(r.FinishReason)
 	if err != nil {
 		return nil, err
@@ -177,24 +198,18 @@ func responseBody(n int, r Response) ([]byte, error) {
 	switch c := r.Content.(type) {
 	case nil:
 	case string:
-		output = append(output, map[string]any{
-			"type": "message", "id": fmt.Sprintf("msg_ctk_%d", n), "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": c, "annotations": []any{}}},
-		})
+		output = append(output, responseMessageItem(n, c, "completed"))
 	default:
 		return nil, fmt.Errorf("content is a %T; the Responses upstream renders text or null", c)
 	}
 	for k, tc := range r.ToolCalls {
-		text, err := scriptedArgs(tc)
+		item, err := responseCallItem(n, k, tc, "completed")
 		if err != nil {
 			return nil, err
 		}
-		output = append(output, map[string]any{
-			"type": "function_call", "id": fmt.Sprintf("fc_ctk_%d_%d", n, k), "call_id": tc.ID,
-			"name": tc.Name, "arguments": string(text), "status": "completed",
-		})
+		output = append(output, item)
 	}
-	return jsonvalue.Marshal(map[string]any{
+	return map[string]any{
 		"id":                 fmt.Sprintf("resp_ctk_%d", n),
 		"object":             "response",
 		"created_at":         json.Number("0"),
@@ -202,7 +217,42 @@ func responseBody(n int, r Response) ([]byte, error) {
 		"status":             status,
 		"incomplete_details": incomplete,
 		"output":             output,
-	})
+	}, nil
+}
+
+// responseMessageItem is the output message of call n holding text, in
+// status; in_progress is the empty item a stream adds first.
+func responseMessageItem(n int, text, status string) map[string]any {
+	content := []any{}
+	if status == "completed" {
+		content = []any{responseTextPart(text)}
+	}
+	return map[string]any{
+		"type": "message", "id": fmt.Sprintf("msg_ctk_%d", n), "role": "assistant", "status": status,
+		"content": content,
+	}
+}
+
+// responseTextPart is an output_text part holding text.
+func responseTextPart(text string) map[string]any {
+	return map[string]any{"type": "output_text", "text": text, "annotations": []any{}}
+}
+
+// responseCallItem is the k-th function_call item of call n, in status;
+// in_progress is the item a stream adds first, its arguments empty.
+func responseCallItem(n, k int, tc ToolCall, status string) (map[string]any, error) {
+	text, err := scriptedArgs(tc)
+	if err != nil {
+		return nil, err
+	}
+	args := string(text)
+	if status != "completed" {
+		args = ""
+	}
+	return map[string]any{
+		"type": "function_call", "id": fmt.Sprintf("fc_ctk_%d_%d", n, k), "call_id": tc.ID,
+		"name": tc.Name, "arguments": args, "status": status,
+	}, nil
 }
 
 // responsesStatus maps a scripted finish_reason onto a response's status

@@ -1,0 +1,189 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+)
+
+// TestGatewayIncrementalConformance runs every vendored vector through
+// the incremental gateway harness on each surface: every vector passes,
+// none skips, except the pinned gateway divergences below.
+func TestGatewayIncrementalConformance(t *testing.T) {
+	for _, api := range GatewayIncrementalAPIs() {
+		t.Run(string(api), func(t *testing.T) {
+			f, err := GatewayIncrementalHarness(api)
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireAllPassExcept(t, f, gatewayFirstTextJudgedTwice)
+		})
+	}
+}
+
+// gatewayFirstTextJudgedTwice pins a gateway divergence from CTK §2.5
+// (each chunk boundary closes one segment; the last segment is the final
+// post_model_call): the gateway judges an answer's first text event on
+// arrival (proxy/incremental.go segmentClock.next), so an answer whose
+// text is one event gets a post_model_call with finish_reason
+// "incremental" over all of it, then the final one over the same text.
+// The strictly sequenced vectors with a one-chunk plain answer fail on
+// that extra record; every other vector tolerates it. When the gateway
+// changes, the test reports the vector passing: remove it from here.
+var gatewayFirstTextJudgedTwice = map[string]string{
+	"AH-CTK-001": "post_model_call post_model_call output",
+	"AH-CTK-002": "post_model_call post_model_call output",
+	"AH-CTK-003": "post_model_call post_model_call output",
+	"AH-CTK-012": "post_model_call post_model_call output",
+}
+
+// requireAllPassExcept is requireAllPass with known failures: each id in
+// known must fail with exactly one sequence mismatch whose recorded
+// sequence holds known[id]; every other vector must pass.
+func requireAllPassExcept(t *testing.T, factory HarnessFactory, known map[string]string) {
+	t.Helper()
+	vectors, err := EmbeddedVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := Run(context.Background(), factory, vectors)
+	for _, r := range report.Results {
+		t.Run(r.ID, func(t *testing.T) {
+			want, pinned := known[r.ID]
+			switch {
+			case !pinned && r.Status != StatusPass:
+				t.Errorf("%s (%s) %s: %s\n  - %s", r.ID, r.Title, r.Status, r.Detail, strings.Join(r.Failures, "\n  - "))
+			case pinned && r.Status == StatusPass:
+				t.Errorf("%s passes: the pinned gateway divergence is gone, unpin it", r.ID)
+			case pinned && (r.Status != StatusFail || len(r.Failures) != 1 ||
+				!strings.HasPrefix(r.Failures[0], "interception sequence mismatch") || !strings.Contains(r.Failures[0], "recorded ["+"agent_startup input pre_model_call") ||
+				!strings.Contains(r.Failures[0], want)):
+				t.Errorf("%s %s other than by the pinned divergence (%q): %s\n  - %s", r.ID, r.Status, want, r.Detail, strings.Join(r.Failures, "\n  - "))
+			}
+		})
+	}
+	if got := report.Totals; got.Passed != 51-len(known) || got.Skipped != 0 || got.Failed != len(known) {
+		t.Errorf("totals = %+v, want %d passed, 0 skipped, %d failed", got, 51-len(known), len(known))
+	}
+}
+
+// streamScript is a tool-calling turn whose arguments hold an integer
+// beyond float64, then a text answer in three chunks.
+func streamScript() []ModelTurn {
+	script := bigArgsScript()
+	script[1].Respond.Content = "Hello, streamed world!"
+	script[1].Respond.Stream = []string{"Hello, ", "streamed ", "world!"}
+	return script
+}
+
+// incrementalSeam returns api's incremental harness surface (its
+// streaming renderer and seam).
+func incrementalSeam(t *testing.T, api wire.API) gatewaySurface {
+	t.Helper()
+	f, err := GatewayIncrementalHarness(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f().(*gatewayHarness).surface
+}
+
+// serveScripted serves s's scripted upstream to the surface's client,
+// which puts prefix before the upstream's path.
+func serveScripted(t *testing.T, s gatewaySurface, script []ModelTurn, prefix string) (*httptest.Server, *bodyRecorder) {
+	t.Helper()
+	rec := &bodyRecorder{next: newScriptedUpstream(s, script)}
+	var h http.Handler = rec
+	if prefix != "" {
+		h = http.StripPrefix(prefix, rec)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, rec
+}
+
+// surfacePrefixes is the path each surface's client puts before the
+// upstream's path.
+var surfacePrefixes = map[wire.API]string{wire.ChatCompletions: "/v1", wire.Responses: "/v1", wire.Messages: ""}
+
+// TestStreamingSeamRoundTrip drives each surface's streaming seam (its
+// official streaming client) straight against the scripted upstream's
+// native stream, without a gateway: the client must assemble the tool
+// call (id and number-exact arguments intact) and the chunked text, every
+// request must ask for a stream, and the released text must be exactly
+// the text deltas.
+func TestStreamingSeamRoundTrip(t *testing.T) {
+	for _, api := range GatewayIncrementalAPIs() {
+		t.Run(string(api), func(t *testing.T) {
+			s := incrementalSeam(t, api)
+			srv, rec := serveScripted(t, s, streamScript(), surfacePrefixes[api])
+			m := s.newModel(srv.URL, srv.Client(), []Tool{{Name: "wire_transfer"}})
+			if err := m.open("user", "pay"); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			first, err := m.call(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Content != nil || first.FinishReason != "tool_calls" || len(first.ToolCalls) != 1 {
+				t.Fatalf("first response = %+v, want null content, one tool call, tool_calls", first)
+			}
+			tc := first.ToolCalls[0]
+			args, _ := tc.Args.(map[string]any)
+			if tc.ID != "tc-1" || tc.Name != "wire_transfer" || args["id"] != json.Number("9007199254740993") {
+				t.Fatalf("tool call = %+v, want tc-1 wire_transfer {id: 9007199254740993}", tc)
+			}
+			if err := m.toolMessage(tc, "42"); err != nil {
+				t.Fatal(err)
+			}
+			m.closeTurn(first)
+			second, err := m.call(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if second.Content != "Hello, streamed world!" || second.FinishReason != "stop" || len(second.ToolCalls) != 0 {
+				t.Fatalf("second response = %+v, want the joined chunks, stop, no calls", second)
+			}
+			inc := m.(incrementalModel)
+			if got := inc.releasedOutput(); got != "Hello, streamed world!" {
+				t.Errorf("released = %q, want the three chunks", got)
+			}
+			for k, body := range rec.seen {
+				if !strings.Contains(body, `"stream":true`) {
+					t.Errorf("request %d does not stream: %s", k, body)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamingSeamTruncated pins a truncated script without a gateway:
+// the upstream flushes its chunks and dies, the client reads them all,
+// and the seam fails the call (never a verdict).
+func TestStreamingSeamTruncated(t *testing.T) {
+	script := []ModelTurn{{Respond: Response{Content: "clean, residue", Stream: []string{"clean, ", "residue"}, StreamTruncated: true, ToolCalls: []ToolCall{}, FinishReason: "stop"}}}
+	for _, api := range GatewayIncrementalAPIs() {
+		t.Run(string(api), func(t *testing.T) {
+			s := incrementalSeam(t, api)
+			srv, _ := serveScripted(t, s, script, surfacePrefixes[api])
+			m := s.newModel(srv.URL, srv.Client(), nil)
+			if err := m.open("user", "go"); err != nil {
+				t.Fatal(err)
+			}
+			_, err := m.call(context.Background(), 0)
+			if err == nil || strings.Contains(fmt.Sprint(err), "blocked") {
+				t.Fatalf("call = %v, want a failed stream that is no verdict", err)
+			}
+			inc := m.(incrementalModel)
+			if got := inc.releasedOutput(); got != "clean, residue" {
+				t.Errorf("released = %q, want both chunks", got)
+			}
+		})
+	}
+}
