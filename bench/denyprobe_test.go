@@ -127,3 +127,29 @@ func TestRunDenyProbe(t *testing.T) {
 		t.Fatalf("cut before the credential: %+v, failure %q", d, d.failure())
 	}
 }
+
+// The deny probe's answer is for the probe alone: requests after it get
+// the ordinary answer (a captured variable once made every later stream
+// the probe's, so the load measured denied streams).
+func TestDenyProbeAnswerDoesNotStick(t *testing.T) {
+	srv := httptest.NewServer(upstreamMux(upstreamOptions{contentBytes: 64, chunks: 6}))
+	defer srv.Close()
+	get := func(model string) string {
+		body := `{"model":"` + model + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+		resp, err := http.Post(srv.URL+chatPath, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if !strings.Contains(get(denyProbeModel), denyCredential) {
+		t.Fatal("the probe's answer lacks the credential")
+	}
+	for range 2 {
+		if strings.Contains(get("gpt-test"), denyCredential) {
+			t.Fatal("an ordinary request after the probe got the probe's answer")
+		}
+	}
+}

@@ -86,12 +86,13 @@ func answer(jsonBody []byte, sse, deny streamAnswer, interval time.Duration) htt
 			w.Write(jsonBody)
 			return
 		}
+		stream := sse
 		if isDenyProbe(body) {
-			sse = deny
+			stream = deny
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
-		sse.write(r.Context(), w, interval)
+		stream.write(r.Context(), w, interval)
 	}
 }
 
