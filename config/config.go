@@ -392,7 +392,7 @@ type StreamingSurfaces struct {
 }
 
 // Segment decides when incremental mediation judges the text waiting. The
-// first segment closes at the first text; a later one when Bytes of new
+// first segment closes at the first text (First); a later one when Bytes of new
 // text wait, at a sentence end (SentenceEnd), or when the oldest waiting
 // byte has waited Interval (checked as events arrive). Past MaxSegments
 // the rest of the answer is judged whole.
@@ -401,7 +401,16 @@ type Segment struct {
 	Interval    time.Duration
 	SentenceEnd bool
 	MaxSegments int64
+	// First is when the first text is judged: SegmentFirstArrival (at
+	// once) or SegmentFirstBoundary (like every later segment).
+	First string
 }
+
+// When the first segment closes.
+const (
+	SegmentFirstArrival  = "arrival"
+	SegmentFirstBoundary = "boundary"
+)
 
 // Segment defaults.
 const (

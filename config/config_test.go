@@ -144,7 +144,7 @@ limits:
 		Sessions: Sessions{Store: StoreRedis, RedisURL: "redis://redis:6379/2", KeyPrefix: "gw:", IdleTimeout: time.Hour, SweepInterval: 10 * time.Second,
 			Retention: 48 * time.Hour, EndWait: 5 * time.Second, StartupWait: 30 * time.Second, CallLease: 20 * time.Minute},
 		Records:   Records{Sinks: []Sink{{Type: SinkStdout}, {Type: SinkJSONL, Path: "/var/log/records.jsonl"}}, Format: RecordsFormatRecord, PolicyMarkers: true},
-		Streaming: Streaming{BufferLimit: 4 << 20, KeepAlive: 15 * time.Second},
+		Streaming: Streaming{BufferLimit: 4 << 20, KeepAlive: 15 * time.Second, Mode: StreamingBuffered, Segment: defaultSegment},
 		Auth: Auth{
 			Mode: AuthKeys,
 			APIKeys: []APIKey{{Name: "CLIENT_A_KEY", KeyEnv: "CLIENT_A_KEY", Hash: sha256.Sum256([]byte("client-a-key")),
@@ -224,7 +224,7 @@ func TestParseDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Records.Sinks, []Sink{{Type: "stdout"}}) {
 		t.Errorf("records = %+v", c.Records)
 	}
-	if c.Streaming != (Streaming{BufferLimit: 8 << 20}) || c.Limits != (Limits{MaxRequestBytes: 10 << 20, MaxResponseBytes: 8 << 20, MaxMessages: 10_000, MaxInputMessages: 100}) {
+	if c.Streaming != (Streaming{BufferLimit: 8 << 20, Mode: StreamingBuffered, Segment: defaultSegment}) || c.Limits != (Limits{MaxRequestBytes: 10 << 20, MaxResponseBytes: 8 << 20, MaxMessages: 10_000, MaxInputMessages: 100}) {
 		t.Errorf("streaming = %+v, limits = %+v", c.Streaming, c.Limits)
 	}
 }
@@ -812,5 +812,42 @@ func TestRedisClusterAndSentinel(t *testing.T) {
 	c = mustParse(t, mockUpstream+"sessions:\n  store: redis\n  redis_sentinel:\n    master: mymaster\n    addrs: [s1:26379, s2:26379]\n")
 	if got := c.Sessions.RedisSentinel; got == nil || got.Master != "mymaster" || !reflect.DeepEqual(got.Addrs, []string{"s1:26379", "s2:26379"}) {
 		t.Errorf("sessions.redis_sentinel = %+v", got)
+	}
+}
+
+// defaultSegment is streaming.segment when the file leaves it out.
+var defaultSegment = Segment{Bytes: 512, Interval: 250 * time.Millisecond, SentenceEnd: true, MaxSegments: 128, First: SegmentFirstArrival}
+
+func TestParseStreamingModes(t *testing.T) {
+	c, err := Parse("gateway.yaml", []byte(mockUpstream+`
+streaming:
+  mode: incremental
+  surfaces: {responses: buffered}
+  segment: {bytes: 1KiB, interval: 1s, sentence_end: false, max_segments: 9, first: boundary}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Streaming
+	if s.Segment != (Segment{Bytes: 1024, Interval: time.Second, MaxSegments: 9, First: SegmentFirstBoundary}) {
+		t.Fatalf("segment = %+v", s.Segment)
+	}
+	for api, want := range map[string]string{"chat_completions": "incremental", "responses": "buffered", "messages": "incremental"} {
+		if got := s.ModeFor(api); got != want {
+			t.Errorf("ModeFor(%s) = %q, want %q", api, got, want)
+		}
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"streaming: {mode: eager}", `streaming.mode: must be buffered or incremental (got "eager")`},
+		{"streaming: {surfaces: {messages: fast}}", `streaming.surfaces.messages: must be buffered or incremental (got "fast")`},
+		{"streaming: {segment: {bytes: 0}}", "streaming.segment.bytes: must be positive"},
+		{"streaming: {segment: {max_segments: 0}}", "streaming.segment.max_segments: must be positive"},
+		{"streaming: {segment: {interval: 0s}}", "streaming.segment.interval: must be positive"},
+		{"streaming: {segment: {first: soon}}", `streaming.segment.first: must be arrival or boundary (got "soon")`},
+	} {
+		_, err := Parse("gateway.yaml", []byte(mockUpstream+tc.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.yaml, err, tc.want)
+		}
 	}
 }

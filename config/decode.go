@@ -51,7 +51,7 @@ func newConfig(source string) *Config {
 			CallLease:     DefaultCallLease,
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit, Mode: StreamingBuffered, Segment: Segment{
-			Bytes: DefaultSegmentBytes, Interval: DefaultSegmentInterval, SentenceEnd: true, MaxSegments: DefaultSegmentMaxSegments}},
+			Bytes: DefaultSegmentBytes, Interval: DefaultSegmentInterval, SentenceEnd: true, MaxSegments: DefaultSegmentMaxSegments, First: SegmentFirstArrival}},
 		Limits: Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes,
 			MaxMessages: DefaultMaxMessages, MaxInputMessages: DefaultMaxInputMessages},
 		Server:    defaultServer(),
@@ -183,6 +183,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 						"interval":     func(f string, v *yaml.Node) { g.Interval = d.duration(v, f, g.Interval) },
 						"sentence_end": func(f string, v *yaml.Node) { g.SentenceEnd = d.bool(v, f) },
 						"max_segments": func(f string, v *yaml.Node) { g.MaxSegments = d.int(v, f, g.MaxSegments) },
+						"first":        func(f string, v *yaml.Node) { g.First = d.str(v, f) },
 					})
 				},
 			})

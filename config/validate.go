@@ -656,6 +656,9 @@ func (v *validator) streaming() {
 	if g.MaxSegments <= 0 {
 		v.problem("streaming.segment.max_segments", "must be positive (got %d)", g.MaxSegments)
 	}
+	if g.First != SegmentFirstArrival && g.First != SegmentFirstBoundary {
+		v.problem("streaming.segment.first", "must be %s or %s (got %q)", SegmentFirstArrival, SegmentFirstBoundary, g.First)
+	}
 }
 
 // ValidStreamingMode reports whether m names a streaming mode.

@@ -52,12 +52,15 @@ func GatewayIncrementalHarness(api wire.API) (HarnessFactory, error) {
 }
 
 // incrementalStreaming is the harness's streaming configuration: every
-// event of text closes a segment (CTK.md §2.5: each chunk boundary), and
-// neither time nor sentences close one.
+// boundary between events of text closes a segment (CTK.md §2.5: each
+// chunk boundary), the first one included (segment.first: boundary, so an
+// answer of one chunk is one emission), and neither time nor sentences
+// close one.
 func incrementalStreaming() config.Streaming {
 	return config.Streaming{
 		Mode:    config.StreamingIncremental,
-		Segment: config.Segment{Bytes: 1, Interval: time.Hour, MaxSegments: config.DefaultSegmentMaxSegments},
+		Segment: config.Segment{Bytes: 1, Interval: time.Hour, MaxSegments: config.DefaultSegmentMaxSegments,
+			First: config.SegmentFirstBoundary},
 	}
 }
 

@@ -40,6 +40,7 @@ routes:
     interceptors: [pass, deny-secret]
     mode: enforce
     point_modes: {pre_tool_call: evaluate_only}
+    streaming: incremental
 `
 
 func TestLoadDirectoryMergesFilesInLexicalOrder(t *testing.T) {
@@ -79,6 +80,9 @@ func TestLoadDirectoryMergesFilesInLexicalOrder(t *testing.T) {
 	e := doc.EngineEnforcement(r)
 	if e.Mode != "enforce" || e.PointModes["pre_tool_call"] != "evaluate_only" || e.PointModes["output"] != "enforce" {
 		t.Errorf("route enforcement = %+v, want the route's modes over the document's", e)
+	}
+	if r.Streaming != "incremental" {
+		t.Errorf("route streaming = %q, want incremental", r.Streaming)
 	}
 	if !reflect.DeepEqual(r.Interceptors, []string{"pass", "deny-secret"}) {
 		t.Errorf("route interceptors = %v, want the route's order", r.Interceptors)
@@ -157,6 +161,7 @@ routes:
     point_modes: {nowhere: enforce}
   - name: r1
     interceptors: []
+    streaming: eager
 `)
 	_, err := Load(dir, config.DefaultEnforcement())
 	var cerr *config.Error
@@ -176,6 +181,7 @@ routes:
 		b + `:12: routes[0].point_modes.nowhere: unknown interception point "nowhere" (one of agent_startup, input, pre_model_call, post_model_call, pre_tool_call, post_tool_call, output, agent_shutdown)`,
 		b + `:13: routes[1].name: duplicate route name "r1" (also routes[0])`,
 		b + `:14: routes[1].interceptors: must list at least one interceptor of the policy`,
+		b + `:15: routes[1].streaming: must be buffered or incremental (got "eager")`,
 	}
 	var got []string
 	for _, p := range cerr.Problems {

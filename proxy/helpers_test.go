@@ -152,6 +152,8 @@ type gatewayConfig struct {
 	maxMessages int
 	// maxInputMessages is limits.max_input_messages; 0 is the default.
 	maxInputMessages int
+	// streaming is the streaming configuration; zero buffers every stream.
+	streaming config.Streaming
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -202,6 +204,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		BufferBudget:      gc.budget,
 		MaxInputMessages:  gc.maxInputMessages,
 		KeepAlive:         gc.keepAlive,
+		Streaming:         gc.streaming,
 		MaxRequestBytes:   gc.maxBody,
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,

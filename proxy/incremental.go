@@ -290,8 +290,8 @@ func (rel *releaser) write(b []byte) error {
 // event of text shows the boundary: an event the stream was cut after
 // never settles clean (§12.1 item 3), and the last event before the
 // answer's end is left to the final post_model_call rather than judged
-// twice. The first text is the exception, judged on arrival, so time to
-// first byte is one verdict.
+// twice. The first text is the exception unless cfg.First is boundary:
+// it is judged on arrival, so time to first byte is one verdict.
 type segmentClock struct {
 	cfg config.Segment
 	// done is how many bytes of text were judged; since is when the
@@ -306,7 +306,7 @@ func (c *segmentClock) next(before, text string, now time.Time) (string, bool) {
 	switch {
 	case len(text) == len(before):
 		return "", false // no text in the event: no boundary
-	case c.done == 0 && len(before) == 0:
+	case c.done == 0 && len(before) == 0 && c.cfg.First != config.SegmentFirstBoundary:
 		return text, true
 	}
 	if c.since.IsZero() && len(before) > c.done {

@@ -101,6 +101,20 @@ func readStream(r io.Reader, limit int64, opts ResponseOptions, treeOnly bool) (
 // end in a [DONE] line whose terminator or blank line is missing). A nil
 // error means the stream is complete.
 func (p *sseParser) atLimit(r io.Reader, buf []byte, limit int64) error {
+	if err := probeLimit(r, limit); err != nil {
+		return err
+	}
+	done, err := p.feed(buf, true)
+	if err == nil && !done {
+		err = &wire.StreamError{Kind: wire.ErrStreamCut}
+	}
+	return err
+}
+
+// probeLimit reads past a buffer holding limit bytes: one more byte is
+// ErrBufferLimit, a read error ErrStreamCut, and nil means EOF (the
+// buffered bytes are the whole stream).
+func probeLimit(r io.Reader, limit int64) error {
 	var one [1]byte
 	for {
 		n, err := r.Read(one[:])
@@ -108,17 +122,12 @@ func (p *sseParser) atLimit(r io.Reader, buf []byte, limit int64) error {
 			return &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(limit, 10) + " bytes"}
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: err}
 		}
 	}
-	done, err := p.feed(buf, true)
-	if err == nil && !done {
-		err = &wire.StreamError{Kind: wire.ErrStreamCut}
-	}
-	return err
 }
 
 func growTo(b []byte, n int) []byte {
@@ -142,6 +151,9 @@ type sseParser struct {
 	doneEnd   int
 	scratch   []byte
 	treeOnly  bool // decode every chunk as a tree (tests)
+	// step makes feed return after each dispatched chunk event, so a
+	// streamReader can look at the answer between events.
+	step bool
 }
 
 // feed consumes every complete line in buf[p.pos:]. At eof a final line
@@ -178,8 +190,9 @@ func (p *sseParser) feed(buf []byte, eof bool) (bool, error) {
 			}
 		}
 		p.pos = next
+		events := p.events
 		done, err := p.line(buf, line)
-		if err != nil || done {
+		if err != nil || done || p.step && p.events != events {
 			return done, err
 		}
 	}

@@ -42,14 +42,24 @@ func (s *Stream) Synthesize(target any, includeUsage bool) ([]byte, error) {
 
 	role := `{"role":"assistant","content":null}`
 	if a.text != nil {
-		role = `{"role":"assistant","content":""}`
+		role = roleDelta
 	}
 	out = appendChunk(out, head, []byte(role), "")
+	return r.appendAnswer(out, head, a, t, 0, includeUsage)
+}
+
+// roleDelta opens an answer that has text.
+const roleDelta = `{"role":"assistant","content":""}`
+
+// appendAnswer appends steps 2 to 9 of Synthesize for the verdicted answer
+// a (target t) to out, leaving out the first skip bytes of the text,
+// which the client already has.
+func (r *Response) appendAnswer(out, head []byte, a *answer, t map[string]any, skip int, includeUsage bool) ([]byte, error) {
 	for _, rt := range a.reasoning {
 		out = appendChunk(out, head, reasoningDelta(rt), "")
 	}
-	if a.text != nil && *a.text != "" {
-		out = appendChunk(out, head, stringDelta("content", *a.text), "")
+	if a.text != nil && len(*a.text) > skip {
+		out = appendChunk(out, head, stringDelta("content", (*a.text)[skip:]), "")
 	}
 	if len(a.annotations) > 0 {
 		out = appendChunk(out, head, append(appendAnnotations([]byte(`{"annotations":`), a.annotations), '}'), "")
@@ -109,8 +119,10 @@ func reasoningDelta(rt reasoningText) []byte {
 
 // chunkHead is the common opening of every synthesized chunk, up to (not
 // including) the choices member.
-func (r *Response) chunkHead() []byte {
-	m := r.meta
+func (r *Response) chunkHead() []byte { return r.meta.chunkHead() }
+
+// chunkHead renders the chunk opening from metadata m.
+func (m *chunkMeta) chunkHead() []byte {
 	b := []byte(`{"id":`)
 	b = appendString(b, m.id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)

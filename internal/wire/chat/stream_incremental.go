@@ -1,0 +1,333 @@
+package chat
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+var _ wire.Incremental = (*Surface)(nil)
+
+// OpenStream starts reading a chat-completions stream an event at a time
+// (wire.Incremental). It shares ReadStream's parser and assembler, so the
+// Stream it ends with is the one ReadStream would return for the same
+// bytes; the usage chunk is rendered only when req asked for it.
+func (s *Surface) OpenStream(req wire.Request, r io.Reader, limit int64) wire.StreamReader {
+	var includeUsage bool
+	if sr, ok := req.(surfaceRequest); ok {
+		includeUsage = sr.IncludeUsage()
+	}
+	return openStream(r, limit, s.answers, includeUsage)
+}
+
+// streamReader is the chat surface's wire.StreamReader.
+//
+// Rendering: Head is a synthesized role chunk; Delta replays an upstream
+// chunk event whose content lies wholly inside the released range when
+// the stream read so far is replayable (Stream.Release's rule) and the
+// event carries nothing but that content and metadata matching the head,
+// and synthesizes a content chunk for everything else (a straddling
+// event's part of the range included); Tail is synthesized from the
+// verdicted target (Stream.Synthesize without the role chunk and the text
+// already released). Every rendered chunk carries the head fixed at Head,
+// so openai-go's accumulator, which drops chunks whose id changes, keeps
+// them all.
+type streamReader struct {
+	r            io.Reader
+	limit        int64
+	includeUsage bool
+	p            *sseParser
+	buf          []byte
+	eof          bool  // r reported EOF
+	readErr      error // r failed; reported once the buffered events are read
+	done         bool
+	err          error
+	st           *Stream
+
+	plain    bool
+	plainLen int       // len(Text()) after the last event that left the answer plain
+	segs     []textSeg // the content each chunk event added, in order
+	head     []byte    // chunk head fixed by Head; nil before
+	headID   string
+	released int       // bytes of Text rendered by Head and Delta
+	scan     fastChunk // replay check scratch
+	scratch  []byte
+}
+
+// textSeg is the content one chunk event added: Text()[start:end], and the
+// event's index in sseParser.chunks, or -1 (a multi-line event, never
+// replayed).
+type textSeg struct {
+	start, end int
+	chunk      int
+}
+
+func openStream(r io.Reader, limit int64, opts ResponseOptions, includeUsage bool) *streamReader {
+	return &streamReader{
+		r:            r,
+		limit:        limit,
+		includeUsage: includeUsage,
+		p:            &sseParser{asm: newAssembler(opts), step: true},
+		buf:          make([]byte, 0, int(min(max(limit, 0), initialBuffer))),
+		plain:        true,
+	}
+}
+
+// Next reads until one more chunk event is folded in, or the stream ends.
+// It reads from r only when the buffered bytes hold no complete event, so
+// it returns as soon as an event's bytes have arrived. Limits and errors
+// are ReadStream's.
+func (sr *streamReader) Next() (bool, error) {
+	if sr.err != nil || sr.done {
+		return sr.done, sr.err
+	}
+	sr.done, sr.err = sr.next()
+	return sr.done, sr.err
+}
+
+func (sr *streamReader) next() (bool, error) {
+	p := sr.p
+	for {
+		events, chunks, start := p.events, len(p.chunks), p.asm.pc.text.Len()
+		done, err := p.feed(sr.buf, sr.eof)
+		switch {
+		case err != nil:
+			return false, err
+		case done:
+			return true, nil
+		case p.events != events:
+			sr.observe(chunks, start)
+			return false, nil
+		case sr.readErr != nil:
+			return false, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: sr.readErr}
+		case sr.eof:
+			return false, &wire.StreamError{Kind: wire.ErrStreamCut}
+		}
+		if err := sr.fill(); err != nil {
+			return false, err
+		}
+	}
+}
+
+// fill reads once into the buffer, growing it up to the limit as
+// ReadStream does; at the limit it probes for one more byte.
+func (sr *streamReader) fill() error {
+	buf := sr.buf
+	if len(buf) == cap(buf) {
+		if int64(len(buf)) >= sr.limit {
+			if err := probeLimit(sr.r, sr.limit); err != nil {
+				return err
+			}
+			sr.eof = true
+			return nil
+		}
+		buf = growTo(buf, int(min(int64(2*cap(buf)), sr.limit)))
+	}
+	n, err := sr.r.Read(buf[len(buf):cap(buf)])
+	sr.buf = buf[:len(buf)+n]
+	switch {
+	case errors.Is(err, io.EOF):
+		sr.eof = true
+	case err != nil:
+		sr.readErr = err
+	}
+	return nil
+}
+
+// observe records what the event just folded in added to the text, and
+// whether the answer is still plain text.
+func (sr *streamReader) observe(chunks, start int) {
+	a := sr.p.asm
+	end := a.pc.text.Len()
+	if end > start {
+		ch := -1
+		if len(sr.p.chunks) > chunks {
+			ch = len(sr.p.chunks) - 1
+		}
+		sr.segs = append(sr.segs, textSeg{start: start, end: end, chunk: ch})
+	}
+	sr.plain = sr.plain && a.plain()
+	if sr.plain {
+		sr.plainLen = end
+	}
+}
+
+// plain reports whether the answer assembled so far projects as a string:
+// text only, no tool call, refusal, projected reasoning, citation or
+// allowed extra member (answer.simple, and no calls).
+func (a *assembler) plain() bool {
+	pc := &a.pc
+	return len(a.calls) == 0 && !pc.sawRefusal && len(pc.ans.reasoning) == 0 &&
+		len(pc.ans.annotations) == 0 && len(pc.ans.extras) == 0
+}
+
+// Text returns the content assembled so far.
+func (sr *streamReader) Text() string { return sr.p.asm.pc.text.String() }
+
+// Plain reports whether the answer so far is plain text (see
+// assembler.plain); once false it stays false.
+func (sr *streamReader) Plain() bool { return sr.plain }
+
+// BufferedBytes returns how many bytes of the stream are held.
+func (sr *streamReader) BufferedBytes() int64 { return int64(len(sr.buf)) }
+
+// Head renders the role chunk that opens the client's stream and fixes the
+// metadata every later chunk carries (the first values read so far).
+func (sr *streamReader) Head() ([]byte, error) {
+	switch {
+	case sr.head != nil:
+		return nil, errors.New("chat: stream head already rendered")
+	case sr.plainLen == 0:
+		return nil, errors.New("chat: no plain text to release")
+	}
+	m := sr.p.asm.meta
+	sr.head, sr.headID = m.chunkHead(), m.id
+	return appendChunk(nil, sr.head, []byte(roleDelta), ""), nil
+}
+
+// Delta renders Text()[from:from+len(text)], which must continue exactly
+// what Head and earlier Deltas released, lie within the text read while
+// the answer was plain, and end on a UTF-8 character boundary.
+func (sr *streamReader) Delta(from int, text string) ([]byte, error) {
+	full := sr.Text()
+	end := from + len(text)
+	switch {
+	case sr.head == nil:
+		return nil, errors.New("chat: Delta before Head")
+	case from != sr.released:
+		return nil, errors.New("chat: delta does not continue the released text")
+	case end > sr.plainLen || full[from:end] != text:
+		return nil, errors.New("chat: delta is not the plain text read")
+	case end < len(full) && !utf8.RuneStart(full[end]):
+		return nil, errors.New("chat: delta ends inside a UTF-8 sequence")
+	case text == "":
+		return nil, nil
+	}
+	replay := sr.p.asm.replayable && !sr.p.multiLine
+	var out []byte
+	pending := from // first byte of the range not yet rendered
+	i := sort.Search(len(sr.segs), func(i int) bool { return sr.segs[i].end > from })
+	for ; replay && i < len(sr.segs) && sr.segs[i].start < end; i++ {
+		s := sr.segs[i]
+		if s.start < from || s.end > end {
+			continue // straddles a boundary: synthesized
+		}
+		data, ok := sr.replayable(s, full[s.start:s.end])
+		if !ok {
+			continue
+		}
+		if pending < s.start {
+			out = appendChunk(out, sr.head, stringDelta("content", full[pending:s.start]), "")
+		}
+		out = append(out, "data: "...)
+		out = append(out, data...)
+		out = append(out, "\n\n"...)
+		pending = s.end
+	}
+	if pending < end {
+		out = appendChunk(out, sr.head, stringDelta("content", full[pending:end]), "")
+	}
+	sr.released = end
+	return out, nil
+}
+
+// replayable returns the data of seg's event when that event may be
+// written as it is: one choice (index 0) whose delta carries text exactly
+// seg's text and nothing else but an assistant role, and no finish
+// reason, usage or obfuscation, with the head's id. The fast path's
+// scanner decides; a chunk it does not take is synthesized.
+func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, bool) {
+	if seg.chunk < 0 {
+		return nil, false
+	}
+	sp := sr.p.chunks[seg.chunk].data
+	b := sr.buf[sp.Start:sp.End]
+	fc := &sr.scan
+	fc.meta = [len(fastMetaKeys)]rawjson.Span{}
+	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
+	end, ok := fc.top(b, rawjson.SkipSpace(b, 0))
+	if !ok || rawjson.SkipSpace(b, end) != len(b) || fc.obfuscation || len(fc.choices) != 1 || len(fc.frags) != 0 {
+		return nil, false
+	}
+	c := fc.choices[0]
+	none := rawjson.Span{}
+	if c.finish != none || c.refusal != none || c.reasoning != none || c.reasoningContent != none ||
+		c.content == none || c.role != none && string(b[c.role.Start:c.role.End]) != `"assistant"` {
+		return nil, false
+	}
+	if id := fc.meta[0]; id == none && sr.headID != "" || id != none && sr.unescape(b, id) != sr.headID {
+		return nil, false
+	}
+	return b, sr.unescape(b, c.content) == text
+}
+
+// unescape returns the text of the string token at s (scratch space).
+func (sr *streamReader) unescape(b []byte, s rawjson.Span) string {
+	tok := b[s.Start:s.End]
+	if tok[0] != '"' {
+		return "" // a number: never an id the head carries
+	}
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return string(tok[1 : len(tok)-1])
+	}
+	sr.scratch = rawjson.AppendUnescaped(sr.scratch[:0], tok)
+	return string(sr.scratch)
+}
+
+// Stream returns the assembled stream once Next reported done.
+func (sr *streamReader) Stream() (wire.Stream, error) {
+	if !sr.done {
+		return nil, errors.New("chat: stream not read to its end")
+	}
+	if sr.st == nil {
+		sr.st = sr.p.stream(sr.buf)
+	}
+	return surfaceStream{sr.st, sr.includeUsage}, nil
+}
+
+// Tail renders the rest of the client's stream after released: the
+// verdicted answer (target, or st's projection when nil) synthesized
+// without the text the client already has, then the finish chunk, the
+// usage chunk when the request asked for it, and [DONE]. It refuses
+// (*wire.WriteBackError) a target CheckWriteBack refuses or whose text
+// does not begin with released.
+func (sr *streamReader) Tail(st wire.Stream, target any, released string) ([]byte, error) {
+	ss, ok := st.(surfaceStream)
+	if !ok || ss.Stream == nil {
+		return nil, errors.New("chat: Tail needs the chat stream this reader assembled")
+	}
+	if len(released) != sr.released || sr.Text()[:sr.released] != released {
+		return nil, errors.New("chat: released text differs from what Head and Delta rendered")
+	}
+	r := ss.resp
+	if target == nil {
+		target = r.proj
+	}
+	if err := r.CheckWriteBack(target); err != nil {
+		return nil, err
+	}
+	t := target.(map[string]any)
+	a, err := r.ans.withContent(t["content"])
+	if err != nil {
+		return nil, err
+	}
+	if released != "" && (a.text == nil || !strings.HasPrefix(*a.text, released)) {
+		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released to the client"}
+	}
+	head, out := sr.head, []byte(nil)
+	if head == nil { // nothing released: the whole stream, as Synthesize
+		head = r.chunkHead()
+		role := `{"role":"assistant","content":null}`
+		if a.text != nil {
+			role = roleDelta
+		}
+		out = appendChunk(out, head, []byte(role), "")
+	}
+	return r.appendAnswer(out, head, a, t, len(released), ss.includeUsage)
+}
