@@ -66,7 +66,7 @@ const (
 	// fails closed.
 	incRewriteReleasable = "one two three four five "
 	incRewritePrompt     = "/drip 100ms " + incRewriteReleasable + "kestrel six seven"
-	streamingUnsupported    = "host_error:streaming_unsupported"
+	streamingUnsupported = "host_error:streaming_unsupported"
 )
 
 // TestGoClientsIncremental runs the incremental scenarios with every
