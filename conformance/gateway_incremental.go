@@ -58,7 +58,7 @@ func GatewayIncrementalHarness(api wire.API) (HarnessFactory, error) {
 // close one.
 func incrementalStreaming() config.Streaming {
 	return config.Streaming{
-		Mode:    config.StreamingIncremental,
+		Mode: config.StreamingIncremental,
 		Segment: config.Segment{Bytes: 1, Interval: time.Hour, MaxSegments: config.DefaultSegmentMaxSegments,
 			First: config.SegmentFirstBoundary},
 	}

@@ -83,3 +83,26 @@ func BenchmarkWriteBackUnchanged(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIncremental200Chunks reads the same stream event by event, as
+// incremental mediation does, and renders nothing.
+func BenchmarkIncremental200Chunks(b *testing.B) {
+	data := stream200()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		sr := openStream(bytes.NewReader(data), 8<<20, ResponseOptions{}, false)
+		for {
+			done, err := sr.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if done {
+				break
+			}
+		}
+		if st, _ := sr.Stream(); len(st.(surfaceStream).Stream.Response().ans.calls) != 2 {
+			b.Fatal("calls not assembled")
+		}
+	}
+}

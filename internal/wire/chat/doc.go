@@ -3,6 +3,8 @@
 // pre_model_call target, an upstream response (JSON or a fully buffered
 // SSE stream) becomes the post_model_call target {content, tool_calls,
 // finish_reason}, and verdicted targets are written back onto the wire.
+// For incremental mediation a stream is also read an event at a time
+// (Surface.OpenStream), its plain text released as verdicts cover it.
 //
 // The rule, on both sides: the wire is a closed world. Every member of a
 // request, a response or a stream chunk is exactly one of

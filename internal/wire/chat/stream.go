@@ -156,9 +156,9 @@ type sseParser struct {
 	step bool
 }
 
-// feed consumes every complete line in buf[p.pos:]. At eof a final line
-// without terminator is consumed too. It reports whether [DONE] was
-// dispatched.
+// feed consumes every complete line in buf[p.pos:] (in step mode, up to
+// the end of the next chunk event). At eof a final line without
+// terminator is consumed too. It reports whether [DONE] was dispatched.
 func (p *sseParser) feed(buf []byte, eof bool) (bool, error) {
 	if !p.bomDone {
 		bom := []byte("\xEF\xBB\xBF")

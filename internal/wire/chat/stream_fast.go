@@ -32,10 +32,10 @@ type fastChunk struct {
 }
 
 type fastChoice struct {
-	finish, role, content, refusal rawjson.Span
-	reasoningContent, reasoning    rawjson.Span
-	frags                          int // fragments in fastChunk.frags before this choice's
-	nFrags                         int
+	index, finish, role, content, refusal rawjson.Span
+	reasoningContent, reasoning           rawjson.Span
+	frags                                 int // fragments in fastChunk.frags before this choice's
+	nFrags                                int
 }
 
 type fastFrag struct {
@@ -217,6 +217,7 @@ func (fc *fastChunk) choice(b []byte, i int) (int, bool) {
 		switch string(key) {
 		case "index": // only choice 0
 			end, ok := scalar(b, at)
+			c.index = rawjson.Span{Start: at, End: end}
 			return end, ok && once(&seen, 1) && (string(b[at:end]) == "0" || string(b[at:end]) == "null")
 		case "logprobs":
 			_, end, ok := str(b, at)

@@ -238,7 +238,8 @@ func (sr *streamReader) Delta(from int, text string) ([]byte, error) {
 }
 
 // replayable returns the data of seg's event when that event may be
-// written as it is: one choice (index 0) whose delta carries text exactly
+// written as it is: one choice with index 0 (the JS SDK throws on a
+// choice without one) whose delta carries text exactly
 // seg's text and nothing else but an assistant role, and no finish
 // reason, usage or obfuscation, with the head's id. The fast path's
 // scanner decides; a chunk it does not take is synthesized.
@@ -257,7 +258,7 @@ func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, bool) {
 	}
 	c := fc.choices[0]
 	none := rawjson.Span{}
-	if c.finish != none || c.refusal != none || c.reasoning != none || c.reasoningContent != none ||
+	if c.index == none || string(b[c.index.Start:c.index.End]) != "0" || c.finish != none || c.refusal != none || c.reasoning != none || c.reasoningContent != none ||
 		c.content == none || c.role != none && string(b[c.role.Start:c.role.End]) != `"assistant"` {
 		return nil, false
 	}

@@ -340,18 +340,28 @@ func cutPlans(text string) map[string][]int {
 	return plans
 }
 
-// TestIncrementalReleaseDecodedByOpenAIGo: Head, Deltas and Tail, for
-// several ways of cutting the text, are one stream openai-go's decoder and
-// accumulator assemble to exactly the verdicted answer, and ReadStream
-// assembles to the verdicted projection.
-func TestIncrementalReleaseDecodedByOpenAIGo(t *testing.T) {
+// relCase is one incremental release: the bytes Head, Deltas and Tail
+// wrote, and the verdicted target.
+type relCase struct {
+	name  string
+	out   []byte
+	want  map[string]any
+	usage bool
+	sr    *streamReader
+}
+
+// releaseCases plays the pipeline over text and tool-call streams, for
+// several ways of cutting the released text, with the upstream's own
+// projection and a transformed target (content = released + a different
+// rest), with and without include_usage.
+func releaseCases(t *testing.T) []relCase {
 	withUsage := strings.Replace(sseText("Héllo", ", ", "wörld", "! ", "Done."), "data: [DONE]",
 		`data: {"id":"chatcmpl-T","object":"chat.completion.chunk","created":1741570500,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8}}`+"\n\ndata: [DONE]", 1)
 	streams := map[string]string{
 		"text":            sseText("Héllo", ", ", "wörld", "! ", "Done."),
-		"text with usage": withUsage,
-		"text then calls": sseToolStream,
-		"text then refusal": strings.Replace(sseText("Partial ", "answer"),
+		"text_with_usage": withUsage,
+		"text_then_calls": sseToolStream,
+		"text_then_refusal": strings.Replace(sseText("Partial ", "answer"),
 			`{},"finish_reason":"stop"`, `{"refusal":"no more"},"finish_reason":"stop"`, 1),
 	}
 	targets := map[string]func(wire.Stream) any{
@@ -368,27 +378,83 @@ func TestIncrementalReleaseDecodedByOpenAIGo(t *testing.T) {
 					}
 				}
 			}
+			for _, c := range p["tool_calls"].([]any) {
+				c.(map[string]any)["args"].(map[string]any)["checked"] = true
+			}
 			return p
 		},
 	}
+	var cases []relCase
 	for name, s := range streams {
 		full := mustStream(t, s).Response().Project()
-		text := textOf(full["content"])
-		for plan, cuts := range cutPlans(text) {
+		for plan, cuts := range cutPlans(textOf(full["content"])) {
 			for tname, target := range targets {
 				for _, usage := range []bool{false, true} {
-					sr := openText(t, s, usage)
-					out, err := release(t, sr, cuts, target)
+					c := relCase{name: name + "-" + strings.ReplaceAll(plan, " ", "_") + "-" + tname, usage: usage, want: full}
+					if usage {
+						c.name += "-usage"
+					}
+					c.sr = openText(t, s, usage)
+					out, err := release(t, c.sr, cuts, target)
 					if err != nil {
-						t.Fatalf("%s/%s/%s: %v", name, plan, tname, err)
+						t.Fatalf("%s: %v", c.name, err)
 					}
-					want := full
 					if target != nil {
-						st, _ := sr.Stream()
-						want = target(st).(map[string]any)
+						st, _ := c.sr.Stream()
+						c.want = target(st).(map[string]any)
 					}
-					checkClientView(t, name+"/"+plan+"/"+tname, out, want, usage, sr)
+					c.out = out
+					cases = append(cases, c)
 				}
+			}
+		}
+	}
+	return cases
+}
+
+// TestIncrementalReleaseDecodedByOpenAIGo: Head, Deltas and Tail are one
+// stream openai-go's decoder and accumulator assemble to exactly the
+// verdicted answer, and ReadStream assembles to the verdicted projection.
+func TestIncrementalReleaseDecodedByOpenAIGo(t *testing.T) {
+	for _, c := range releaseCases(t) {
+		checkClientView(t, c.name, c.out, c.want, c.usage, c.sr)
+	}
+}
+
+// TestIncrementalReleaseDecodedByOpenAIJS: the openai JS SDK's decoder and
+// ChatCompletionStream assemble the same releases to the verdicted answer
+// (skipped without node and e2e/node/node_modules, except under CI).
+func TestIncrementalReleaseDecodedByOpenAIJS(t *testing.T) {
+	cases := releaseCases(t)
+	released := make(map[string][]byte, len(cases))
+	for _, c := range cases {
+		released[c.name+".sse"] = c.out
+	}
+	views := runJSHarness(t, writeReleased(t, released))
+	if views == nil {
+		t.Skip("no JS SDK")
+	}
+	for _, c := range cases {
+		v, ok := views[c.name+".sse"]
+		switch {
+		case !ok:
+			t.Fatalf("%s: the node harness reported nothing", c.name)
+		case v.failed():
+			t.Fatalf("%s: the JS SDK failed: %s", c.name, v.Error)
+		}
+		want := textOf(c.want["content"])
+		if !eqText(v.Content, nonEmpty(want)) || !eqText(v.Streamed.Content, nonEmpty(want)) || !eqText(v.FinishReason, nonEmpty(c.want["finish_reason"].(string))) {
+			t.Errorf("%s: the JS SDK shows %s, verdicted %s", c.name, dump(v), mustJSON(t, c.want))
+		}
+		calls := c.want["tool_calls"].([]any)
+		if len(v.ToolCalls) != len(calls) {
+			t.Fatalf("%s: the JS SDK assembled %d tool calls, verdicted %d", c.name, len(v.ToolCalls), len(calls))
+		}
+		for i, call := range calls {
+			call := call.(map[string]any)
+			args, err := jsonvalue.DecodeStrict([]byte(v.ToolCalls[i].Arguments))
+			if err != nil || v.ToolCalls[i].ID != call["id"] || v.ToolCalls[i].Name != call["name"] || !jsonvalue.Equal(args, call["args"]) {
+				t.Errorf("%s: the JS SDK's tool call %d differs from the verdicted one", c.name, i)
 			}
 		}
 	}
@@ -478,6 +544,25 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(d), "data: "+head) || !strings.HasSuffix(string(d), events[3]) {
 		t.Fatalf("Delta = %s: want the straddling part synthesized, then the last chunk replayed", d)
+	}
+
+	// A chunk without a choice index is synthesized (the JS SDK throws on
+	// it), its neighbours replayed.
+	noIndex := strings.Replace(s, `"choices":[{"index":0,"delta":{"content":", wor"}`, `"choices":[{"delta":{"content":", wor"}`, 1)
+	sr = openText(t, noIndex, false)
+	for range 4 {
+		if _, err := sr.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = sr.Head()
+	d, err = sr.Delta(0, "Hello, world")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = events[1] + "data: " + string(sr.head) + `,"choices":[{"index":0,"delta":{"content":", wor"},"logprobs":null,"finish_reason":null}]}` + "\n\n" + events[3]
+	if string(d) != want {
+		t.Fatalf("Delta =\n%s\nwant\n%s", d, want)
 	}
 
 	// A stream that is not replayable (logprobs) is synthesized throughout.
@@ -652,13 +737,13 @@ func FuzzIncremental(f *testing.F) {
 		released := 0
 		for {
 			done, err := sr.Next()
-			if (err != nil) != (werr != nil) {
-				t.Fatalf("ReadStream error %v, reader error %v", werr, err)
-			}
-			if err != nil {
-				return
-			}
-			if done {
+			if err != nil || done {
+				if (err != nil) != (werr != nil) || err != nil && err.Error() != werr.Error() {
+					t.Fatalf("ReadStream error %v, reader error %v", werr, err)
+				}
+				if err != nil {
+					return
+				}
 				break
 			}
 			text := sr.Text()
