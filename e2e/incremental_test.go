@@ -2,6 +2,9 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +176,60 @@ func wantReleasedPrefix(t *testing.T, deltas []string, releasable string) {
 	got := strings.Join(deltas, "")
 	if got == "" || !strings.HasPrefix(releasable, got) {
 		t.Fatalf("released %q (deltas %q), want a non-empty prefix of %q", got, deltas, releasable)
+	}
+}
+
+// TestIncrementalDenyRawStream reads a mid-stream deny off the wire on
+// every surface: harmless text first, then the surface's error event
+// naming the reason, and no finish, terminal event or byte of the
+// credential.
+func TestIncrementalDenyRawStream(t *testing.T) {
+	root := startGateway(t, incrementalConfig, incrementalInterceptors)
+	prompt, err := json.Marshal(incDenyPrompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		surface, path, body string
+		terminal            []string
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"mock","stream":true,"messages":[{"role":"user","content":` + string(prompt) + `}]}`,
+			[]string{"[DONE]", `"finish_reason":"`}},
+		{"responses", "/v1/responses", `{"model":"mock","stream":true,"store":false,"input":` + string(prompt) + `}`,
+			[]string{"response.completed", "response.output_text.done"}},
+		{"messages", "/v1/messages", `{"model":"mock","max_tokens":99,"stream":true,"messages":[{"role":"user","content":` + string(prompt) + `}]}`,
+			[]string{"message_stop", "message_delta"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.surface, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, root+tt.path, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := string(raw)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(body, "alpha ") || !strings.Contains(body, denyReason) {
+				t.Fatalf("status %d, want 200 with released text, then an error event naming %s:\n%s", resp.StatusCode, denyReason, body)
+			}
+			for _, f := range append(tt.terminal, credential, "AKIA", "golf") {
+				if strings.Contains(body, f) {
+					t.Errorf("the denied stream carries %q:\n%s", f, body)
+				}
+			}
+			if !strings.HasSuffix(body, "\n\n") || strings.LastIndex(body, denyReason) < strings.LastIndex(body, "alpha") {
+				t.Errorf("the stream does not end with its error event:\n%s", body)
+			}
+		})
 	}
 }
