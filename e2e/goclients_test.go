@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -21,11 +22,32 @@ type toolCall struct {
 }
 
 // streamed is what a client saw of one streamed answer: every text delta
-// in order, the text it assembled and the tool calls it assembled.
+// in order, the text it assembled and the tool calls it assembled; when
+// the first delta arrived and when the stream ended (its end or its
+// error); and the response headers.
 type streamed struct {
-	Deltas []string
-	Text   string
-	Calls  []toolCall
+	Deltas     []string
+	Text       string
+	Calls      []toolCall
+	FirstDelta time.Time
+	End        time.Time
+	Header     http.Header
+}
+
+// delta records one text delta as it arrives.
+func (s *streamed) delta(d string) {
+	if s.FirstDelta.IsZero() {
+		s.FirstDelta = time.Now()
+	}
+	s.Deltas = append(s.Deltas, d)
+}
+
+// ended records the end of the stream and its response's headers.
+func (s *streamed) ended(resp *http.Response) {
+	s.End = time.Now()
+	if resp != nil {
+		s.Header = resp.Header
+	}
 }
 
 // agentClient is one official SDK on one API surface, reduced to what the
@@ -117,7 +139,8 @@ func (c chatClient) complete(ctx context.Context, prompt string) (string, []tool
 }
 
 func (c chatClient) streamParams(ctx context.Context, p openai.ChatCompletionNewParams) (streamed, error) {
-	s := c.c.Chat.Completions.NewStreaming(ctx, p)
+	var resp *http.Response
+	s := c.c.Chat.Completions.NewStreaming(ctx, p, option.WithResponseInto(&resp))
 	defer s.Close()
 	var out streamed
 	acc := openai.ChatCompletionAccumulator{}
@@ -125,9 +148,10 @@ func (c chatClient) streamParams(ctx context.Context, p openai.ChatCompletionNew
 		ch := s.Current()
 		acc.AddChunk(ch)
 		if len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
-			out.Deltas = append(out.Deltas, ch.Choices[0].Delta.Content)
+			out.delta(ch.Choices[0].Delta.Content)
 		}
 	}
+	out.ended(resp)
 	if err := s.Err(); err != nil {
 		return out, err
 	}
@@ -216,7 +240,8 @@ func (c responsesClient) complete(ctx context.Context, prompt string) (string, [
 }
 
 func (c responsesClient) streamParams(ctx context.Context, p responses.ResponseNewParams) (streamed, error) {
-	s := c.c.Responses.NewStreaming(ctx, p)
+	var resp *http.Response
+	s := c.c.Responses.NewStreaming(ctx, p, option.WithResponseInto(&resp))
 	defer s.Close()
 	var out streamed
 	var final *responses.Response
@@ -224,14 +249,16 @@ func (c responsesClient) streamParams(ctx context.Context, p responses.ResponseN
 		ev := s.Current()
 		switch ev.Type {
 		case "response.output_text.delta":
-			out.Deltas = append(out.Deltas, ev.Delta)
+			out.delta(ev.Delta)
 		case "response.completed":
 			r := ev.AsResponseCompleted().Response
 			final = &r
 		case "error", "response.failed":
+			out.ended(resp)
 			return out, fmt.Errorf("stream event %s: %s", ev.Type, ev.RawJSON())
 		}
 	}
+	out.ended(resp)
 	if err := s.Err(); err != nil {
 		return out, err
 	}
@@ -313,19 +340,22 @@ func (c messagesClient) complete(ctx context.Context, prompt string) (string, []
 }
 
 func (c messagesClient) streamParams(ctx context.Context, p anthropic.MessageNewParams) (streamed, error) {
-	s := c.c.Messages.NewStreaming(ctx, p)
+	var resp *http.Response
+	s := c.c.Messages.NewStreaming(ctx, p, aoption.WithResponseInto(&resp))
 	defer s.Close()
 	var out streamed
 	var msg anthropic.Message
 	for s.Next() {
 		ev := s.Current()
 		if err := msg.Accumulate(ev); err != nil {
+			out.ended(resp)
 			return out, fmt.Errorf("accumulate: %w", err)
 		}
 		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" {
-			out.Deltas = append(out.Deltas, ev.Delta.Text)
+			out.delta(ev.Delta.Text)
 		}
 	}
+	out.ended(resp)
 	if err := s.Err(); err != nil {
 		return out, err
 	}

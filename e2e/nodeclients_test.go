@@ -33,6 +33,11 @@ type observation struct {
 	Deltas []string   `json:"deltas"`
 	Calls  []toolCall `json:"calls"`
 	Error  *string    `json:"error"`
+	// FirstDeltaMS and EndMS time a stream from its request (incremental
+	// scenarios): the first text delta (nil without one), and the answer
+	// or the error.
+	FirstDeltaMS *float64 `json:"first_delta_ms"`
+	EndMS        float64  `json:"end_ms"`
 }
 
 func (o observation) err() string {
@@ -49,6 +54,8 @@ func scriptPrompts(t *testing.T) string {
 		"deny": denyPrompt, "slowDeny": slowDenyPrompt,
 		"weather": weatherPrompt, "weatherResult": weatherResult,
 		"search": searchPrompt, "shell": `/tool shell {"command":"rm -rf /"}`,
+		"incStream": incStreamPrompt, "incDeny": incDenyPrompt, "incRedact": incRedactPrompt,
+		"incOutputRedact": incOutputRedactPrompt, "incLateRedact": incLateRedactPrompt, "incRewrite": incRewritePrompt,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +90,13 @@ func nodeBinary(t *testing.T) string {
 	return path
 }
 
+// gateways are the root URLs the scripts talk to: the client policy, the
+// same with stream keep-alives, and with incremental streaming.
+type gateways struct{ root, committed, incremental string }
+
 // runScript runs one client script against the gateways and decodes its
 // report.
-func runScript(t *testing.T, node, script, root, committed, prompts string) map[string]json.RawMessage {
+func runScript(t *testing.T, node, script string, g gateways, prompts string) map[string]json.RawMessage {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
@@ -96,8 +107,9 @@ func runScript(t *testing.T, node, script, root, committed, prompts string) map[
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + t.TempDir(),
-		"GATEWAY_URL=" + root,
-		"GATEWAY_COMMITTED_URL=" + committed,
+		"GATEWAY_URL=" + g.root,
+		"GATEWAY_COMMITTED_URL=" + g.committed,
+		"GATEWAY_INCREMENTAL_URL=" + g.incremental,
 		"E2E_PROMPTS=" + prompts,
 		"OPENAI_AGENTS_DISABLE_TRACING=1",
 		"NO_COLOR=1",
@@ -119,13 +131,16 @@ func runScript(t *testing.T, node, script, root, committed, prompts string) map[
 // and checks each scenario's observation as TestGoClients does.
 func TestNodeClients(t *testing.T) {
 	node := nodeBinary(t)
-	root := startGateway(t, "", "")
-	committed := startGateway(t, keepAliveConfig, "")
+	g := gateways{
+		root:        startGateway(t, "", ""),
+		committed:   startGateway(t, keepAliveConfig, ""),
+		incremental: startGateway(t, incrementalConfig, incrementalInterceptors),
+	}
 	prompts := scriptPrompts(t)
 	for _, c := range nodeClients {
 		t.Run(strings.TrimSuffix(c.script, ".mjs")+"/"+c.surface, func(t *testing.T) {
 			t.Parallel()
-			report := runScript(t, node, c.script, root, committed, prompts)
+			report := runScript(t, node, c.script, g, prompts)
 			var unsupported map[string]string
 			if err := json.Unmarshal(report["unsupported"], &unsupported); err != nil {
 				t.Fatalf("unsupported: %v", err)
@@ -171,6 +186,49 @@ var nodeChecks = map[string]func(t *testing.T, o observation){
 	"tool_arguments_rewritten":          wantRepairedSearch,
 	"tool_arguments_rewritten_streamed": wantRepairedSearch,
 	"tool_denied":                       func(t *testing.T, o observation) { wantDenied(t, o, "policy:tool_not_allowed", "403") },
+
+	// Incremental streaming (incremental_test.go has the Go clients').
+	"incremental_stream": func(t *testing.T, o observation) {
+		wantText(t, o, incStreamAnswer)
+		if strings.Join(o.Deltas, "") != incStreamAnswer {
+			t.Fatalf("deltas %q", o.Deltas)
+		}
+		if o.FirstDeltaMS == nil || o.EndMS-*o.FirstDeltaMS < float64(earlyMargin.Milliseconds()) {
+			t.Fatalf("first delta at %v ms, end at %v ms: want the first at least %v before the end", o.FirstDeltaMS, o.EndMS, earlyMargin)
+		}
+	},
+	"incremental_deny_midstream": func(t *testing.T, o observation) {
+		wantMidstreamError(t, o, denyReason, incDenyReleasable)
+		noLeak(t, o.Text+strings.Join(o.Deltas, "")+o.Final)
+	},
+	"incremental_redaction":               func(t *testing.T, o observation) { wantStreamedText(t, o, incRedactAnswer) },
+	"incremental_output_redaction":        func(t *testing.T, o observation) { wantStreamedText(t, o, incOutputRedactAnswer) },
+	"incremental_redaction_after_release": func(t *testing.T, o observation) { wantStreamedText(t, o, incLateRedactAnswer) },
+	"incremental_rewrite_released": func(t *testing.T, o observation) {
+		wantMidstreamError(t, o, streamingUnsupported, incRewriteReleasable)
+	},
+	"incremental_tool_arguments_rewritten": wantRepairedSearch,
+}
+
+// wantStreamedText checks the client assembled want from deltas that
+// carry exactly want.
+func wantStreamedText(t *testing.T, o observation, want string) {
+	t.Helper()
+	wantText(t, o, want)
+	if strings.Join(o.Deltas, "") != want {
+		t.Fatalf("deltas %q, want them to carry %q", o.Deltas, want)
+	}
+}
+
+// wantMidstreamError checks the client raised an error naming reason that
+// is not a deny before the stream (describe() leads with the status: not
+// 403), after receiving a non-empty prefix of releasable and nothing else.
+func wantMidstreamError(t *testing.T, o observation, reason, releasable string) {
+	t.Helper()
+	if o.Error == nil || !strings.Contains(*o.Error, reason) || strings.HasPrefix(*o.Error, "403 ") {
+		t.Fatalf("text %q, deltas %q, error %s; want an in-stream %s error", o.Text, o.Deltas, o.err(), reason)
+	}
+	wantReleasedPrefix(t, o.Deltas, releasable)
 }
 
 func wantText(t *testing.T, o observation, want string) {

@@ -97,6 +97,13 @@
 //	/sleep DURATION TEXT     waits DURATION (time.ParseDuration) before
 //	                         answering TEXT; a cancelled ctx ends the wait
 //	                         with ctx's error.
+//	/drip INTERVAL TEXT      TEXT, streamed one word per text delta with a
+//	                         pause of INTERVAL (positive) before each delta
+//	                         after the first, on every surface, as a model
+//	                         generating word by word; a cancelled ctx or a
+//	                         closed body ends a pause with an error.
+//	                         Non-stream: TEXT after the time its stream
+//	                         would take.
 //
 // A malformed directive or request yields HTTP 400 with the surface's
 // error envelope, like a real provider. Error envelopes: OpenAI's

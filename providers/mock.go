@@ -82,7 +82,7 @@ func (m *Mock) Send(ctx context.Context, op wire.Operation, body []byte, _ http.
 		return nil, m.errorf(err)
 	}
 	sum := sha256.Sum256(body)
-	b, err := render(op, hex.EncodeToString(sum[:6]), prompt, reply)
+	b, breaks, err := render(op, hex.EncodeToString(sum[:6]), prompt, reply)
 	if errors.Is(err, errToolInput) {
 		return m.errorResponse(op, http.StatusBadRequest, "mock_error", err.Error(), "")
 	}
@@ -90,27 +90,40 @@ func (m *Mock) Send(ctx context.Context, op wire.Operation, body []byte, _ http.
 		return nil, m.errorf(err)
 	}
 	if prompt.stream {
-		return newResponse(http.StatusOK, "text/event-stream; charset=utf-8", b, -1), nil
+		resp := newResponse(http.StatusOK, "text/event-stream; charset=utf-8", b, -1)
+		if reply.drip > 0 {
+			resp.Body = newDripBody(ctx, b, breaks, reply.drip)
+		}
+		return resp, nil
+	}
+	if reply.drip > 0 {
+		// Not streamed, the answer takes as long as its stream would.
+		if err := sleepCtx(ctx, time.Duration(max(0, len(reply.contentPieces())-1))*reply.drip); err != nil {
+			return nil, m.errorf(err)
+		}
 	}
 	return newResponse(http.StatusOK, "application/json", b, int64(len(b))), nil
 }
 
 // render serializes reply on op's wire; hash (12 hex digits of the body's
-// sha256) makes the ids.
-func render(op wire.Operation, hash string, p mockPrompt, reply mockReply) ([]byte, error) {
+// sha256) makes the ids. breaks are a stream's offsets where its second,
+// third, … text deltas start.
+func render(op wire.Operation, hash string, p mockPrompt, reply mockReply) (body []byte, breaks []int, err error) {
 	switch op {
 	case wire.OpResponses:
 		w := responsesWriter{hash: hash, model: p.model, usage: reply.usage(p.promptWords), reply: reply}
 		if p.stream {
 			return w.stream()
 		}
-		return w.response()
+		body, err = w.response()
+		return body, nil, err
 	case wire.OpMessages:
 		w := newMessagesWriter(hash, p, reply)
 		if p.stream {
 			return w.stream()
 		}
-		return w.message()
+		body, err = w.message()
+		return body, nil, err
 	}
 	w := mockWriter{
 		id:        "chatcmpl-mock-" + hash,
@@ -122,7 +135,8 @@ func render(op wire.Operation, hash string, p mockPrompt, reply mockReply) ([]by
 	if p.stream {
 		return w.stream()
 	}
-	return w.completion()
+	body, err = w.completion()
+	return body, nil, err
 }
 
 // sleepCtx waits d, or until ctx is done (then returning its error).

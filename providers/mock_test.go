@@ -73,6 +73,7 @@ var directiveTests = []struct {
 		toolCalls: []mockFunction{{"a", `{"x":1}`}, {"b", `{"y":"é"}`}}, finish: "tool_calls", words: 4}},
 	{"chunks", "/chunks 3 abcdefg", wantReply{content: ptr("abcdefg"), finish: "stop", words: 1}},
 	{"sleep", "/sleep 1ms done now", wantReply{content: ptr("done now"), finish: "stop", words: 2}},
+	{"drip", "/drip 1ms done  now", wantReply{content: ptr("done  now"), finish: "stop", words: 2}},
 }
 
 func TestMockDirectivesNonStream(t *testing.T) {
@@ -353,6 +354,8 @@ func TestMockErrors(t *testing.T) {
 		{"error bad code", `{"model":"m","messages":[{"role":"user","content":"/error 42"}]}`, 400, "mock_error", "/error", nil},
 		{"chunks zero", `{"model":"m","messages":[{"role":"user","content":"/chunks 0 x"}]}`, 400, "mock_error", "/chunks", nil},
 		{"sleep negative", `{"model":"m","messages":[{"role":"user","content":"/sleep -1s x"}]}`, 400, "mock_error", "/sleep", nil},
+		{"drip zero", `{"model":"m","stream":true,"messages":[{"role":"user","content":"/drip 0s x"}]}`, 400, "mock_error", "/drip", nil},
+		{"drip no interval", `{"model":"m","messages":[{"role":"user","content":"/drip x y"}]}`, 400, "mock_error", "/drip", nil},
 		{"tool no name", `{"model":"m","messages":[{"role":"user","content":"/tool "}]}`, 400, "mock_error", "tool name", nil},
 		{"tool mixed lines", `{"model":"m","messages":[{"role":"user","content":"/tool a\nhello"}]}`, 400, "mock_error", "every line", nil},
 		{"not json", `{"model":`, 400, "invalid_request_error", "not a chat completion", nil},

@@ -152,8 +152,9 @@ func isJSONObject(s string) bool {
 
 // messagesStream accumulates named SSE events.
 type messagesStream struct {
-	buf bytes.Buffer
-	err error
+	buf    bytes.Buffer
+	err    error
+	breaks []int // where the second, third, … text deltas start
 }
 
 func (s *messagesStream) emit(name string, v any) {
@@ -164,12 +165,13 @@ func (s *messagesStream) emit(name string, v any) {
 
 // stream returns the SSE body: message_start, one content block per text
 // or tool call (a ping after the first block opens), message_delta and
-// message_stop.
-func (w messagesWriter) stream() ([]byte, error) {
+// message_stop; and the offsets where its second, third, … text deltas
+// start.
+func (w messagesWriter) stream() ([]byte, []int, error) {
 	s := &messagesStream{}
 	s.emit("message_start", messagesStartEvent{Type: "message_start", Message: w.object(false)})
 	if len(w.reply.toolCalls) == 0 && !w.streamText(s) {
-		return s.buf.Bytes(), s.err
+		return s.buf.Bytes(), s.breaks, s.err
 	}
 	for i := range w.reply.toolCalls {
 		w.streamToolUse(s, i)
@@ -178,7 +180,7 @@ func (w messagesWriter) stream() ([]byte, error) {
 	d.Type, d.Delta.StopReason, d.Usage.OutputTokens = "message_delta", w.stopReason, w.usage.CompletionTokens
 	s.emit("message_delta", d)
 	s.emit("message_stop", messagesTypeEvent{Type: "message_stop"})
-	return s.buf.Bytes(), s.err
+	return s.buf.Bytes(), s.breaks, s.err
 }
 
 // streamText streams the text block; it reports false when the reply is
@@ -190,7 +192,10 @@ func (w messagesWriter) streamText(s *messagesStream) bool {
 	if w.reply.cut {
 		pieces = pieces[:(len(pieces)+1)/2]
 	}
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if i > 0 {
+			s.breaks = append(s.breaks, s.buf.Len())
+		}
 		s.emit("content_block_delta", messagesBlockDeltaEvent{Type: "content_block_delta", Delta: messagesTextDelta{Type: "text_delta", Text: p}})
 	}
 	if w.reply.cut {

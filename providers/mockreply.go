@@ -25,6 +25,7 @@ type mockReply struct {
 	status    int  // != 0: answer an error envelope with this status
 	message   string
 	delay     time.Duration
+	drip      time.Duration // > 0: stream one word per delta, this far apart
 }
 
 type mockCall struct{ name, args string }
@@ -32,7 +33,7 @@ type mockCall struct{ name, args string }
 // isDirective reports whether word starts a directive line.
 func isDirective(word string) bool {
 	switch word {
-	case "/tool", "/say", "/error", "/cut", "/chunks", "/sleep":
+	case "/tool", "/say", "/error", "/cut", "/chunks", "/sleep", "/drip":
 		return true
 	}
 	return false
@@ -126,6 +127,13 @@ func parseDirective(text string) (mockReply, error) {
 			return mockReply{}, errors.New("mock: /sleep needs a non-negative duration such as 250ms")
 		}
 		return mockReply{content: body, delay: d}, nil
+	case "/drip":
+		dText, body := cutWord(strings.TrimLeftFunc(rest, unicode.IsSpace))
+		d, err := time.ParseDuration(dText)
+		if err != nil || d <= 0 {
+			return mockReply{}, errors.New("mock: /drip needs a positive interval such as 100ms")
+		}
+		return mockReply{content: body, drip: d}, nil
 	}
 	return mockReply{}, errors.New("mock: unknown directive")
 }

@@ -196,9 +196,10 @@ func (w responsesWriter) response() ([]byte, error) {
 
 // responsesStream accumulates typed SSE events with their sequence numbers.
 type responsesStream struct {
-	buf bytes.Buffer
-	seq int
-	err error
+	buf    bytes.Buffer
+	seq    int
+	err    error
+	breaks []int // where the second, third, … text deltas start
 }
 
 // emit writes one event; build receives the event's sequence number.
@@ -210,8 +211,9 @@ func (s *responsesStream) emit(name string, build func(seq int) any) {
 	s.seq++
 }
 
-// stream returns the SSE body: created, in_progress, the items, completed.
-func (w responsesWriter) stream() ([]byte, error) {
+// stream returns the SSE body (created, in_progress, the items, completed)
+// and the offsets where its second, third, … text deltas start.
+func (w responsesWriter) stream() ([]byte, []int, error) {
 	s := &responsesStream{}
 	for _, name := range []string{"response.created", "response.in_progress"} {
 		s.emit(name, func(seq int) any {
@@ -220,7 +222,7 @@ func (w responsesWriter) stream() ([]byte, error) {
 	}
 	if len(w.reply.toolCalls) == 0 {
 		if !w.streamMessage(s) {
-			return s.buf.Bytes(), s.err
+			return s.buf.Bytes(), s.breaks, s.err
 		}
 	}
 	for i := range w.reply.toolCalls {
@@ -229,7 +231,7 @@ func (w responsesWriter) stream() ([]byte, error) {
 	s.emit("response.completed", func(seq int) any {
 		return responsesLifecycleEvent{Type: "response.completed", SequenceNumber: seq, Response: w.object(true)}
 	})
-	return s.buf.Bytes(), s.err
+	return s.buf.Bytes(), s.breaks, s.err
 }
 
 // streamMessage streams the text item; it reports false when the reply is
@@ -246,7 +248,10 @@ func (w responsesWriter) streamMessage(s *responsesStream) bool {
 	if w.reply.cut {
 		pieces = pieces[:(len(pieces)+1)/2]
 	}
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if i > 0 {
+			s.breaks = append(s.breaks, s.buf.Len())
+		}
 		s.emit("response.output_text.delta", func(seq int) any {
 			return responsesTextDeltaEvent{Type: "response.output_text.delta", SequenceNumber: seq, ItemID: id, Delta: p, Logprobs: []struct{}{}}
 		})

@@ -135,9 +135,11 @@ func (w mockWriter) completion() ([]byte, error) {
 	return b, err
 }
 
-// stream returns the SSE body.
-func (w mockWriter) stream() ([]byte, error) {
+// stream returns the SSE body and the offsets where its second, third, …
+// text deltas start (see dripBody).
+func (w mockWriter) stream() ([]byte, []int, error) {
 	var buf bytes.Buffer
+	var breaks []int
 	emit := func(c mockChunk) error {
 		b, err := encodeJSON(c)
 		if err != nil {
@@ -156,46 +158,49 @@ func (w mockWriter) stream() ([]byte, error) {
 		first.Content = (*string)(nil)
 	}
 	if err := delta(first); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pieces := w.reply.contentPieces()
 	if w.reply.cut {
 		pieces = pieces[:(len(pieces)+1)/2]
 	}
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if i > 0 {
+			breaks = append(breaks, buf.Len())
+		}
 		if err := delta(mockDelta{Content: p}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if w.reply.cut {
-		return buf.Bytes(), nil
+		return buf.Bytes(), breaks, nil
 	}
 	for i, c := range w.reply.toolCalls {
 		head := mockToolCallDelta{Index: i, ID: callID(i), Type: "function", Function: mockFunctionDelta{Name: c.name}}
 		if err := delta(mockDelta{ToolCalls: []mockToolCallDelta{head}}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// Several fragments, so clients must really concatenate.
 		for _, frag := range splitEven(c.args, max(2, (utf8.RuneCountInString(c.args)+7)/8)) {
 			part := mockToolCallDelta{Index: i, Function: mockFunctionDelta{Arguments: frag}}
 			if err := delta(mockDelta{ToolCalls: []mockToolCallDelta{part}}); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	finish := w.reply.finishReason()
 	if err := emit(w.chunk(mockDelta{}, &finish)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if w.withUsage {
 		c := w.chunk(mockDelta{}, nil)
 		c.Choices, c.Usage = []mockChunkChoice{}, &w.usage
 		if err := emit(c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	buf.WriteString("data: [DONE]\n\n")
-	return buf.Bytes(), nil
+	return buf.Bytes(), breaks, nil
 }
 
 // chunk wraps one delta of choice 0.

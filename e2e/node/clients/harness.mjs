@@ -10,6 +10,8 @@
 // Environment:
 //   GATEWAY_URL            root URL of a gateway (no /v1)
 //   GATEWAY_COMMITTED_URL  the same policy with stream keep-alives on
+//   GATEWAY_INCREMENTAL_URL  the same policy (plus answer-side redactions)
+//                          with streaming.mode: incremental
 //   E2E_PROMPTS            JSON object of the scenario prompts (from Go)
 //
 // Adapter (every method may throw; errors are recorded with describe()):
@@ -28,6 +30,7 @@
 const prompts = JSON.parse(process.env.E2E_PROMPTS ?? '{}');
 const root = process.env.GATEWAY_URL;
 const committed = process.env.GATEWAY_COMMITTED_URL;
+const incremental = process.env.GATEWAY_INCREMENTAL_URL;
 
 /** Returns what an application learns from err: message, status, code, body. */
 export function describe(err) {
@@ -101,16 +104,16 @@ async function toolRound(a, stream) {
 }
 
 /** The model's search_docs call as the client (or its tool) received it. */
-async function searchCall(a, stream) {
+async function searchCall(a, stream, url = root) {
   if (a.agentRun) {
     return observe(async () => {
       const received = [];
-      await a.agentRun(root, prompts.search, stream, recordingTools(received));
+      await a.agentRun(url, prompts.search, stream, recordingTools(received));
       return { calls: received };
     });
   }
   return observe(async (seen) =>
-    stream ? a.stream(root, prompts.search, (d) => seen.deltas.push(d)) : a.complete(root, prompts.search));
+    stream ? a.stream(url, prompts.search, (d) => seen.deltas.push(d)) : a.complete(url, prompts.search));
 }
 
 /** Plain completion through complete(), or agentRun without tools use. */
@@ -123,6 +126,22 @@ function streamVia(a, url, prompt) {
     const onDelta = (d) => seen.deltas.push(d);
     return a.stream ? a.stream(url, prompt, onDelta) : a.agentRun(url, prompt, true, recordingTools([]), onDelta);
   });
+}
+
+/**
+ * streamVia, timed: first_delta_ms (absent without a delta) and end_ms
+ * (the answer or the error) count from the request.
+ */
+async function timedStream(a, url, prompt) {
+  const start = performance.now();
+  const o = await observe(async (seen) => {
+    const onDelta = (d) => {
+      if (seen.first_delta_ms === undefined) seen.first_delta_ms = performance.now() - start;
+      seen.deltas.push(d);
+    };
+    return a.stream ? a.stream(url, prompt, onDelta) : a.agentRun(url, prompt, true, recordingTools([]), onDelta);
+  });
+  return { ...o, end_ms: performance.now() - start };
 }
 
 /** Plays every scenario with adapter a and prints the observations. */
@@ -140,5 +159,12 @@ export async function run(a) {
   out.tool_arguments_rewritten = await searchCall(a, false);
   out.tool_arguments_rewritten_streamed = await searchCall(a, true);
   out.tool_denied = await completeVia(a, root, prompts.shell);
+  out.incremental_stream = await timedStream(a, incremental, prompts.incStream);
+  out.incremental_deny_midstream = await timedStream(a, incremental, prompts.incDeny);
+  out.incremental_redaction = await timedStream(a, incremental, prompts.incRedact);
+  out.incremental_output_redaction = await timedStream(a, incremental, prompts.incOutputRedact);
+  out.incremental_redaction_after_release = await timedStream(a, incremental, prompts.incLateRedact);
+  out.incremental_rewrite_released = await timedStream(a, incremental, prompts.incRewrite);
+  out.incremental_tool_arguments_rewritten = await searchCall(a, true, incremental);
   process.stdout.write(JSON.stringify(out) + '\n');
 }
