@@ -102,6 +102,10 @@ func newAttacker(c *http.Client) *vegeta.Attacker {
 // single data line.
 const errNoData = "stream without a data: line"
 
+// errNoTerminal is the error kind of a streamed answer that ended
+// without its surface's terminal event: denied or cut, not complete.
+const errNoTerminal = "stream without its terminal event"
+
 // attack sends targets (round robin) at rate for d and collects the results.
 //
 // With stream set it also takes each request's time to first byte.
@@ -151,6 +155,11 @@ func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, 
 		if rec != nil && !hasData {
 			res.errors++
 			res.errorKinds[errNoData]++
+			continue
+		}
+		if rec != nil && rec.incomplete(r.Seq) {
+			res.errors++
+			res.errorKinds[errNoTerminal]++
 			continue
 		}
 		res.latencies = append(res.latencies, r.Latency)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -21,6 +22,10 @@ const dataField = "data:"
 type firstDataReader struct {
 	r       io.ReadCloser
 	onFirst func(at time.Time)
+	// onEnd, when set, is called once at EOF with whether the stream's
+	// last bytes hold a surface's terminal event (terminalEvents).
+	onEnd func(complete bool)
+	tail  []byte
 	// matched is how much of dataField the current line has matched from
 	// its start; -1 inside a line that is not a data line.
 	matched int
@@ -38,7 +43,34 @@ func (f *firstDataReader) Read(p []byte) (int, error) {
 		f.done = true
 		f.onFirst(time.Now())
 	}
+	if f.onEnd != nil {
+		f.tail = append(f.tail, p[:n]...)
+		if len(f.tail) > 2*tailBytes {
+			f.tail = append(f.tail[:0], f.tail[len(f.tail)-tailBytes:]...)
+		}
+		if err == io.EOF {
+			f.onEnd(terminated(f.tail))
+			f.onEnd = nil
+		}
+	}
 	return n, err
+}
+
+// tailBytes is how much of a stream's end is kept to find its terminal
+// event: more than a final Responses event carrying the whole answer.
+const tailBytes = 32 << 10
+
+// terminalEvents mark a stream that ended properly, one per surface.
+var terminalEvents = []string{"data: [DONE]", "event: response.completed", "event: message_stop"}
+
+// terminated reports whether tail holds a terminal event.
+func terminated(tail []byte) bool {
+	for _, t := range terminalEvents {
+		if bytes.Contains(tail, []byte(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // scan advances the line state over b and reports whether a data line
@@ -70,9 +102,32 @@ func (f *firstDataReader) Close() error { return f.r.Close() }
 type ttfbRecorder struct {
 	mu    sync.Mutex
 	first map[uint64]time.Time
+	// cut holds the requests whose stream ended without its terminal
+	// event (a deny, a cut): not a completed answer.
+	cut map[uint64]bool
 }
 
-func newTTFBRecorder() *ttfbRecorder { return &ttfbRecorder{first: map[uint64]time.Time{}} }
+func newTTFBRecorder() *ttfbRecorder {
+	return &ttfbRecorder{first: map[uint64]time.Time{}, cut: map[uint64]bool{}}
+}
+
+func (r *ttfbRecorder) end(seq uint64, complete bool) {
+	if !complete {
+		r.mu.Lock()
+		r.cut[seq] = true
+		r.mu.Unlock()
+	}
+}
+
+// incomplete reports and forgets whether request seq's stream ended
+// without its terminal event.
+func (r *ttfbRecorder) incomplete(seq uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cut := r.cut[seq]
+	delete(r.cut, seq)
+	return cut
+}
 
 func (r *ttfbRecorder) set(seq uint64, at time.Time) {
 	r.mu.Lock()
@@ -112,6 +167,8 @@ func (t *ttfbTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if perr != nil {
 		return resp, nil // not a vegeta request: nothing to key it by
 	}
-	resp.Body = newFirstDataReader(resp.Body, func(at time.Time) { t.rec.set(seq, at) })
+	fr := newFirstDataReader(resp.Body, func(at time.Time) { t.rec.set(seq, at) })
+	fr.onEnd = func(complete bool) { t.rec.end(seq, complete) }
+	resp.Body = fr
 	return resp, nil
 }

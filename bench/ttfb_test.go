@@ -161,3 +161,28 @@ func TestRecorderTakeUnknown(t *testing.T) {
 		t.Fatal("an unknown sequence number has a time")
 	}
 }
+
+// A stream is complete only when its end holds a surface's terminal
+// event; a denied or cut one is not, however much data it carried.
+func TestFirstDataReaderSeesTheTerminalEvent(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{"data: {\"a\":1}\n\ndata: [DONE]\n\n", true},
+		{"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", true},
+		{"event: response.completed\ndata: {}\n\n", true},
+		{"data: {\"a\":1}\n\ndata: {\"error\":{}}\n\n", false},
+		{strings.Repeat("data: x\n\n", 20000), false},
+	} {
+		var got *bool
+		fr := newFirstDataReader(io.NopCloser(strings.NewReader(tc.body)), func(time.Time) {})
+		fr.onEnd = func(complete bool) { got = &complete }
+		if _, err := io.Copy(io.Discard, fr); err != nil {
+			t.Fatal(err)
+		}
+		if got == nil || *got != tc.want {
+			t.Errorf("%.40q: complete = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
