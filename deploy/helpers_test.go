@@ -71,6 +71,8 @@ var specMetrics = map[string]metricSpec{
 	"hooks_gateway_upstream_duration_seconds":     {"histogram", []string{"upstream"}},
 	"hooks_gateway_stream_buffer_bytes":           {"histogram", nil},
 	"hooks_gateway_stream_buffer_overflows_total": {"counter", nil},
+	"hooks_gateway_stream_first_byte_seconds":     {"histogram", []string{"api", "mode"}},
+	"hooks_gateway_stream_segments_total":         {"counter", []string{"api"}},
 	"hooks_gateway_session_store_errors_total":    {"counter", []string{"op"}},
 	"hooks_gateway_buffer_budget_bytes":           {"gauge", nil},
 	"hooks_gateway_buffer_budget_limit_bytes":     {"gauge", nil},

@@ -67,6 +67,9 @@ func TestExporterMatchesSpec(t *testing.T) {
 		// One series per sink that can drop (asynchronous sinks); the
 		// embedded default's stdout sink writes synchronously.
 		"agent_hooks_records_dropped_total": true,
+		// Needs streaming.mode: incremental, which the embedded default
+		// leaves off.
+		"hooks_gateway_stream_segments_total": true,
 	}
 	d := loadDashboard(t)
 	queried := map[string]string{}
