@@ -17,6 +17,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/metrics/metricstest"
 )
 
 // incremental is the streaming configuration of these tests: every
@@ -174,6 +175,12 @@ func TestIncrementalReleasesBeforeTheUpstreamEnds(t *testing.T) {
 	if sr.header.Get(HeaderDecision) != "" || sr.header.Get(HeaderSession) == "" || sr.header.Get(HeaderMode) != "enforce" {
 		t.Fatalf("headers committed at the first release: %v", sr.header)
 	}
+	// The observation happens as the handler returns; the stream ended
+	// for the client a moment earlier.
+	waitFor(t, 5*time.Second, "the request to be observed", func() bool {
+		return metricstest.Series(scrape(t, gw.URL), "hooks_gateway_stream_first_byte_seconds")["api=chat_completions,mode=incremental"] == 1
+	})
+	metricstest.WantSeries(t, scrape(t, gw.URL), "hooks_gateway_stream_segments_total", map[string]float64{"api=chat_completions": 2})
 	recs := gw.records.all()
 	// Two segments and the final verdict, then output.
 	equalPoints(t, pointsOf(recs), enforcement.AgentStartup, enforcement.Input, enforcement.PreModelCall,
