@@ -90,15 +90,23 @@ func (m *gatewayModel) call(ctx context.Context, i int) (enforcement.ModelRespon
 	}
 	choice := completion.Choices[0]
 	msg := choice.Message
-	resp := enforcement.ModelResponse{FinishReason: choice.FinishReason}
+	raw := msg.JSON.Content.Raw()
+	if raw != "" && raw != "null" && !msg.JSON.Content.Valid() {
+		return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: the response content is not a string or null", i)
+	}
+	return m.absorb(i, msg, choice.FinishReason, raw != "" && raw != "null")
+}
+
+// absorb reads a verdicted assistant message back (content when
+// hasContent, tool calls with their arguments decoded number-exactly) and
+// adds it to the transcript at once, ahead of the tool messages that
+// answer it.
+func (m *gatewayModel) absorb(i int, msg openai.ChatCompletionMessage, finish string, hasContent bool) (enforcement.ModelResponse, error) {
+	resp := enforcement.ModelResponse{FinishReason: finish}
 	assistant := openai.ChatCompletionAssistantMessageParam{}
-	switch raw := msg.JSON.Content.Raw(); {
-	case raw == "" || raw == "null":
-	case msg.JSON.Content.Valid():
+	if hasContent {
 		resp.Content = msg.Content
 		assistant.Content.OfString = param.NewOpt(msg.Content)
-	default:
-		return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: the response content is not a string or null", i)
 	}
 	for k, tc := range msg.ToolCalls {
 		if tc.Type != "function" {

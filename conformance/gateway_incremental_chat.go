@@ -93,29 +93,7 @@ func (m *streamingChatModel) call(ctx context.Context, i int) (enforcement.Model
 		return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: the gateway streamed %d choices, want 1", i, len(acc.Choices))
 	}
 	choice := acc.Choices[0]
-	resp := enforcement.ModelResponse{FinishReason: choice.FinishReason}
-	assistant := openai.ChatCompletionAssistantMessageParam{}
-	if partial.Len() > 0 {
-		resp.Content = choice.Message.Content
-		assistant.Content.OfString = param.NewOpt(choice.Message.Content)
-	}
-	for k, tc := range choice.Message.ToolCalls {
-		args, err := jsonvalue.Decode([]byte(tc.Function.Arguments))
-		if err != nil {
-			return enforcement.ModelResponse{}, fmt.Errorf("model_script[%d]: tool_calls[%d].function.arguments: %w", i, k, err)
-		}
-		resp.ToolCalls = append(resp.ToolCalls, enforcement.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
-		assistant.ToolCalls = append(assistant.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: tc.ID,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-					Name: tc.Function.Name, Arguments: tc.Function.Arguments,
-				},
-			},
-		})
-	}
-	m.messages = append(m.messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &assistant})
-	return resp, nil
+	return m.absorb(i, choice.Message, choice.FinishReason, partial.Len() > 0)
 }
 
 // releasedOutput and persisted feed the RunRecord's incremental fields.

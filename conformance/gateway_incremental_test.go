@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -77,30 +76,7 @@ func TestStreamingSeamRoundTrip(t *testing.T) {
 			s := incrementalSeam(t, api)
 			srv, rec := serveScripted(t, s, streamScript(), surfacePrefixes[api])
 			m := s.newModel(srv.URL, srv.Client(), []Tool{{Name: "wire_transfer"}})
-			if err := m.open("user", "pay"); err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			first, err := m.call(ctx, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first.Content != nil || first.FinishReason != "tool_calls" || len(first.ToolCalls) != 1 {
-				t.Fatalf("first response = %+v, want null content, one tool call, tool_calls", first)
-			}
-			tc := first.ToolCalls[0]
-			args, _ := tc.Args.(map[string]any)
-			if tc.ID != "tc-1" || tc.Name != "wire_transfer" || args["id"] != json.Number("9007199254740993") {
-				t.Fatalf("tool call = %+v, want tc-1 wire_transfer {id: 9007199254740993}", tc)
-			}
-			if err := m.toolMessage(tc, "42"); err != nil {
-				t.Fatal(err)
-			}
-			m.closeTurn(first)
-			second, err := m.call(ctx, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			second := toolRoundTrip(t, m)
 			if second.Content != "Hello, streamed world!" || second.FinishReason != "stop" || len(second.ToolCalls) != 0 {
 				t.Fatalf("second response = %+v, want the joined chunks, stop, no calls", second)
 			}

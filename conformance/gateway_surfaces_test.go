@@ -82,30 +82,7 @@ func TestSurfaceSeamRoundTrip(t *testing.T) {
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			m := s.newModel(srv.URL, srv.Client(), []Tool{{Name: "wire_transfer"}})
-			if err := m.open("user", "pay"); err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			first, err := m.call(ctx, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first.Content != nil || first.FinishReason != "tool_calls" || len(first.ToolCalls) != 1 {
-				t.Fatalf("first response = %+v, want null content, one tool call, tool_calls", first)
-			}
-			tc := first.ToolCalls[0]
-			args, _ := tc.Args.(map[string]any)
-			if tc.ID != "tc-1" || tc.Name != "wire_transfer" || args["id"] != json.Number("9007199254740993") {
-				t.Fatalf("tool call = %+v, want tc-1 wire_transfer {id: 9007199254740993}", tc)
-			}
-			if err := m.toolMessage(tc, "42"); err != nil {
-				t.Fatal(err)
-			}
-			m.closeTurn(first)
-			second, err := m.call(ctx, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			second := toolRoundTrip(t, m)
 			if second.Content != "Hello!" || second.FinishReason != "stop" || len(second.ToolCalls) != 0 {
 				t.Fatalf("second response = %+v, want Hello!, stop, no calls", second)
 			}
@@ -119,6 +96,38 @@ func TestSurfaceSeamRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// toolRoundTrip drives m through bigArgsScript's first turn (one tool
+// call, number-exact arguments, answered "42") and returns the second
+// response.
+func toolRoundTrip(t *testing.T, m modelSeam) enforcement.ModelResponse {
+	t.Helper()
+	if err := m.open("user", "pay"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := m.call(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Content != nil || first.FinishReason != "tool_calls" || len(first.ToolCalls) != 1 {
+		t.Fatalf("first response = %+v, want null content, one tool call, tool_calls", first)
+	}
+	tc := first.ToolCalls[0]
+	args, _ := tc.Args.(map[string]any)
+	if tc.ID != "tc-1" || tc.Name != "wire_transfer" || args["id"] != json.Number("9007199254740993") {
+		t.Fatalf("tool call = %+v, want tc-1 wire_transfer {id: 9007199254740993}", tc)
+	}
+	if err := m.toolMessage(tc, "42"); err != nil {
+		t.Fatal(err)
+	}
+	m.closeTurn(first)
+	second, err := m.call(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return second
 }
 
 // TestScriptedFinishReasons pins how each surface's upstream expresses
