@@ -35,25 +35,46 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	if masters < 3 {
 		t.Fatalf("redistest: a Redis Cluster needs at least 3 masters, not %d", masters)
 	}
-	c := &Cluster{tb: t, cli: cli}
-	for range masters * (1 + replicas) {
-		// Each node writes nodes.conf in its own temporary --dir.
-		c.Nodes = append(c.Nodes, startServer(t, bin, []string{
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "2000",
-		}))
+	// A join that stalls (seen once under heavy load: redis-cli waiting
+	// for the cluster to join until its timeout) is retried once with
+	// fresh nodes rather than failing the test.
+	var out string
+	var err error
+	for attempt := 1; ; attempt++ {
+		c := &Cluster{tb: t, cli: cli}
+		for range masters * (1 + replicas) {
+			// Each node writes nodes.conf in its own temporary --dir; its
+			// bus port is chosen free too rather than port+10000, which
+			// may be taken or out of range.
+			bus, perr := freePort()
+			if perr != nil {
+				t.Fatalf("redistest: find free port: %v", perr)
+			}
+			c.Nodes = append(c.Nodes, startServer(t, bin, []string{
+				"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+				"--cluster-node-timeout", "2000", "--cluster-port", strconv.Itoa(bus),
+			}))
+		}
+		if info, ierr := c.run(c.Nodes[0], "cluster", "info"); ierr != nil || !strings.Contains(info, "cluster_state:") {
+			t.Skipf("redistest: redis-server lacks cluster support: %v %s", ierr, info)
+		}
+		args := []string{"--cluster", "create"}
+		args = append(args, c.Addrs()...)
+		args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+		if out, err = c.cliRun(args...); err == nil {
+			c.WaitOK()
+			return c
+		}
+		if attempt == 2 {
+			break
+		}
+		t.Logf("redistest: redis-cli --cluster create failed (%v); retrying with fresh nodes", err)
+		for _, n := range c.Nodes {
+			n.Kill()
+		}
 	}
-	if info, err := c.run(c.Nodes[0], "cluster", "info"); err != nil || !strings.Contains(info, "cluster_state:") {
-		t.Skipf("redistest: redis-server lacks cluster support: %v %s", err, info)
-	}
-	args := []string{"--cluster", "create"}
-	args = append(args, c.Addrs()...)
-	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := c.cliRun(args...); err != nil {
-		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
-	}
-	c.WaitOK()
-	return c
+	t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
+	return nil
 }
 
 // Addrs returns every node's host:port.
