@@ -85,6 +85,9 @@ auth:
   admin_token_env: APPROVALS_ADMIN_TOKEN_T
 records:
   sinks: [{type: stdout}]
+streaming:
+  mode: incremental
+  segment: {bytes: 1}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +106,14 @@ records:
 	}
 	if st, _, body := g.post(t, `{"model":"mock","messages":[{"role":"user","content":"deny-me"}]}`, nil); st != http.StatusForbidden {
 		t.Fatalf("denied chat: %d %s", st, body)
+	}
+	// Incremental streams: segments over prefixes (finish_reason
+	// incremental), and a cut stream's residue refused (stream_incomplete).
+	if st, _, body := g.post(t, `{"model":"mock","stream":true,"messages":[{"role":"user","content":"/chunks 4 one two three four"}]}`, nil); st != 200 || !strings.Contains(string(body), "[DONE]") {
+		t.Fatalf("incremental stream: %d %s", st, body)
+	}
+	if st, _, body := g.post(t, `{"model":"mock","stream":true,"messages":[{"role":"user","content":"/cut one two three four five six"}]}`, nil); st != 200 || !strings.Contains(string(body), enforcement.ReasonStreamingUnsupported) {
+		t.Fatalf("cut incremental stream: %d %s", st, body)
 	}
 	// A managed session, and an escalation approved by an operator.
 	if st, _, body := g.post(t, `{"model":"mock","messages":[{"role":"user","content":"hi"}]}`, map[string]string{HeaderSession: "managed-1"}); st != 200 {
@@ -167,6 +178,14 @@ records:
 			t.Errorf("no %s record: the run does not cover every point", p)
 		}
 	}
+	refused := false
+	for _, rec := range recs {
+		v := rec["verdict"].(map[string]any)
+		refused = refused || rec["interception_point"] == "post_model_call" && v["reason"] == enforcement.ReasonStreamingUnsupported
+	}
+	if !refused {
+		t.Error("no post_model_call record refusing a cut stream's residue")
+	}
 	for _, d := range []string{"allow", "deny", "transform", "approved"} {
 		if !decisions[d] {
 			t.Errorf("no %s record: the run does not cover every decision (%v)", d, decisions)
@@ -174,6 +193,7 @@ records:
 	}
 	contexts := svc.take()
 	ctxPoints := map[string]bool{}
+	incrementalSeen := false
 	for _, c := range contexts {
 		var ctx map[string]any
 		if err := json.Unmarshal(c, &ctx); err != nil {
@@ -181,9 +201,15 @@ records:
 		}
 		p, _ := ctx["interception_point"].(string)
 		ctxPoints[p] = true
+		if r, ok := ctx["response"].(map[string]any); ok && r["finish_reason"] == enforcement.FinishIncremental {
+			incrementalSeen = true
+		}
 		if err := schemas.ValidateJSON(p, c); err != nil {
 			t.Errorf("%s context violates its schema: %v\n%s", p, err, c)
 		}
+	}
+	if !incrementalSeen {
+		t.Error("no post_model_call context over a prefix (finish_reason incremental)")
 	}
 	if len(ctxPoints) != len(enforcement.Points()) {
 		t.Errorf("contexts seen at %v, want every point", ctxPoints)
