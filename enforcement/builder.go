@@ -46,6 +46,13 @@ type Builder struct {
 	Common map[string]any
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// AdoptFields hands Build's fields over instead of copying them: a
+	// value that already is a value tree (jsonvalue.Adopt) becomes part of
+	// the context as is. The caller must not change those trees
+	// afterwards. The engine never does: interceptors get copies, and a
+	// transform copies the context before applying. Common is always
+	// copied.
+	AdoptFields bool
 }
 
 // ProjectionError reports that a context could not be constructed from the
@@ -77,7 +84,8 @@ const TimestampFormat = "2006-01-02T15:04:05.000Z"
 // Build constructs a context for point from fields: the point's conditional
 // members (and any optional ones) as Go values. Values are converted to JSON
 // value trees, rejecting NaN, ±Inf and invalid strings (§4.4); the caller's
-// maps and slices are never aliased. A failure to take a sequence number is
+// maps and slices are never aliased (unless AdoptFields hands fields
+// over). A failure to take a sequence number is
 // returned as is; a failure after it is a *ProjectionError.
 func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any) (Context, error) {
 	if !point.Valid() {
@@ -103,8 +111,12 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 		}
 		c[k] = tv
 	}
+	convert := jsonvalue.FromGo
+	if b.AdoptFields {
+		convert = jsonvalue.Adopt
+	}
 	for k, v := range fields {
-		tv, err := jsonvalue.FromGo(v)
+		tv, err := convert(v)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", k, err))
 		}
@@ -117,9 +129,12 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	if b.Agent.Version != "" {
 		agent["version"] = b.Agent.Version
 	}
-	session, _ := c["session"].(map[string]any)
-	if session == nil {
-		session = map[string]any{}
+	// The session member gets the id in a map of its own: an adopted one
+	// is the caller's.
+	given, _ := c["session"].(map[string]any)
+	session := make(map[string]any, len(given)+1)
+	for k, v := range given {
+		session[k] = v
 	}
 	session["id"] = b.SessionID
 	c["spec"] = SpecVersion

@@ -321,3 +321,52 @@ func reflectRank(m reflect.Value, key string) int {
 		}
 	}, key)
 }
+
+// Adopt is FromGo for a value the caller hands over: when v is already a
+// value tree (map[string]any, []any, string, bool, json.Number, nil, with
+// valid UTF-8 and number tokens, at most 10000 levels deep), v itself is
+// returned and nothing is allocated; otherwise FromGo converts it. The
+// caller must not change v afterwards.
+func Adopt(v any) (any, error) {
+	if isValueTree(v, 1) {
+		return v, nil
+	}
+	return FromGo(v)
+}
+
+// isValueTree reports whether v is a valid value tree, checking what FromGo
+// would check without copying.
+func isValueTree(v any, depth int) bool {
+	if depth > hardMaxDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case json.Number:
+		return validNumber(string(x))
+	case map[string]any:
+		if x == nil {
+			return false // FromGo turns a nil map into null
+		}
+		for k, e := range x {
+			if !utf8.ValidString(k) || !isValueTree(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if x == nil {
+			return false
+		}
+		for _, e := range x {
+			if !isValueTree(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

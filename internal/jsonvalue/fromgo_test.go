@@ -239,3 +239,49 @@ func TestFromGoFloatMatchesEncodingJSON(t *testing.T) {
 		check(math.Trunc(r.NormFloat64() * 1e6))
 	}
 }
+
+func TestAdoptKeepsAValueTree(t *testing.T) {
+	tree := map[string]any{"a": []any{"x", json.Number("1"), true, nil, map[string]any{"b": "c"}}}
+	got, err := Adopt(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := got.(map[string]any)
+	if !ok {
+		t.Fatalf("Adopt = %T", got)
+	}
+	m["marker"] = true
+	if tree["marker"] != true {
+		t.Fatal("Adopt copied a value tree instead of returning it")
+	}
+	if n := testing.AllocsPerRun(100, func() { Adopt(tree) }); n != 0 {
+		t.Errorf("Adopt of a value tree allocates %v times", n)
+	}
+}
+
+func TestAdoptConvertsWhatIsNotATree(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"strings slice", map[string]any{"t": []string{"a"}}, `{"t":["a"]}`},
+		{"int", []any{1}, `[1]`},
+		{"nil map", map[string]any{"m": map[string]any(nil)}, `{"m":null}`},
+	} {
+		got, err := Adopt(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b, _ := Marshal(got)
+		if string(b) != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, b, tc.want)
+		}
+	}
+	if _, err := Adopt(map[string]any{"s": "\xff"}); !errors.Is(err, ErrInvalidString) {
+		t.Errorf("invalid UTF-8: err = %v", err)
+	}
+	if _, err := Adopt([]any{json.Number("01")}); !errors.Is(err, ErrInvalidNumber) {
+		t.Errorf("invalid number: err = %v", err)
+	}
+}

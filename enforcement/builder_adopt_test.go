@@ -1,0 +1,38 @@
+package enforcement
+
+import (
+	"context"
+	"testing"
+)
+
+// AdoptFields hands value trees over without a copy, converts what is not
+// one, and never writes into the caller's session member.
+func TestBuilderAdoptFields(t *testing.T) {
+	b := newTestBuilder()
+	b.AdoptFields = true
+	messages := []any{map[string]any{"role": "user", "content": "hi"}}
+	session := map[string]any{"labels": []any{"a"}}
+	c, err := b.Build(context.Background(), PreModelCall, map[string]any{
+		"model": map[string]any{"id": "m"}, "messages": messages, "session": session,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c["messages"].([]any)
+	if &got[0] != &messages[0] {
+		t.Error("a value tree was copied")
+	}
+	if _, ok := session["id"]; ok {
+		t.Error("Build wrote the session id into the caller's map")
+	}
+	if s := c["session"].(map[string]any); s["id"] != "sess-1" || s["labels"] == nil {
+		t.Errorf("session = %v", s)
+	}
+	start, err := b.Build(context.Background(), AgentStartup, StartupFields([]string{"b", "a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools := start["agent_init"].(map[string]any)["tools_registered"]; len(tools.([]any)) != 2 {
+		t.Errorf("tools_registered = %#v, want a converted []any", tools)
+	}
+}
