@@ -13,11 +13,5 @@ func checkBounds(c Context, lim jsonvalue.Limits) error {
 	if !ok || !sameValue(alias, c["target"]) {
 		return jsonvalue.Check(map[string]any(c), lim)
 	}
-	rest := make(map[string]any, len(c))
-	for k, v := range c {
-		if k != "target" {
-			rest[k] = v
-		}
-	}
-	return jsonvalue.Check(rest, lim)
+	return jsonvalue.CheckWithout(map[string]any(c), "target", lim)
 }

@@ -44,6 +44,53 @@ func Check(v any, lim Limits) error {
 	return nil
 }
 
+// CheckWithout is Check over the object m less its member skip, without
+// building that smaller object.
+func CheckWithout(m map[string]any, skip string, lim Limits) error {
+	c := checker{maxBytes: lim.MaxBytes, maxDepth: lim.MaxDepth}
+	if c.maxDepth <= 0 {
+		c.maxDepth, c.ceiling = hardMaxDepth, true
+	}
+	_, skipped := m[skip]
+	if err := c.object(m, 1, skip, skipped); err != nil {
+		return finish(err, "$")
+	}
+	return nil
+}
+
+// object walks the members of x at depth, less member skip when skipped.
+func (c *checker) object(x map[string]any, depth int, skip string, skipped bool) error {
+	members := len(x)
+	if skipped {
+		members--
+	}
+	// Braces plus, per member, a colon and a comma (one comma fewer than
+	// members).
+	n := 2
+	if members > 0 {
+		n += 2*members - 1
+	}
+	if err := c.add(n); err != nil {
+		return err
+	}
+	for k, e := range x {
+		if skipped && k == skip {
+			continue
+		}
+		kn, ok := quotedLen(k)
+		if !ok {
+			return newPathError(ErrInvalidString, "object key is not valid UTF-8")
+		}
+		if err := c.add(kn); err != nil {
+			return atKey(err, k, rankIn(x, k))
+		}
+		if err := c.walk(e, depth+1); err != nil {
+			return atKey(err, k, rankIn(x, k))
+		}
+	}
+	return nil
+}
+
 type checker struct {
 	maxBytes int
 	maxDepth int
@@ -75,28 +122,7 @@ func (c *checker) walk(v any, depth int) error {
 		if x == nil {
 			return c.add(len("null"))
 		}
-		// Braces plus, per member, a colon and a comma (one comma fewer
-		// than members).
-		n := 2
-		if len(x) > 0 {
-			n += 2*len(x) - 1
-		}
-		if err := c.add(n); err != nil {
-			return err
-		}
-		for k, e := range x {
-			kn, ok := quotedLen(k)
-			if !ok {
-				return newPathError(ErrInvalidString, "object key is not valid UTF-8")
-			}
-			if err := c.add(kn); err != nil {
-				return atKey(err, k, rankIn(x, k))
-			}
-			if err := c.walk(e, depth+1); err != nil {
-				return atKey(err, k, rankIn(x, k))
-			}
-		}
-		return nil
+		return c.object(x, depth, "", false)
 	case []any:
 		if x == nil {
 			return c.add(len("null"))

@@ -134,3 +134,24 @@ func TestCheckErrors(t *testing.T) {
 		t.Errorf("message %q does not name the limit", err)
 	}
 }
+
+// CheckWithout measures exactly what Check measures over the object less
+// the member: the same verdict at the byte where the bound bites.
+func TestCheckWithoutMatchesCheckOfTheSmallerObject(t *testing.T) {
+	m := map[string]any{"a": "x", "big": []any{"yyyy", json.Number("12")}, "target": strings.Repeat("z", 50)}
+	rest := map[string]any{"a": "x", "big": []any{"yyyy", json.Number("12")}}
+	b, _ := Marshal(rest)
+	for _, max := range []int{len(b) - 1, len(b), len(b) + 1} {
+		want := Check(rest, Limits{MaxBytes: max})
+		got := CheckWithout(m, "target", Limits{MaxBytes: max})
+		if (want == nil) != (got == nil) {
+			t.Errorf("max %d: CheckWithout = %v, Check of the rest = %v", max, got, want)
+		}
+	}
+	if err := CheckWithout(m, "absent", Limits{MaxBytes: 10}); err == nil {
+		t.Error("an absent member was subtracted")
+	}
+	if n := testing.AllocsPerRun(50, func() { CheckWithout(m, "target", Limits{MaxBytes: 1 << 20}) }); n != 0 {
+		t.Errorf("CheckWithout allocates %v times", n)
+	}
+}
