@@ -46,12 +46,12 @@ type Builder struct {
 	Common map[string]any
 	// Now defaults to time.Now.
 	Now func() time.Time
-	// AdoptFields hands Build's fields over instead of copying them: a
-	// value that already is a value tree (jsonvalue.Adopt) becomes part of
-	// the context as is. The caller must not change those trees
-	// afterwards. The engine never does: interceptors get copies, and a
-	// transform copies the context before applying. Common is always
-	// copied.
+	// AdoptFields hands Build's fields and Common over instead of copying
+	// them: a value that already is a value tree (jsonvalue.Adopt) becomes
+	// part of the context as is, shared by every context built with it.
+	// The caller must not change those trees afterwards. The engine never
+	// does: interceptors get copies, and a transform copies the context
+	// before applying.
 	AdoptFields bool
 }
 
@@ -104,16 +104,16 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 		return nil, &ProjectionError{Point: point, SessionID: b.SessionID, Sequence: seq, Timestamp: ts, Err: err}
 	}
 	c := make(Context, len(fields)+len(b.Common)+8)
+	convert := jsonvalue.FromGo
+	if b.AdoptFields {
+		convert = jsonvalue.Adopt
+	}
 	for k, v := range b.Common {
-		tv, err := jsonvalue.FromGo(v)
+		tv, err := convert(v)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", k, err))
 		}
 		c[k] = tv
-	}
-	convert := jsonvalue.FromGo
-	if b.AdoptFields {
-		convert = jsonvalue.Adopt
 	}
 	for k, v := range fields {
 		tv, err := convert(v)

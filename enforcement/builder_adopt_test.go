@@ -10,6 +10,7 @@ import (
 func TestBuilderAdoptFields(t *testing.T) {
 	b := newTestBuilder()
 	b.AdoptFields = true
+	b.Common = map[string]any{"tenant": map[string]any{"id": "acme"}, "session": map[string]any{"kind": "chat"}}
 	messages := []any{map[string]any{"role": "user", "content": "hi"}}
 	session := map[string]any{"labels": []any{"a"}}
 	c, err := b.Build(context.Background(), PreModelCall, map[string]any{
@@ -28,9 +29,15 @@ func TestBuilderAdoptFields(t *testing.T) {
 	if s := c["session"].(map[string]any); s["id"] != "sess-1" || s["labels"] == nil {
 		t.Errorf("session = %v", s)
 	}
+	if _, ok := b.Common["session"].(map[string]any)["id"]; ok {
+		t.Error("Build wrote the session id into the builder's Common")
+	}
 	start, err := b.Build(context.Background(), AgentStartup, StartupFields([]string{"b", "a"}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if start["tenant"].(map[string]any)["id"] != "acme" || start["session"].(map[string]any)["kind"] != "chat" {
+		t.Errorf("common members = %v, %v", start["tenant"], start["session"])
 	}
 	if tools := start["agent_init"].(map[string]any)["tools_registered"]; len(tools.([]any)) != 2 {
 		t.Errorf("tools_registered = %#v, want a converted []any", tools)
