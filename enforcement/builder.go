@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,25 @@ type Builder struct {
 	// does: interceptors get copies, and a transform copies the context
 	// before applying.
 	AdoptFields bool
+
+	// shared holds, for an AdoptFields builder, the agent and session
+	// members every context it builds shares.
+	shared struct {
+		once           sync.Once
+		agent, session map[string]any
+	}
+}
+
+// agentMember is the context's agent member.
+func (b *Builder) agentMember() map[string]any {
+	agent := map[string]any{"id": b.Agent.ID, "framework": b.Agent.Framework}
+	if b.Agent.Name != "" {
+		agent["name"] = b.Agent.Name
+	}
+	if b.Agent.Version != "" {
+		agent["version"] = b.Agent.Version
+	}
+	return agent
 }
 
 // ProjectionError reports that a context could not be constructed from the
@@ -122,21 +142,30 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 		}
 		c[k] = tv
 	}
-	agent := map[string]any{"id": b.Agent.ID, "framework": b.Agent.Framework}
-	if b.Agent.Name != "" {
-		agent["name"] = b.Agent.Name
-	}
-	if b.Agent.Version != "" {
-		agent["version"] = b.Agent.Version
-	}
-	// The session member gets the id in a map of its own: an adopted one
-	// is the caller's.
+	var agent, session map[string]any
 	given, _ := c["session"].(map[string]any)
-	session := make(map[string]any, len(given)+1)
-	for k, v := range given {
-		session[k] = v
+	if b.AdoptFields {
+		// Nothing writes into a built context: its contexts share these.
+		b.shared.once.Do(func() {
+			b.shared.agent = b.agentMember()
+			b.shared.session = map[string]any{"id": b.SessionID}
+		})
+		agent = b.shared.agent
+		if given == nil {
+			session = b.shared.session
+		}
+	} else {
+		agent = b.agentMember()
 	}
-	session["id"] = b.SessionID
+	if session == nil {
+		// The session member gets the id in a map of its own: a given
+		// one may be the caller's.
+		session = make(map[string]any, len(given)+1)
+		for k, v := range given {
+			session[k] = v
+		}
+		session["id"] = b.SessionID
+	}
 	c["spec"] = SpecVersion
 	c["interception_point"] = string(point)
 	c["timestamp"] = ts

@@ -43,3 +43,28 @@ func TestBuilderAdoptFields(t *testing.T) {
 		t.Errorf("tools_registered = %#v, want a converted []any", tools)
 	}
 }
+
+// An adopting builder builds concurrently (parallel tool calls) with the
+// members its contexts share set up once.
+func TestBuilderAdoptFieldsConcurrent(t *testing.T) {
+	b := newTestBuilder()
+	b.AdoptFields = true
+	b.Agent.Name = "Support"
+	done := make(chan Context, 8)
+	for range 8 {
+		go func() {
+			c, err := b.Build(context.Background(), Output, OutputFields("x"))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- c
+		}()
+	}
+	for range 8 {
+		c := <-done
+		a := c["agent"].(map[string]any)
+		if a["id"] != "agent-1" || a["framework"] != "test-fw" || a["name"] != "Support" || c["session"].(map[string]any)["id"] != "sess-1" {
+			t.Fatalf("agent %v, session %v", a, c["session"])
+		}
+	}
+}
