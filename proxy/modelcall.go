@@ -151,6 +151,8 @@ type modelCall struct {
 	clientTurn bool
 	// budget holds the call's share of the buffer budget.
 	budget *membudget.Account
+	// extensions is the contexts' extensions member, once built.
+	extensions map[string]any
 }
 
 // model is the context's model member: the requested id and the upstream
@@ -162,8 +164,18 @@ func (mc *modelCall) model() map[string]any {
 
 // modelFields are the members of a model call's contexts: model, and the
 // policy's context extensions with the surface added
-// (extensions.hooks_gateway.api).
+// (extensions.hooks_gateway.api). The extensions member is built once per
+// call and shared by its contexts (they adopt their fields and nothing
+// writes into them).
 func (mc *modelCall) modelFields(model map[string]any) map[string]any {
+	if mc.extensions == nil {
+		mc.extensions = mc.contextExtensions()
+	}
+	return map[string]any{"model": model, "extensions": mc.extensions}
+}
+
+// contextExtensions is the extensions member of the call's contexts.
+func (mc *modelCall) contextExtensions() map[string]any {
 	gw := map[string]any{"api": string(mc.surf.API())}
 	ext := map[string]any{ExtensionNamespace: gw}
 	if pol := mc.t.pol; pol != nil {
@@ -177,7 +189,7 @@ func (mc *modelCall) modelFields(model map[string]any) map[string]any {
 			gw[k] = v
 		}
 	}
-	return map[string]any{"model": model, "extensions": ext}
+	return ext
 }
 
 // run takes the model call through its emissions and answers the client.
