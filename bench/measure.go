@@ -228,17 +228,18 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 // peers, gateway, in that order.
 func compare(res *ScenarioResult) {
 	ts := res.Targets
-	direct, bare, gw := ts[0], ts[1], ts[len(ts)-1]
+	direct, bareCPU := ts[0].Latency, ts[1].CPUPer1k
 	for i := range ts {
-		ts[i].AddedP50 = ts[i].Latency.P50 - direct.Latency.P50
-		ts[i].AddedP99 = ts[i].Latency.P99 - direct.Latency.P99
-		if i > 0 && bare.CPUPer1k > 0 {
-			ts[i].CPUOverBare = ts[i].CPUPer1k / bare.CPUPer1k
+		ts[i].AddedP50 = ts[i].Latency.P50 - direct.P50
+		ts[i].AddedP99 = ts[i].Latency.P99 - direct.P99
+		if i > 0 && bareCPU > 0 {
+			ts[i].CPUOverBare = ts[i].CPUPer1k / bareCPU
 		}
 	}
+	bare, gw := ts[1], ts[len(ts)-1]
 	res.AddedP50, res.AddedP99 = gw.AddedP50, gw.AddedP99
 	res.BareAddedP50, res.BareAddedP99 = bare.AddedP50, bare.AddedP99
-	res.CPURatio = ts[len(ts)-1].CPUOverBare
+	res.CPURatio = gw.CPUOverBare
 }
 
 // gatewayOf is the gateway's result: the last target.
