@@ -100,7 +100,7 @@ func drive(ctx context.Context, args []string) error {
 		for _, sc := range selected {
 			fmt.Fprintf(os.Stderr, "bench: %s…\n", sc.name)
 			if sc.name == overloadName {
-				rep.Plan = fmt.Sprintf("%d round(s) × %s per target, no warm-up", p.rounds, p.duration)
+				rep.Plan += " (overload: no warm-up)"
 				if rep.Overload, err = runOverload(ctx, p); err != nil {
 					return err
 				}
