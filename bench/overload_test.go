@@ -164,3 +164,12 @@ func TestOverloadConfigLoads(t *testing.T) {
 		t.Errorf("server.max_requests = %d, the report says %d", cfg.Server.MaxRequests, overloadMaxRequests)
 	}
 }
+
+func TestSignedMS(t *testing.T) {
+	if got := signedMS(-115 * time.Microsecond); got != "−0.115 ms" {
+		t.Errorf("signedMS(-115µs) = %q", got)
+	}
+	if got := signedMS(2 * time.Millisecond); got != "+2.000 ms" {
+		t.Errorf("signedMS(2ms) = %q", got)
+	}
+}

@@ -92,7 +92,7 @@ func writeSideBySide(w io.Writer, ss []*ScenarioResult) {
 			ratio, added50, added99 := "–", "–", "–"
 			if i > 0 {
 				ratio = fmt.Sprintf("%.2f×", t.CPUOverBare)
-				added50, added99 = "+"+ms(t.AddedP50), "+"+ms(t.AddedP99)
+				added50, added99 = signedMS(t.AddedP50), signedMS(t.AddedP99)
 			}
 			fmt.Fprintf(w, "| %s | %s | %.3f | %s | %s | %s | %d |\n", s.Name, t.Name, t.CPUPer1k, ratio, added50, added99, t.Errors)
 		}
@@ -198,6 +198,14 @@ func writeSoak(w io.Writer, s *SoakResult) {
 		fmt.Fprintf(w, "| %s | %.1f MiB | %d |\n", x.At.Round(time.Second), float64(x.RSS)/(1<<20), x.Goroutines)
 	}
 	fmt.Fprintf(w, "\nMemory and goroutines: %s.\n\nRecords verify: %s.\n\n", s.FlatVerdict, s.Verify)
+}
+
+// signedMS is ms with its sign: a target can beat direct at a percentile.
+func signedMS(d time.Duration) string {
+	if d < 0 {
+		return "−" + ms(-d)
+	}
+	return "+" + ms(d)
 }
 
 // ms formats a duration in milliseconds with microsecond resolution.
