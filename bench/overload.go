@@ -64,8 +64,8 @@ func runOverload(ctx context.Context, p plan) (*OverloadResult, error) {
 	sc := overloadScenario()
 	res := &OverloadResult{Rate: p.overloadRate, RateSource: "--overload-rate", MaxRequests: overloadMaxRequests, RSSCeiling: p.rssCeiling}
 	if res.Rate <= 0 {
-		json, _ := selectScenarios("json", false, false)
-		sat, err := runSaturation(ctx, json[0], overloadP99Target)
+		js, _ := selectScenarios("json", false, false)
+		sat, err := runSaturation(ctx, js[0], overloadP99Target)
 		if err != nil {
 			return nil, err
 		}
