@@ -190,7 +190,7 @@ func TestDefaultPolicyMatchesEmbeddedDefault(t *testing.T) {
 		return doc["interceptors"]
 	}
 	want := interceptors("../config/default.yaml")
-	for _, f := range []string{"configs/default.yaml", "configs/redis.yaml", "configs/messages.yaml", "configs/incremental.yaml", "configs/messages_incremental.yaml"} {
+	for _, f := range []string{"configs/default.yaml", "configs/redis.yaml", "configs/messages.yaml", "configs/incremental.yaml", "configs/messages_incremental.yaml", "configs/overload.yaml"} {
 		got := interceptors(f)
 		if !equalYAML(got, want) {
 			t.Errorf("%s interceptors differ from config/default.yaml's", f)

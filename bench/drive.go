@@ -22,6 +22,7 @@ type Report struct {
 	Scenarios  []*ScenarioResult   `json:"scenarios,omitempty"`
 	Saturation []*SaturationResult `json:"saturation,omitempty"`
 	Soak       *SoakResult         `json:"soak,omitempty"`
+	Overload   *OverloadResult     `json:"overload,omitempty"`
 }
 
 // drive is the bench's driver: it parses the flags, runs the selected
@@ -41,13 +42,18 @@ func drive(ctx context.Context, args []string) error {
 	soak := fl.Bool("soak", false, "soak: steady load with managed Redis sessions, sampling memory and goroutines")
 	soakDuration := fl.Duration("soak-duration", 5*time.Minute, "soak length")
 	soakRate := fl.Int("soak-rate", 500, "soak requests per second")
+	withPeers := fl.Bool("peers", true, "also measure nginx, Caddy and the Portkey gateway, each when installed")
+	peersDir := fl.String("peers-dir", "bench/peers", "where the npm peers are installed (npm ci --prefix bench/peers)")
+	overloadRate := fl.Int("overload-rate", defaultOverloadRate, "overload scenario: requests per second (0: twice the gateway's saturation rate, searched first)")
+	rssCeiling := fl.Int("overload-rss-ceiling-mib", defaultRSSCeiling>>20, "overload scenario: the gateway's peak RSS ceiling, MiB")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
-	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate, keep: *keep}
+	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate, keep: *keep,
+		peers: peerOptions{enabled: *withPeers, npmDir: *peersDir}, overloadRate: *overloadRate, rssCeiling: int64(*rssCeiling) << 20}
 	if *quick {
 		p.rounds, p.duration, p.warmup = 1, 2*time.Second, 500*time.Millisecond
 	}
@@ -93,6 +99,13 @@ func drive(ctx context.Context, args []string) error {
 	default:
 		for _, sc := range selected {
 			fmt.Fprintf(os.Stderr, "bench: %s…\n", sc.name)
+			if sc.name == overloadName {
+				rep.Plan += " (overload: no warm-up)"
+				if rep.Overload, err = runOverload(ctx, p); err != nil {
+					return err
+				}
+				continue
+			}
 			r, err := runScenario(ctx, sc, p, redisURL)
 			if err != nil {
 				return err
@@ -116,6 +129,9 @@ func drive(ctx context.Context, args []string) error {
 			failed = append(failed, s.Name)
 		}
 	}
+	if rep.Overload != nil && !rep.Overload.Passed {
+		failed = append(failed, overloadName)
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("failed: %s (see the report)", strings.Join(failed, ", "))
 	}
@@ -125,10 +141,13 @@ func drive(ctx context.Context, args []string) error {
 // selectScenarios resolves --scenario. Saturation and soak default to the
 // json scenario.
 func selectScenarios(names string, quick, single bool) ([]scenario, error) {
-	all := scenarios()
+	all := append(scenarios(), scenario{name: overloadName})
 	if names == "" {
 		var out []scenario
 		for _, sc := range all {
+			if sc.name == overloadName {
+				continue // only when named: it is a test of refusals, not a measurement of cost
+			}
 			if (!quick && !single) || (quick && sc.quick) || (single && sc.name == "json") {
 				out = append(out, sc)
 			}

@@ -62,15 +62,23 @@ func (a *attackResult) merge(b *attackResult) {
 }
 
 // errorSummary lists the error kinds, most frequent first.
-func (a *attackResult) errorSummary() string {
-	kinds := make([]string, 0, len(a.errorKinds))
-	for k := range a.errorKinds {
+func (a *attackResult) errorSummary() string { return kindSummary(a.errorKinds) }
+
+// kindSummary lists counted kinds, most frequent first.
+func kindSummary(counts map[string]int) string {
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
 		kinds = append(kinds, k)
 	}
-	sort.Slice(kinds, func(i, j int) bool { return a.errorKinds[kinds[i]] > a.errorKinds[kinds[j]] })
+	sort.Slice(kinds, func(i, j int) bool {
+		if counts[kinds[i]] != counts[kinds[j]] {
+			return counts[kinds[i]] > counts[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
 	parts := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%d× %s", a.errorKinds[k], k))
+		parts = append(parts, fmt.Sprintf("%d× %s", counts[k], k))
 	}
 	return strings.Join(parts, "; ")
 }

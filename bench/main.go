@@ -11,11 +11,20 @@
 // allocations per request. Incremental-streaming scenarios first send a
 // deny probe and fail if any text no verdict allowed reached the client.
 //
+// Peers run in the same rounds when installed (each skipped with a note
+// otherwise; --peers=false leaves them out): nginx (proxy_pass) and Caddy
+// (reverse_proxy) from their Debian packages, and the Portkey gateway from
+// bench/peers (npm ci --prefix bench/peers). The overload scenario, run
+// only when named, drives the json request past the gateway's capacity
+// against a tight admission cap and checks that the excess is refused at
+// once with 503 and Retry-After.
+//
 // Usage:
 //
 //	go run ./bench [--quick] [--scenario NAME,...] [--json FILE]
 //	go run ./bench --saturate [--scenario json]
 //	go run ./bench --soak [--soak-duration 5m] [--soak-rate 500]
+//	go run ./bench --scenario overload [--overload-rate 3000]
 //
 // The load runs are manual: they need a quiet machine to mean anything.
 package main

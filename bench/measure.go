@@ -15,6 +15,12 @@ type plan struct {
 	warmup   time.Duration // per target, before the first round
 	rate     int           // overrides the scenario's rate when positive
 	keep     bool          // keep each scenario's directory (logs, config, records)
+	peers    peerOptions   // nginx, Caddy, Portkey beside the bare proxy
+	// overloadRate and rssCeiling are the overload scenario's rate (0:
+	// twice the gateway's saturation rate, searched first) and the
+	// gateway's RSS ceiling.
+	overloadRate int
+	rssCeiling   int64
 }
 
 // TargetResult is one target's share of a scenario.
@@ -36,6 +42,11 @@ type TargetResult struct {
 	CPUPer1k         float64 `json:"cpu_s_per_1k"`
 	UpstreamCPUPer1k float64 `json:"upstream_cpu_s_per_1k,omitempty"`
 	PeakRSS          int64   `json:"peak_rss_bytes"`
+	// AddedP50 and AddedP99 are this target's latency over direct's;
+	// CPUOverBare its CPU per request over the bare proxy's.
+	AddedP50    time.Duration `json:"added_p50_ns"`
+	AddedP99    time.Duration `json:"added_p99_ns"`
+	CPUOverBare float64       `json:"cpu_over_bare,omitempty"`
 }
 
 // ScenarioResult is one scenario's measurements.
@@ -46,7 +57,9 @@ type ScenarioResult struct {
 	Skipped     string `json:"skipped,omitempty"`
 	// Failed says why a scenario that ran is a failure (the deny probe
 	// found unverdicted text released).
-	Failed    string           `json:"failed,omitempty"`
+	Failed string `json:"failed,omitempty"`
+	// Notes say which peers were left out and why.
+	Notes     []string         `json:"notes,omitempty"`
 	DenyProbe *DenyProbeResult `json:"deny_probe,omitempty"`
 	Targets   []TargetResult   `json:"targets,omitempty"`
 	// AddedP50 and AddedP99 are the gateway's latency over direct.
@@ -100,8 +113,26 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 		return nil, fmt.Errorf("%s: %w", sc.name, err)
 	}
 	defer st.stop()
-	targets := st.targets(sc)
-	for _, t := range targets {
+	started, notes := startPeers(ctx, dir, st.upstream.url(), p.peers)
+	defer func() {
+		for _, sp := range started {
+			sp.proc.stop()
+		}
+	}()
+	res.Notes = notes
+	base := st.targets(sc)
+	targets := append([]*target{}, base[:2]...) // direct, bare proxy
+	for _, sp := range started {
+		t := peerTarget(sc, sp, st.upstream)
+		if err := probe(ctx, t, nil); err != nil {
+			res.Notes = append(res.Notes, sp.name+" skipped: "+oneLine(err.Error()))
+			continue
+		}
+		targets = append(targets, t)
+	}
+	targets = append(targets, base[2]) // gateway, last
+	gwIdx := len(targets) - 1
+	for _, t := range []*target{base[0], base[1], base[2]} {
 		var check func(string) string
 		if t.proc == st.gateway {
 			check = sc.check
@@ -146,13 +177,13 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 			}
 			c0, u0 := mustCPU(t.proc), extraCPU(t)
 			var m0, b0 float64
-			if t.proc == st.gateway {
+			if i == gwIdx {
 				m0, b0 = gatewayAllocs(ctx, st.gateway)
 			}
 			r := attack(atk, t.reqs, res.Rate, p.duration, stream)
 			cpu[i] += mustCPU(t.proc) - c0
 			upCPU[i] += extraCPU(t) - u0
-			if t.proc == st.gateway {
+			if i == gwIdx {
 				m1, b1 := gatewayAllocs(ctx, st.gateway)
 				mallocs += m1 - m0
 				allocBytes += b1 - b0
@@ -166,10 +197,9 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 	}
 	for i, t := range targets {
 		tot := totals[i]
-		hwm, _, _ := memStatus(t.proc.pid())
 		tr := TargetResult{
 			Name: t.name, Requests: tot.requests, Errors: tot.errors, ErrorKinds: tot.errorSummary(),
-			Rate: tot.sendRate(), Latency: summarize(tot.latencies), PeakRSS: hwm,
+			Rate: tot.sendRate(), Latency: summarize(tot.latencies), PeakRSS: treePeakRSS(t.proc.pid()),
 			CPUPer1k: per1k(cpu[i], tot.requests),
 		}
 		if len(t.extra) > 0 {
@@ -181,22 +211,50 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 		}
 		res.Targets = append(res.Targets, tr)
 	}
-	direct, bare, gw := res.Targets[0], res.Targets[1], res.Targets[2]
-	res.AddedP50 = gw.Latency.P50 - direct.Latency.P50
-	res.AddedP99 = gw.Latency.P99 - direct.Latency.P99
-	res.BareAddedP50 = bare.Latency.P50 - direct.Latency.P50
-	res.BareAddedP99 = bare.Latency.P99 - direct.Latency.P99
+	compare(res)
+	direct, gw := res.Targets[0], res.Targets[gwIdx]
 	if stream {
 		res.TTFBAdded = &Added{P50: gw.TTFB.P50 - direct.TTFB.P50, P99: gw.TTFB.P99 - direct.TTFB.P99}
-	}
-	if bare.CPUPer1k > 0 {
-		res.CPURatio = gw.CPUPer1k / bare.CPUPer1k
 	}
 	if gw.Requests > 0 {
 		res.AllocsPerReq = mallocs / float64(gw.Requests)
 		res.AllocBytesPerReq = allocBytes / float64(gw.Requests)
 	}
 	return res, nil
+}
+
+// compare fills in each target's figures over direct and the bare proxy,
+// and the gateway's summary fields. Targets are direct, bare proxy, the
+// peers, gateway, in that order.
+func compare(res *ScenarioResult) {
+	ts := res.Targets
+	direct, bareCPU := ts[0].Latency, ts[1].CPUPer1k
+	for i := range ts {
+		ts[i].AddedP50 = ts[i].Latency.P50 - direct.P50
+		ts[i].AddedP99 = ts[i].Latency.P99 - direct.P99
+		if i > 0 && bareCPU > 0 {
+			ts[i].CPUOverBare = ts[i].CPUPer1k / bareCPU
+		}
+	}
+	bare, gw := ts[1], ts[len(ts)-1]
+	res.AddedP50, res.AddedP99 = gw.AddedP50, gw.AddedP99
+	res.BareAddedP50, res.BareAddedP99 = bare.AddedP50, bare.AddedP99
+	res.CPURatio = gw.CPUOverBare
+}
+
+// gatewayOf is the gateway's result: the last target.
+func (res *ScenarioResult) gatewayOf() TargetResult { return res.Targets[len(res.Targets)-1] }
+
+// peerTarget is the target of a started peer.
+func peerTarget(sc scenario, sp startedPeer, upstream *child) *target {
+	base := sp.proc.url()
+	t := &target{name: sp.name, proc: sp.proc, url: base + sc.path, extra: []*child{upstream}}
+	var hdr map[string]string
+	if sp.headers != nil {
+		hdr = sp.headers(sc.path, upstream.url())
+	}
+	t.reqs = requestsWith(sc, t.url, hdr)
+	return t
 }
 
 // per1k is CPU seconds per 1,000 requests.
@@ -207,11 +265,11 @@ func per1k(d time.Duration, n int) float64 {
 	return d.Seconds() * 1000 / float64(n)
 }
 
-// mustCPU is a child's CPU time; a child that vanished reads as zero and
-// its errors show in the results.
+// mustCPU is a child's CPU time, its descendants' included (nginx's
+// workers); a child that vanished reads as zero and its errors show in
+// the results.
 func mustCPU(c *child) time.Duration {
-	d, _ := cpuTime(c.pid())
-	return d
+	return treeCPU(c.pid())
 }
 
 // extraCPU is the CPU time of the processes behind t's entry process.

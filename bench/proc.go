@@ -85,3 +85,66 @@ func parseStatusMem(status string) (hwm, rss int64, err error) {
 	}
 	return hwm, rss, nil
 }
+
+// treePIDs is pid and its descendants (nginx's workers under its
+// master), found through each process's parent in /proc.
+func treePIDs(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return []int{pid}
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if pp, err := parseStatPPID(string(b)); err == nil {
+			children[pp] = append(children[pp], n)
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// parseStatPPID reads the parent pid (field 4) of a /proc/<pid>/stat line.
+func parseStatPPID(stat string) (int, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat: no command name")
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("stat: no parent pid")
+	}
+	return strconv.Atoi(f[1])
+}
+
+// treeCPU is the CPU time of pid and its live descendants.
+func treeCPU(pid int) time.Duration {
+	var d time.Duration
+	for _, p := range treePIDs(pid) {
+		c, _ := cpuTime(p)
+		d += c
+	}
+	return d
+}
+
+// treePeakRSS is the sum of the peak resident sets of pid and its live
+// descendants: an upper bound on the tree's peak (each process may have
+// peaked at a different moment).
+func treePeakRSS(pid int) int64 {
+	var sum int64
+	for _, p := range treePIDs(pid) {
+		hwm, _, _ := memStatus(p)
+		sum += hwm
+	}
+	return sum
+}

@@ -24,6 +24,32 @@ func writeMarkdown(w io.Writer, r *Report) {
 	if r.Soak != nil {
 		writeSoak(w, r.Soak)
 	}
+	if r.Overload != nil {
+		writeOverload(w, r.Overload)
+	}
+}
+
+func writeOverload(w io.Writer, o *OverloadResult) {
+	fmt.Fprintf(w, "## Overload\n\nThe json request at %d req/s (%s); the gateway with server.max_requests %d and a 16 MiB buffer budget (configs/overload.yaml); the bare proxy has no admission control.\n\n",
+		o.Rate, o.RateSource, o.MaxRequests)
+	fmt.Fprintf(w, "| target | requests | admitted (200) | refused (503) | 503 without Retry-After | other | admitted p50 | admitted p99 | refusal p50 | refusal p99 | CPU s / 1k req | peak RSS |\n")
+	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, t := range o.Targets {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %.3f | %.1f MiB |\n", t.Name, t.Requests, t.Admitted, t.Refused,
+			t.RefusedNoRetryAfter, t.Other, ms(t.AdmittedLatency.P50), ms(t.AdmittedLatency.P99),
+			ms(t.RefusalLatency.P50), ms(t.RefusalLatency.P99), t.CPUPer1k, float64(t.PeakRSS)/(1<<20))
+	}
+	fmt.Fprintln(w)
+	for _, t := range o.Targets {
+		if t.OtherKinds != "" {
+			fmt.Fprintf(w, "Other answers (%s): %s\n\n", t.Name, t.OtherKinds)
+		}
+	}
+	fmt.Fprintf(w, "Gateway:\n\n")
+	for _, c := range o.Checks {
+		fmt.Fprintf(w, "- %s\n", c)
+	}
+	fmt.Fprintln(w)
 }
 
 func writeSummary(w io.Writer, ss []*ScenarioResult) {
@@ -45,13 +71,60 @@ func writeSummary(w io.Writer, ss []*ScenarioResult) {
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s / %s | %.2f× | %.0f | %d / %d / %d |\n", s.Name, s.Rate,
 			ms(s.AddedP50), ms(s.AddedP99), ttfb, ms(s.BareAddedP50), ms(s.BareAddedP99), s.CPURatio, s.AllocsPerReq,
-			s.Targets[0].Errors, s.Targets[1].Errors, s.Targets[2].Errors)
+			s.Targets[0].Errors, s.Targets[1].Errors, s.gatewayOf().Errors)
+	}
+	fmt.Fprintln(w)
+	writeSideBySide(w, ss)
+}
+
+// writeSideBySide is every target of every scenario in one table: CPU per
+// request, its ratio to the bare proxy's, added latency over direct; then
+// the gateway's CPU over each other proxy's.
+func writeSideBySide(w io.Writer, ss []*ScenarioResult) {
+	fmt.Fprintf(w, "## Targets side by side\n\n")
+	fmt.Fprintf(w, "| scenario | target | CPU ms / request | × bare proxy | added p50 | added p99 | errors |\n")
+	fmt.Fprintf(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, s := range ss {
+		if s.Skipped != "" || s.Failed != "" || len(s.Targets) == 0 {
+			continue
+		}
+		for i, t := range s.Targets {
+			ratio, added50, added99 := "–", "–", "–"
+			if i > 0 {
+				ratio = fmt.Sprintf("%.2f×", t.CPUOverBare)
+				added50, added99 = signedMS(t.AddedP50), signedMS(t.AddedP99)
+			}
+			fmt.Fprintf(w, "| %s | %s | %.3f | %s | %s | %s | %d |\n", s.Name, t.Name, t.CPUPer1k, ratio, added50, added99, t.Errors)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, s := range ss {
+		if s.Skipped != "" || s.Failed != "" || len(s.Targets) == 0 {
+			continue
+		}
+		gw := s.gatewayOf()
+		fmt.Fprintf(w, "- %s: gateway CPU per request", s.Name)
+		for _, t := range s.Targets[1 : len(s.Targets)-1] {
+			if t.CPUPer1k > 0 {
+				fmt.Fprintf(w, " / %s %.2f×", t.Name, gw.CPUPer1k/t.CPUPer1k)
+			}
+		}
+		fmt.Fprintln(w)
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
 	}
 	fmt.Fprintln(w)
 }
 
 func writeScenario(w io.Writer, s *ScenarioResult) {
 	fmt.Fprintf(w, "## %s\n\n%s, %d req/s.\n\n", s.Name, s.Description, s.Rate)
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	if len(s.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
 	if s.Skipped != "" {
 		fmt.Fprintf(w, "Skipped: %s\n\n", s.Skipped)
 		return
@@ -125,6 +198,14 @@ func writeSoak(w io.Writer, s *SoakResult) {
 		fmt.Fprintf(w, "| %s | %.1f MiB | %d |\n", x.At.Round(time.Second), float64(x.RSS)/(1<<20), x.Goroutines)
 	}
 	fmt.Fprintf(w, "\nMemory and goroutines: %s.\n\nRecords verify: %s.\n\n", s.FlatVerdict, s.Verify)
+}
+
+// signedMS is ms with its sign: a target can beat direct at a percentile.
+func signedMS(d time.Duration) string {
+	if d < 0 {
+		return "−" + ms(-d)
+	}
+	return "+" + ms(d)
 }
 
 // ms formats a duration in milliseconds with microsecond resolution.

@@ -99,7 +99,16 @@ const sessionCount = 1000
 // requestsFor is the request list of sc against url (one per managed
 // session, else one).
 func requestsFor(sc scenario, url string) []vegeta.Target {
+	return requestsWith(sc, url, nil)
+}
+
+// requestsWith is requestsFor with extra headers on every request (a
+// peer's routing headers).
+func requestsWith(sc scenario, url string, extra map[string]string) []vegeta.Target {
 	h := http.Header{"Content-Type": []string{"application/json"}}
+	for k, v := range extra {
+		h.Set(k, v)
+	}
 	if !sc.managed {
 		return []vegeta.Target{{Method: http.MethodPost, URL: url, Body: sc.request, Header: h}}
 	}
