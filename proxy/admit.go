@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"io"
 	"net/http"
 	"time"
 
@@ -60,9 +61,11 @@ func (s *Server) admit(next http.Handler) http.Handler {
 // overloaded answers 503 with Retry-After, in the envelope of the
 // surface the request was for.
 func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, msg string) {
-	// Close rather than read the body the client may still be sending to
-	// keep the connection: that would hold the slot for read_timeout.
-	w.Header().Set("Connection", "close")
+	if !drainedSmallBody(w, r) {
+		// Close rather than wait for a body the client may still be
+		// sending: that would hold the answer until read_timeout.
+		w.Header().Set("Connection", "close")
+	}
 	err := overloadedError(msg+"; retry shortly", overloadRetry)
 	for _, surf := range s.opts.Surfaces {
 		if p := surfacePath(surf.API()); r.URL.Path == p || r.URL.Path == p+"/count_tokens" {
@@ -71,6 +74,30 @@ func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, msg string) 
 		}
 	}
 	writeError(w, err)
+}
+
+// drainBound and drainWait bound what a refusal reads of a request body to
+// keep its connection: a small body already sent, the usual case.
+const (
+	drainBound = 64 << 10
+	drainWait  = 5 * time.Millisecond
+)
+
+// drainedSmallBody reads the rest of a small request body that has
+// already arrived (within drainWait), so the connection can carry the
+// client's retry instead of costing a new one while the gateway is
+// loaded. A body that is large, of unknown length or not all there yet
+// is left unread, and the caller closes the connection.
+func drainedSmallBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength < 0 || r.ContentLength > drainBound {
+		return false
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(drainWait)) != nil {
+		return false
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(r.Body, drainBound+1))
+	return err == nil && n <= drainBound && rc.SetReadDeadline(time.Time{}) == nil
 }
 
 // overloadedError is the 503 of a request refused for load (requests,

@@ -154,6 +154,8 @@ type gatewayConfig struct {
 	maxInputMessages int
 	// streaming is the streaming configuration; zero buffers every stream.
 	streaming config.Streaming
+	// maxRequests is server.max_requests; 0 is no cap.
+	maxRequests int
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -205,6 +207,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		MaxInputMessages:  gc.maxInputMessages,
 		KeepAlive:         gc.keepAlive,
 		Streaming:         gc.streaming,
+		MaxRequests:       gc.maxRequests,
 		MaxRequestBytes:   gc.maxBody,
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,
