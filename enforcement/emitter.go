@@ -448,7 +448,11 @@ func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption)
 	if mode == "" {
 		mode = e.ModeFor(point)
 	}
-	return &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator}
+	n := len(e.regs)
+	return &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator,
+		// Sized once: a verdict per interceptor, at most one more for an
+		// approval resolution.
+		pool: make([]Verdict, 0, n+1), summaries: make([]VerdictSummary, 0, n)}
 }
 
 // HostFailure describes a failed projection to the wire: the host could not

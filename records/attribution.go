@@ -76,8 +76,9 @@ func Attributed(sink enforcement.RecordSink, a Attribution) enforcement.RecordSi
 	if sink == nil {
 		return nil
 	}
+	var boxed any = a // boxed once, not per record
 	return enforcement.RecordSinkFunc(func(ctx context.Context, r *enforcement.Record) error {
-		return sink.WriteRecord(WithAttribution(ctx, a), r)
+		return sink.WriteRecord(context.WithValue(ctx, attributionKey{}, boxed), r)
 	})
 }
 
