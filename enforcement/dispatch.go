@@ -735,7 +735,7 @@ func (em *emission) record() *Record {
 		Sequence:               em.orig.Sequence(),
 		DecidedBy:              em.decidedBy,
 		Composition:            em.e.composition,
-		Verdicts:               em.summaries,
+		Verdicts:               nilIfEmpty(em.summaries),
 		FoldTruncated:          em.foldTruncated,
 		ResolvedBy:             em.resolvedBy,
 		InterceptorsRegistered: len(em.e.regs),
@@ -757,4 +757,13 @@ func (em *emission) record() *Record {
 		}
 	}
 	return rec
+}
+
+// nilIfEmpty keeps a record without interceptor verdicts (a host's
+// refusal) at nil, whatever capacity the emission reserved.
+func nilIfEmpty(s []VerdictSummary) []VerdictSummary {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }

@@ -448,11 +448,13 @@ func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption)
 	if mode == "" {
 		mode = e.ModeFor(point)
 	}
-	n := len(e.regs)
-	return &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator,
-		// Sized once: a verdict per interceptor, at most one more for an
-		// approval resolution.
-		pool: make([]Verdict, 0, n+1), summaries: make([]VerdictSummary, 0, n)}
+	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator}
+	if n := len(e.regs); n > 0 {
+		// Sized once: a verdict per interceptor, one more for an approval
+		// resolution.
+		em.pool, em.summaries = make([]Verdict, 0, n+1), make([]VerdictSummary, 0, n)
+	}
+	return em
 }
 
 // HostFailure describes a failed projection to the wire: the host could not
