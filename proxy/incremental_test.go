@@ -430,3 +430,49 @@ func TestIncrementalEvaluateOnly(t *testing.T) {
 		}
 	}
 }
+
+// Keep-alive comments while the upstream thinks, then the released text:
+// the comments stop at the first release, which writes after them on the
+// same committed stream.
+func TestIncrementalAfterKeepAlive(t *testing.T) {
+	events := []string{
+		chunk(`{"role":"assistant","content":""}`, ""),
+		chunk(`{"content":"Hello. "}`, ""),
+		chunk(`{"content":"Bye."}`, ""),
+		chunk(`{}`, "stop"),
+		"[DONE]",
+	}
+	u := newUpstream(t, slowSSE(200*time.Millisecond, events...))
+	gw := newGateway(t, gatewayConfig{upstream: u.URL, streaming: incremental(), keepAlive: 30 * time.Millisecond})
+	status, h, body := gw.post(t, chatBody("hi", true), nil)
+	if status != http.StatusOK || h.Get(HeaderDecision) != "" {
+		t.Fatalf("status %d, headers %v", status, h)
+	}
+	blocks := sseBlocks(string(body))
+	comments := 0
+	for comments < len(blocks) && blocks[comments] == ": keep-alive" {
+		comments++
+	}
+	if comments == 0 {
+		t.Fatalf("no keep-alive before the text: %q", body)
+	}
+	var text strings.Builder
+	for _, b := range blocks[comments:] {
+		if b == ": keep-alive" {
+			t.Fatalf("a keep-alive after the first release: %q", body)
+		}
+		if b == "data: [DONE]" {
+			continue
+		}
+		var c openai.ChatCompletionChunk
+		if err := c.UnmarshalJSON([]byte(strings.TrimPrefix(b, "data: "))); err != nil {
+			t.Fatalf("block %q: %v", b, err)
+		}
+		if len(c.Choices) > 0 {
+			text.WriteString(c.Choices[0].Delta.Content)
+		}
+	}
+	if text.String() != "Hello. Bye." || !strings.HasSuffix(string(body), "data: [DONE]\n\n") {
+		t.Fatalf("text %q: %q", text.String(), body)
+	}
+}
