@@ -476,3 +476,26 @@ func TestIncrementalAfterKeepAlive(t *testing.T) {
 		t.Fatalf("text %q: %q", text.String(), body)
 	}
 }
+
+// An output deny after text was released cannot retract it: the stream
+// ends with the error event, without finish or [DONE].
+func TestIncrementalOutputDenyAfterRelease(t *testing.T) {
+	events := []string{
+		chunk(`{"role":"assistant","content":""}`, ""),
+		chunk(`{"content":"first. "}`, ""),
+		chunk(`{"content":"second."}`, ""),
+		chunk(`{}`, "stop"),
+		"[DONE]",
+	}
+	u := newUpstream(t, sseReply(events...))
+	gw := newGateway(t, gatewayConfig{upstream: u.URL, streaming: incremental(), policy: denyAt(enforcement.Output, "policy:no-output")})
+	status, _, body := gw.post(t, chatBody("hi", true), nil)
+	blocks := sseBlocks(string(body))
+	if status != http.StatusOK || !strings.Contains(string(body), "first. ") {
+		t.Fatalf("status %d, want the first sentence released: %s", status, body)
+	}
+	if last := blocks[len(blocks)-1]; !strings.Contains(last, `"code":"policy:no-output"`) || !strings.Contains(last, `"interception_point":"output"`) {
+		t.Fatalf("last block %q, want the output deny", last)
+	}
+	noContent(t, body, "[DONE]", `"finish_reason":"stop"`, "second.")
+}
