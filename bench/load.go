@@ -137,10 +137,9 @@ func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, 
 	var first, last, lastSent time.Time
 	for r := range atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "") {
 		res.requests++
-		var firstData time.Time
-		hasData := false
+		var mark streamMark
 		if rec != nil {
-			firstData, hasData = rec.take(r.Seq)
+			mark = rec.take(r.Seq)
 		}
 		if first.IsZero() || r.Timestamp.Before(first) {
 			first = r.Timestamp
@@ -160,19 +159,19 @@ func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, 
 			res.errorKinds[kind]++
 			continue
 		}
-		if rec != nil && !hasData {
+		if rec != nil && mark.first.IsZero() {
 			res.errors++
 			res.errorKinds[errNoData]++
 			continue
 		}
-		if rec != nil && rec.incomplete(r.Seq) {
+		if rec != nil && mark.cut {
 			res.errors++
 			res.errorKinds[errNoTerminal]++
 			continue
 		}
 		res.latencies = append(res.latencies, r.Latency)
 		if rec != nil {
-			res.ttfb = append(res.ttfb, firstData.Sub(r.Timestamp))
+			res.ttfb = append(res.ttfb, mark.first.Sub(r.Timestamp))
 		}
 	}
 	res.elapsed = last.Sub(first)
