@@ -22,8 +22,10 @@ const (
 	defaultOverloadRate = 3000
 	// defaultRSSCeiling is the gateway's peak RSS the scenario allows.
 	defaultRSSCeiling = 256 << 20
-	// overloadMaxRequests is server.max_requests in configs/overload.yaml.
-	overloadMaxRequests = 32
+	// overloadMaxRequests and overloadBufferBudget are server.max_requests
+	// and limits.buffer_budget in configs/overload.yaml.
+	overloadMaxRequests  = 32
+	overloadBufferBudget = 16 << 20
 )
 
 // OverloadTarget is one target's answers under overload.

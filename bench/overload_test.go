@@ -163,6 +163,9 @@ func TestOverloadConfigLoads(t *testing.T) {
 	if cfg.Server.MaxRequests != overloadMaxRequests {
 		t.Errorf("server.max_requests = %d, the report says %d", cfg.Server.MaxRequests, overloadMaxRequests)
 	}
+	if cfg.Limits.BufferBudget != overloadBufferBudget {
+		t.Errorf("limits.buffer_budget = %d, the report says %d", cfg.Limits.BufferBudget, overloadBufferBudget)
+	}
 }
 
 func TestSignedMS(t *testing.T) {
