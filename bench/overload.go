@@ -146,8 +146,7 @@ func overloadScenario() scenario {
 // overloadAttack sends targets at rate for d, tallying every answer with
 // its headers (the Retry-After of each 503).
 func overloadAttack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, t *overloadTally) {
-	atk := newAttacker(c)
-	for r := range atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "") {
+	for r := range hits(c, targets, rate, d) {
 		t.add(int(r.Code), r.Headers, r.Latency, r.Error)
 	}
 }
