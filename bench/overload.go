@@ -87,12 +87,8 @@ func runOverload(ctx context.Context, p plan) (*OverloadResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			st.stop()
-		}
-	}()
+	defer st.stop() // a no-op after the explicit stop below
+
 	ts := st.targets(sc)[1:] // bare proxy, gateway
 	for _, t := range ts {
 		if err := probe(ctx, t, nil); err != nil {
@@ -126,7 +122,6 @@ func runOverload(ctx context.Context, p plan) (*OverloadResult, error) {
 	}
 	gwOK += len(tallies[1].admitted)
 	st.stop() // flushes and closes the records file
-	stopped = true
 	n, err := countOutputPermits(st.recordsPath)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -174,5 +175,28 @@ func TestSignedMS(t *testing.T) {
 	}
 	if got := signedMS(2 * time.Millisecond); got != "+2.000 ms" {
 		t.Errorf("signedMS(2ms) = %q", got)
+	}
+}
+
+// runOverload and runSoak stop their stack early (to flush the records)
+// and again on the way out: the second stop must return at once.
+func TestChildStopTwice(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	cmd := exec.Command(sleep, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{name: "sleep", cmd: cmd, exited: make(chan struct{})}
+	go func() { cmd.Wait(); close(c.exited) }()
+	c.stop()
+	done := make(chan struct{})
+	go func() { c.stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a second stop of an exited child did not return")
 	}
 }
