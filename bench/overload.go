@@ -74,15 +74,11 @@ func runOverload(ctx context.Context, p plan) (*OverloadResult, error) {
 		res.Rate = 2 * sat.Targets[1].MaxRate
 		res.RateSource = fmt.Sprintf("twice the gateway's saturation rate found first (%d req/s)", sat.Targets[1].MaxRate)
 	}
-	dir, err := os.MkdirTemp("", "hooks-bench-overload-")
+	dir, cleanup, err := workDir(overloadName, p.keep)
 	if err != nil {
 		return nil, err
 	}
-	if p.keep {
-		fmt.Fprintf(os.Stderr, "bench: overload: logs, configuration and records kept in %s\n", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer cleanup()
 	st, err := startStack(ctx, dir, sc, "")
 	if err != nil {
 		return nil, err

@@ -200,3 +200,18 @@ func TestChildStopTwice(t *testing.T) {
 		t.Fatal("a second stop of an exited child did not return")
 	}
 }
+
+func TestWorkDir(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		dir, cleanup, err := workDir("test", keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cleanup()
+		_, err = os.Stat(dir)
+		if kept := err == nil; kept != keep {
+			t.Errorf("keep %v: directory still there: %v", keep, kept)
+		}
+		os.RemoveAll(dir)
+	}
+}
