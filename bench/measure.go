@@ -128,7 +128,7 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 	}
 	targets = append(targets, base[2]) // gateway, last
 	gwIdx := len(targets) - 1
-	for _, t := range []*target{base[0], base[1], base[2]} {
+	for _, t := range base {
 		var check func(string) string
 		if t.proc == st.gateway {
 			check = sc.check

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 )
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 func TestOverloadTally(t *testing.T) {
 	var tl overloadTally
