@@ -8,7 +8,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 var _ wire.Incremental = (*Surface)(nil)
@@ -52,9 +51,6 @@ type streamReader struct {
 	headed   bool
 	released int
 }
-
-// deltaKnown are the members a replayed content_block_delta may hold.
-var deltaKnown = eventMembers["content_block_delta"]
 
 // Next implements wire.StreamReader.
 func (r *streamReader) Next() (bool, error) {
@@ -106,7 +102,7 @@ func (r *streamReader) observe(ev sseEvent) {
 			r.endPlain()
 			return
 		}
-		r.texts = append(r.texts, textEvent{end: b.text.Len(), data: ev.data, replay: !ev.multiLine && onlyKnown(ev.data, deltaKnown)})
+		r.texts = append(r.texts, textEvent{end: b.text.Len(), data: ev.data, replay: a.known})
 	case "message_delta":
 		if a.msg["stop_reason"] == "refusal" {
 			r.endPlain()
@@ -145,20 +141,6 @@ func plainTextStart(b map[string]any) bool {
 	c, present := b["citations"]
 	list, _ := c.([]any)
 	return !present || c == nil || (list != nil && len(list) == 0)
-}
-
-// onlyKnown reports whether the object data holds only known members.
-func onlyKnown(data []byte, known rawjson.MemberSet) bool {
-	ms, err := rawjson.ScanObject(data, rawjson.RootSpan(data))
-	if err != nil {
-		return false
-	}
-	for _, m := range ms {
-		if !known.Has(m.Key) {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *streamReader) endPlain() {
