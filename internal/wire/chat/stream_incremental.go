@@ -292,16 +292,19 @@ func (sr *streamReader) Stream() (wire.Stream, error) {
 	return surfaceStream{sr.st, sr.includeUsage}, nil
 }
 
-// Tail renders the rest of the client's stream after released: the
-// verdicted answer (target, or st's projection when nil) synthesized
-// without the text the client already has, then the finish chunk, the
-// usage chunk when the request asked for it, and [DONE]. It refuses
-// (*wire.WriteBackError) a target CheckWriteBack refuses or whose text
-// does not begin with released.
+// Tail renders the rest of the client's stream Head opened, after
+// released: the verdicted answer (target, or st's projection when nil)
+// synthesized without the text the client already has, then the finish
+// chunk, the usage chunk when the request asked for it, and [DONE]. It
+// refuses (*wire.WriteBackError) a target CheckWriteBack refuses or whose
+// text does not begin with released.
 func (sr *streamReader) Tail(st wire.Stream, target any, released string) ([]byte, error) {
 	ss, ok := st.(surfaceStream)
 	if !ok || ss.Stream == nil {
 		return nil, errors.New("chat: Tail needs the chat stream this reader assembled")
+	}
+	if sr.head == nil {
+		return nil, errors.New("chat: Tail before Head: a stream nothing was released of is Stream.Release's")
 	}
 	if len(released) != sr.released || sr.Text()[:sr.released] != released {
 		return nil, errors.New("chat: released text differs from what Head and Delta rendered")
@@ -321,14 +324,5 @@ func (sr *streamReader) Tail(st wire.Stream, target any, released string) ([]byt
 	if released != "" && (a.text == nil || !strings.HasPrefix(*a.text, released)) {
 		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released to the client"}
 	}
-	head, out := sr.head, []byte(nil)
-	if head == nil { // nothing released: the whole stream, as Synthesize
-		head = r.chunkHead()
-		role := `{"role":"assistant","content":null}`
-		if a.text != nil {
-			role = roleDelta
-		}
-		out = appendChunk(out, head, []byte(role), "")
-	}
-	return r.appendAnswer(out, head, a, t, len(released), ss.includeUsage)
+	return r.appendAnswer(nil, sr.head, a, t, len(released), ss.includeUsage)
 }

@@ -640,6 +640,15 @@ func TestIncrementalTailRefuses(t *testing.T) {
 }
 
 func TestIncrementalMisuse(t *testing.T) {
+	unopened := openText(t, sseText("ab", "cé", "tool"), false)
+	if _, err := readAll(t, unopened); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := unopened.Stream(); err != nil {
+		t.Fatal(err)
+	} else if _, err := unopened.Tail(st, nil, ""); err == nil {
+		t.Error("Tail before Head succeeded")
+	}
 	sr := openText(t, sseText("ab", "cé", "tool"), false)
 	if _, err := sr.Head(); err == nil {
 		t.Error("Head before any text succeeded")
