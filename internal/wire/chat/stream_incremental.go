@@ -42,6 +42,7 @@ type streamReader struct {
 	r            io.Reader
 	limit        int64
 	includeUsage bool
+	watch        bool // follow the plain text event by event (OpenStream)
 	p            *sseParser
 	buf          []byte
 	eof          bool  // r reported EOF
@@ -68,14 +69,24 @@ type textSeg struct {
 	chunk      int
 }
 
+// openStream is OpenStream's reader, watched.
 func openStream(r io.Reader, limit int64, opts ResponseOptions, includeUsage bool) *streamReader {
+	sr := newStreamReader(r, limit, opts, true)
+	sr.includeUsage = includeUsage
+	return sr
+}
+
+// newStreamReader reads r; watch makes Next stop after each chunk event
+// and follow the plain text (OpenStream), else it reads whole batches
+// and follows nothing (ReadStream).
+func newStreamReader(r io.Reader, limit int64, opts ResponseOptions, watch bool) *streamReader {
 	return &streamReader{
-		r:            r,
-		limit:        limit,
-		includeUsage: includeUsage,
-		p:            &sseParser{asm: newAssembler(opts), step: true},
-		buf:          make([]byte, 0, int(min(max(limit, 0), initialBuffer))),
-		plain:        true,
+		r:     r,
+		limit: limit,
+		watch: watch,
+		p:     &sseParser{asm: newAssembler(opts), step: watch},
+		buf:   make([]byte, 0, int(min(max(limit, 0), initialBuffer))),
+		plain: watch,
 	}
 }
 
@@ -102,7 +113,9 @@ func (sr *streamReader) next() (bool, error) {
 		case done:
 			return true, nil
 		case p.events != events:
-			sr.observe(chunks, start)
+			if sr.watch {
+				sr.observe(chunks, start)
+			}
 			return false, nil
 		case sr.readErr != nil:
 			return false, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: sr.readErr}
