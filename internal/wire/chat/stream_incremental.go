@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"sort"
@@ -58,7 +57,6 @@ type streamReader struct {
 	headID   string
 	released int       // bytes of Text rendered by Head and Delta
 	scan     fastChunk // replay check scratch
-	scratch  []byte
 }
 
 // textSeg is the content one chunk event added: Text()[start:end], and the
@@ -275,23 +273,17 @@ func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, bool) {
 		c.content == none || c.role != none && string(b[c.role.Start:c.role.End]) != `"assistant"` {
 		return nil, false
 	}
-	if id := fc.meta[0]; id == none && sr.headID != "" || id != none && sr.unescape(b, id) != sr.headID {
+	if id := fc.meta[0]; id == none && sr.headID != "" || id != none && !sr.holds(b, id, sr.headID) {
 		return nil, false
 	}
-	return b, sr.unescape(b, c.content) == text
+	return b, sr.holds(b, c.content, text)
 }
 
-// unescape returns the text of the string token at s (scratch space).
-func (sr *streamReader) unescape(b []byte, s rawjson.Span) string {
-	tok := b[s.Start:s.End]
-	if tok[0] != '"' {
-		return "" // a number: never an id the head carries
-	}
-	if bytes.IndexByte(tok, '\\') < 0 {
-		return string(tok[1 : len(tok)-1])
-	}
-	sr.scratch = rawjson.AppendUnescaped(sr.scratch[:0], tok)
-	return string(sr.scratch)
+// holds reports whether the token at s is a string holding text, through
+// the assembler's unescape (its scratch is idle between events), compared
+// without a copy.
+func (sr *streamReader) holds(b []byte, s rawjson.Span, text string) bool {
+	return b[s.Start] == '"' && string(sr.p.asm.unescape(b, s)) == text
 }
 
 // Stream returns the assembled stream once Next reported done.

@@ -581,6 +581,25 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 	if strings.Contains(string(d), "logprobs\":{") || strings.Count(string(d), "data: ") != 1 {
 		t.Fatalf("Delta of a non-replayable stream = %s", d)
 	}
+
+	// Escaped content is compared by its text: a chunk holding the
+	// released text is replayed, escapes and all.
+	esc := strings.Replace(s, `{"content":"Hello"}`, `{"content":"Hel\u006co"}`, 1)
+	escEvents := strings.SplitAfter(esc, "\n\n")
+	sr = openText(t, esc, false)
+	for range 2 {
+		if _, err := sr.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = sr.Head()
+	d, err = sr.Delta(0, "Hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(d) != escEvents[1] {
+		t.Fatalf("Delta of an escaped chunk = %s, want it replayed", d)
+	}
 }
 
 // TestIncrementalHeadFixesMetadata: metadata first seen after Head does
