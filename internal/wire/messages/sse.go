@@ -93,7 +93,6 @@ type eventReader struct {
 	p     sseReader
 	buf   []byte
 	pos   int
-	chunk []byte
 	eof   bool
 }
 
@@ -102,7 +101,6 @@ func newEventReader(r io.Reader, limit int64) *eventReader {
 		r:     r,
 		limit: limit,
 		buf:   make([]byte, 0, min(max(limit, 0), 32<<10)),
-		chunk: make([]byte, 32<<10),
 	}
 }
 
@@ -144,11 +142,22 @@ func (e *eventReader) next() (sseEvent, error) {
 			}
 			return sseEvent{}, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no message_stop"}
 		}
-		n, err := e.r.Read(e.chunk)
+		if len(e.buf) == cap(e.buf) {
+			// Read in place, doubling; up to limit+1 bytes, the one
+			// past the limit refused below.
+			c := max(2*int64(cap(e.buf)), 32<<10)
+			if e.limit < c {
+				c = max(e.limit+1, int64(len(e.buf))+1)
+			}
+			nb := make([]byte, len(e.buf), c)
+			copy(nb, e.buf)
+			e.buf = nb
+		}
+		n, err := e.r.Read(e.buf[len(e.buf):cap(e.buf)])
 		if int64(len(e.buf)+n) > e.limit {
 			return sseEvent{}, &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(e.limit, 10) + " bytes"}
 		}
-		e.buf = append(e.buf, e.chunk[:n]...)
+		e.buf = e.buf[:len(e.buf)+n]
 		switch {
 		case errors.Is(err, io.EOF):
 			e.eof = true
