@@ -144,7 +144,8 @@ func (c *child) pid() int { return c.cmd.Process.Pid }
 // url is the child's base URL.
 func (c *child) url() string { return "http://" + c.addr }
 
-// stop asks the child to end, then kills it if it does not.
+// stop asks the child to end, then kills it if it does not. Once the
+// child has exited it returns at once, so stopping twice is harmless.
 func (c *child) stop() {
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	select {

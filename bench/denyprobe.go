@@ -22,15 +22,12 @@ const (
 	denyCredential = "sk-benchProbeDenyCredential"
 )
 
-// denyTexts are the deny probe's n content deltas: "tokI " up to the
-// middle, then the credential whole in one delta (so that whatever
-// segment the gateway verdicts holds either all of it or none), then
-// "tokI " again.
+// denyTexts are the deny probe's n content deltas: the ordinary answer's
+// "tokI " (at least two), with the middle one replaced by the credential
+// whole (so that whatever segment the gateway verdicts holds either all
+// of it or none).
 func denyTexts(n int) []string {
-	out := make([]string, max(n, 2))
-	for i := range out {
-		out[i] = fmt.Sprintf("tok%d ", i)
-	}
+	out := tokenTexts(max(n, 2))
 	out[len(out)/2] = denyCredential + " "
 	return out
 }

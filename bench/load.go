@@ -95,15 +95,17 @@ func loadClient() *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-// newAttacker is an open-loop generator: requests leave on schedule
+// hits sends targets (round robin) at rate for d through an open-loop
+// generator and yields each request's result: requests leave on schedule
 // whatever the latency of earlier ones (workers are added as needed), so
 // a slow target cannot hide its queueing (no coordinated omission).
-func newAttacker(c *http.Client) *vegeta.Attacker {
-	return vegeta.NewAttacker(
+func hits(c *http.Client, targets []vegeta.Target, rate int, d time.Duration) <-chan *vegeta.Result {
+	atk := vegeta.NewAttacker(
 		vegeta.Client(c),
 		vegeta.MaxBody(0), // answers are read to the end but not kept
 		vegeta.Workers(32),
 	)
+	return atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "")
 }
 
 // errNoData is the error kind of a streamed answer that ended without a
@@ -132,15 +134,13 @@ func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, 
 		cc.Transport = &ttfbTransport{base: c.Transport, rec: rec}
 		c = &cc
 	}
-	atk := newAttacker(c)
 	res := &attackResult{errorKinds: map[string]int{}}
 	var first, last, lastSent time.Time
-	for r := range atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "") {
+	for r := range hits(c, targets, rate, d) {
 		res.requests++
-		var firstData time.Time
-		hasData := false
+		var mark streamMark
 		if rec != nil {
-			firstData, hasData = rec.take(r.Seq)
+			mark = rec.take(r.Seq)
 		}
 		if first.IsZero() || r.Timestamp.Before(first) {
 			first = r.Timestamp
@@ -160,19 +160,19 @@ func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, 
 			res.errorKinds[kind]++
 			continue
 		}
-		if rec != nil && !hasData {
+		if rec != nil && mark.first.IsZero() {
 			res.errors++
 			res.errorKinds[errNoData]++
 			continue
 		}
-		if rec != nil && rec.incomplete(r.Seq) {
+		if rec != nil && mark.cut {
 			res.errors++
 			res.errorKinds[errNoTerminal]++
 			continue
 		}
 		res.latencies = append(res.latencies, r.Latency)
 		if rec != nil {
-			res.ttfb = append(res.ttfb, firstData.Sub(r.Timestamp))
+			res.ttfb = append(res.ttfb, mark.first.Sub(r.Timestamp))
 		}
 	}
 	res.elapsed = last.Sub(first)

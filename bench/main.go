@@ -16,8 +16,10 @@
 // (reverse_proxy) from their Debian packages, and the Portkey gateway from
 // bench/peers (npm ci --prefix bench/peers). The overload scenario, run
 // only when named, drives the json request past the gateway's capacity
-// against a tight admission cap and checks that the excess is refused at
-// once with 503 and Retry-After.
+// against a tight admission cap and checks that the excess is refused
+// with 503 and Retry-After, the admitted p99, the gateway's peak RSS and
+// that every admitted answer has its output verdict (how fast refusals
+// come is reported, not checked).
 //
 // Usage:
 //

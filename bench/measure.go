@@ -94,15 +94,11 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 		res.Skipped = "redis-server is not on PATH"
 		return res, nil
 	}
-	dir, err := os.MkdirTemp("", "hooks-bench-"+sc.name+"-")
+	dir, cleanup, err := workDir(sc.name, p.keep)
 	if err != nil {
 		return nil, err
 	}
-	if p.keep {
-		fmt.Fprintf(os.Stderr, "bench: %s: logs, configuration and records kept in %s\n", sc.name, dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer cleanup()
 	st, err := startStack(ctx, dir, sc, redisURL)
 	if err != nil {
 		var skip *errSkip
@@ -132,7 +128,7 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 	}
 	targets = append(targets, base[2]) // gateway, last
 	gwIdx := len(targets) - 1
-	for _, t := range []*target{base[0], base[1], base[2]} {
+	for _, t := range base {
 		var check func(string) string
 		if t.proc == st.gateway {
 			check = sc.check
@@ -255,6 +251,21 @@ func peerTarget(sc scenario, sp startedPeer, upstream *child) *target {
 	}
 	t.reqs = requestsWith(sc, t.url, hdr)
 	return t
+}
+
+// workDir is a fresh directory for one scenario's logs, configuration
+// and records. cleanup removes it, unless keep: then it is named on
+// stderr and left.
+func workDir(name string, keep bool) (dir string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp("", "hooks-bench-"+name+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	if keep {
+		fmt.Fprintf(os.Stderr, "bench: %s: logs, configuration and records kept in %s\n", name, dir)
+		return dir, func() {}, nil
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // per1k is CPU seconds per 1,000 requests.

@@ -22,8 +22,10 @@ const (
 	defaultOverloadRate = 3000
 	// defaultRSSCeiling is the gateway's peak RSS the scenario allows.
 	defaultRSSCeiling = 256 << 20
-	// overloadMaxRequests is server.max_requests in configs/overload.yaml.
-	overloadMaxRequests = 32
+	// overloadMaxRequests and overloadBufferBudget are server.max_requests
+	// and limits.buffer_budget in configs/overload.yaml.
+	overloadMaxRequests  = 32
+	overloadBufferBudget = 16 << 20
 )
 
 // OverloadTarget is one target's answers under overload.
@@ -72,25 +74,17 @@ func runOverload(ctx context.Context, p plan) (*OverloadResult, error) {
 		res.Rate = 2 * sat.Targets[1].MaxRate
 		res.RateSource = fmt.Sprintf("twice the gateway's saturation rate found first (%d req/s)", sat.Targets[1].MaxRate)
 	}
-	dir, err := os.MkdirTemp("", "hooks-bench-overload-")
+	dir, cleanup, err := workDir(overloadName, p.keep)
 	if err != nil {
 		return nil, err
 	}
-	if p.keep {
-		fmt.Fprintf(os.Stderr, "bench: overload: logs, configuration and records kept in %s\n", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer cleanup()
 	st, err := startStack(ctx, dir, sc, "")
 	if err != nil {
 		return nil, err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			st.stop()
-		}
-	}()
+	defer st.stop() // a no-op after the explicit stop below
+
 	ts := st.targets(sc)[1:] // bare proxy, gateway
 	for _, t := range ts {
 		if err := probe(ctx, t, nil); err != nil {
@@ -124,7 +118,6 @@ func runOverload(ctx context.Context, p plan) (*OverloadResult, error) {
 	}
 	gwOK += len(tallies[1].admitted)
 	st.stop() // flushes and closes the records file
-	stopped = true
 	n, err := countOutputPermits(st.recordsPath)
 	if err != nil {
 		return nil, err
@@ -144,8 +137,7 @@ func overloadScenario() scenario {
 // overloadAttack sends targets at rate for d, tallying every answer with
 // its headers (the Retry-After of each 503).
 func overloadAttack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, t *overloadTally) {
-	atk := newAttacker(c)
-	for r := range atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "") {
+	for r := range hits(c, targets, rate, d) {
 		t.add(int(r.Code), r.Headers, r.Latency, r.Error)
 	}
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,8 +11,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 )
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 func TestOverloadTally(t *testing.T) {
 	var tl overloadTally
@@ -163,6 +161,9 @@ func TestOverloadConfigLoads(t *testing.T) {
 	if cfg.Server.MaxRequests != overloadMaxRequests {
 		t.Errorf("server.max_requests = %d, the report says %d", cfg.Server.MaxRequests, overloadMaxRequests)
 	}
+	if cfg.Limits.BufferBudget != overloadBufferBudget {
+		t.Errorf("limits.buffer_budget = %d, the report says %d", cfg.Limits.BufferBudget, overloadBufferBudget)
+	}
 }
 
 func TestSignedMS(t *testing.T) {
@@ -171,5 +172,43 @@ func TestSignedMS(t *testing.T) {
 	}
 	if got := signedMS(2 * time.Millisecond); got != "+2.000 ms" {
 		t.Errorf("signedMS(2ms) = %q", got)
+	}
+}
+
+// runOverload and runSoak stop their stack early (to flush the records)
+// and again on the way out: the second stop must return at once.
+func TestChildStopTwice(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	cmd := exec.Command(sleep, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{name: "sleep", cmd: cmd, exited: make(chan struct{})}
+	go func() { cmd.Wait(); close(c.exited) }()
+	c.stop()
+	done := make(chan struct{})
+	go func() { c.stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a second stop of an exited child did not return")
+	}
+}
+
+func TestWorkDir(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		dir, cleanup, err := workDir("test", keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cleanup()
+		_, err = os.Stat(dir)
+		if kept := err == nil; kept != keep {
+			t.Errorf("keep %v: directory still there: %v", keep, kept)
+		}
+		os.RemoveAll(dir)
 	}
 }

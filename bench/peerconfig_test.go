@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,7 +146,7 @@ func TestPeersSkipWhenDisabledOrAbsent(t *testing.T) {
 	// The npm peer from a directory without it: a one-line note, no start.
 	_, err := startPortkey(t.Context(), t.TempDir(), "http://127.0.0.1:1", t.TempDir())
 	var skip *errSkip
-	if !errorsAs(err, &skip) || strings.Contains(skip.why, "\n") {
+	if !errors.As(err, &skip) || strings.Contains(skip.why, "\n") {
 		t.Fatalf("portkey from an empty dir: %v, want a one-line skip", err)
 	}
 }

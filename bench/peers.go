@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -104,11 +105,7 @@ func startPortkey(ctx context.Context, dir, _ string, npmDir string) (*child, er
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(node, script, "--port="+port, "--headless")
 	cmd.Env = append(os.Environ(), "NODE_ENV=production")
-	c, err := startExternal(ctx, dir, "portkey", addr, cmd)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return startExternal(ctx, dir, "portkey", addr, cmd)
 }
 
 // startExternal starts cmd, logging to dir/name.log, and waits until addr
@@ -160,13 +157,7 @@ func freeAddr() (string, error) {
 }
 
 // hostPort is the host:port of a base URL "http://host:port".
-func hostPort(baseURL string) string {
-	const scheme = "http://"
-	if len(baseURL) > len(scheme) && baseURL[:len(scheme)] == scheme {
-		return baseURL[len(scheme):]
-	}
-	return baseURL
-}
+func hostPort(baseURL string) string { return strings.TrimPrefix(baseURL, "http://") }
 
 // startedPeer is a peer process of one scenario.
 type startedPeer struct {

@@ -30,8 +30,8 @@ func writeMarkdown(w io.Writer, r *Report) {
 }
 
 func writeOverload(w io.Writer, o *OverloadResult) {
-	fmt.Fprintf(w, "## Overload\n\nThe json request at %d req/s (%s); the gateway with server.max_requests %d and a 16 MiB buffer budget (configs/overload.yaml); the bare proxy has no admission control.\n\n",
-		o.Rate, o.RateSource, o.MaxRequests)
+	fmt.Fprintf(w, "## Overload\n\nThe json request at %d req/s (%s); the gateway with server.max_requests %d and a %d MiB buffer budget (configs/overload.yaml); the bare proxy has no admission control.\n\n",
+		o.Rate, o.RateSource, o.MaxRequests, overloadBufferBudget>>20)
 	fmt.Fprintf(w, "| target | requests | admitted (200) | refused (503) | 503 without Retry-After | other | admitted p50 | admitted p99 | refusal p50 | refusal p99 | CPU s / 1k req | peak RSS |\n")
 	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, t := range o.Targets {

@@ -63,12 +63,7 @@ func runSoak(ctx context.Context, redisURL string, d time.Duration, rate int) (*
 	if err != nil {
 		return nil, err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			st.stop()
-		}
-	}()
+	defer st.stop() // a no-op after the explicit stop below
 	gw := st.targets(sc)[2]
 	if err := probe(ctx, gw, nil); err != nil {
 		return nil, err
@@ -112,7 +107,6 @@ func runSoak(ctx context.Context, redisURL string, d time.Duration, rate int) (*
 		endSession(ctx, st.gateway.url(), t.Header.Get(proxy.HeaderSession))
 	}
 	st.stop() // flushes and closes the records file
-	stopped = true
 	rep, err := records.VerifyFiles([]string{st.recordsPath})
 	if err != nil {
 		return nil, fmt.Errorf("records verify: %w", err)

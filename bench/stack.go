@@ -61,7 +61,8 @@ func startStack(ctx context.Context, dir string, sc scenario, redisURL string) (
 	return st, nil
 }
 
-// stop ends every process started.
+// stop ends every process started; like child.stop, it may be called
+// again.
 func (st *stack) stop() {
 	for _, c := range []*child{st.gateway, st.bare, st.upstream} {
 		if c != nil {

@@ -97,51 +97,52 @@ func (f *firstDataReader) scan(b []byte) bool {
 // Close implements io.Closer.
 func (f *firstDataReader) Close() error { return f.r.Close() }
 
-// ttfbRecorder holds the first-data times of one attack's requests, by
-// vegeta's sequence number, until the attack's results take them.
+// ttfbRecorder holds what the transport saw of one attack's streams, by
+// vegeta's sequence number, until the attack's results take it.
 type ttfbRecorder struct {
 	mu    sync.Mutex
-	first map[uint64]time.Time
-	// cut holds the requests whose stream ended without its terminal
-	// event (a deny, a cut): not a completed answer.
-	cut map[uint64]bool
+	marks map[uint64]streamMark
+}
+
+// streamMark is what the transport saw of one request's stream.
+type streamMark struct {
+	first time.Time // its first data byte; zero: none arrived
+	// cut says the stream ended without its terminal event (a deny, a
+	// cut): not a completed answer.
+	cut bool
 }
 
 func newTTFBRecorder() *ttfbRecorder {
-	return &ttfbRecorder{first: map[uint64]time.Time{}, cut: map[uint64]bool{}}
-}
-
-func (r *ttfbRecorder) end(seq uint64, complete bool) {
-	if !complete {
-		r.mu.Lock()
-		r.cut[seq] = true
-		r.mu.Unlock()
-	}
-}
-
-// incomplete reports and forgets whether request seq's stream ended
-// without its terminal event.
-func (r *ttfbRecorder) incomplete(seq uint64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cut := r.cut[seq]
-	delete(r.cut, seq)
-	return cut
+	return &ttfbRecorder{marks: map[uint64]streamMark{}}
 }
 
 func (r *ttfbRecorder) set(seq uint64, at time.Time) {
 	r.mu.Lock()
-	r.first[seq] = at
+	m := r.marks[seq]
+	m.first = at
+	r.marks[seq] = m
 	r.mu.Unlock()
 }
 
-// take returns and forgets the first-data time of request seq.
-func (r *ttfbRecorder) take(seq uint64) (time.Time, bool) {
+func (r *ttfbRecorder) end(seq uint64, complete bool) {
+	if complete {
+		return
+	}
+	r.mu.Lock()
+	m := r.marks[seq]
+	m.cut = true
+	r.marks[seq] = m
+	r.mu.Unlock()
+}
+
+// take returns and forgets request seq's mark; every result takes its
+// own, failed or not, so nothing outlives the attack's results.
+func (r *ttfbRecorder) take(seq uint64) streamMark {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	at, ok := r.first[seq]
-	delete(r.first, seq)
-	return at, ok
+	m := r.marks[seq]
+	delete(r.marks, seq)
+	return m
 }
 
 // vegetaSeqHeader is the request header in which vegeta's Attacker sends

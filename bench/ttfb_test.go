@@ -97,7 +97,7 @@ func TestTTFBTransportKeysBySequence(t *testing.T) {
 	if _, err := resp.Body.Read(buf); err != nil { // the keep-alive comment
 		t.Fatal(err)
 	}
-	if _, ok := rec.take(42); ok {
+	if m := rec.take(42); !m.first.IsZero() {
 		t.Fatal("a first data time was recorded for a keep-alive comment")
 	}
 	released := time.Now()
@@ -105,14 +105,14 @@ func TestTTFBTransportKeysBySequence(t *testing.T) {
 	if _, err := io.ReadAll(resp.Body); err != nil {
 		t.Fatal(err)
 	}
-	at, ok := rec.take(42)
-	if !ok {
+	at := rec.take(42).first
+	if at.IsZero() {
 		t.Fatal("no first data time recorded under the request's sequence number")
 	}
 	if at.Before(released) {
 		t.Fatal("first data time precedes the data's release")
 	}
-	if _, ok := rec.take(42); ok {
+	if m := rec.take(42); !m.first.IsZero() {
 		t.Fatal("take did not forget the time")
 	}
 }
@@ -150,15 +150,44 @@ func TestAttackRecordsTTFB(t *testing.T) {
 		t.Fatalf("a stream without data: %d requests, errors %v, %d TTFB samples", res.requests, res.errorKinds, len(res.ttfb))
 	}
 
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {}\n\ndata: {\"error\":{}}\n\n")
+	}))
+	defer cut.Close()
+	targets[0].URL = cut.URL
+	res = attack(loadClient(), targets, 50, 100*time.Millisecond, true)
+	if res.requests == 0 || res.errorKinds[errNoTerminal] != res.requests || len(res.ttfb) != 0 {
+		t.Fatalf("a stream without its terminal event: %d requests, errors %v, %d TTFB samples", res.requests, res.errorKinds, len(res.ttfb))
+	}
+
+	targets[0].URL = silent.URL
 	res = attack(loadClient(), targets, 50, 100*time.Millisecond, false)
 	if res.errors != 0 || res.ttfb != nil {
 		t.Fatalf("without stream set: %d errors, %d TTFB samples", res.errors, len(res.ttfb))
 	}
 }
 
-func TestRecorderTakeUnknown(t *testing.T) {
-	if _, ok := newTTFBRecorder().take(1); ok {
-		t.Fatal("an unknown sequence number has a time")
+func TestRecorderTake(t *testing.T) {
+	rec := newTTFBRecorder()
+	if m := rec.take(1); !m.first.IsZero() || m.cut {
+		t.Fatal("an unknown sequence number has a mark")
+	}
+	at := time.Now()
+	rec.set(2, at)
+	rec.end(2, false)
+	rec.end(3, true)
+	if m := rec.take(2); !m.first.Equal(at) || !m.cut {
+		t.Fatalf("seq 2: %+v, want its time and cut", m)
+	}
+	if m := rec.take(2); !m.first.IsZero() || m.cut {
+		t.Fatal("take did not forget seq 2")
+	}
+	if m := rec.take(3); m.cut {
+		t.Fatal("a complete stream is marked cut")
+	}
+	if len(rec.marks) != 0 {
+		t.Fatalf("%d marks left after every take", len(rec.marks))
 	}
 }
 

@@ -30,7 +30,12 @@ func (o upstreamOptions) deltaTexts() []string {
 	if o.denyProbe {
 		return denyTexts(o.chunks)
 	}
-	out := make([]string, o.chunks)
+	return tokenTexts(o.chunks)
+}
+
+// tokenTexts are n deltas "tok0 ", "tok1 ", ….
+func tokenTexts(n int) []string {
+	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("tok%d ", i)
 	}

@@ -65,50 +65,21 @@ func ReadStream(r io.Reader, limit int64, opts ResponseOptions) (*Stream, error)
 }
 
 // readStream is ReadStream; treeOnly turns the fast path off, so tests can
-// hold the fast path to the tree path's decisions.
+// hold the fast path to the tree path's decisions. It runs the
+// incremental reader's loop to the end, unwatched: feed takes every
+// complete event in the buffer at once.
 func readStream(r io.Reader, limit int64, opts ResponseOptions, treeOnly bool) (*Stream, error) {
-	p := &sseParser{asm: newAssembler(opts), treeOnly: treeOnly}
-	buf := make([]byte, 0, int(min(max(limit, 0), initialBuffer)))
+	sr := newStreamReader(r, limit, opts, false)
+	sr.p.treeOnly = treeOnly
 	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) >= limit {
-				if err := p.atLimit(r, buf, limit); err != nil {
-					return nil, err
-				}
-				return p.stream(buf), nil
-			}
-			buf = growTo(buf, int(min(int64(2*cap(buf)), limit)))
+		done, err := sr.Next()
+		if err != nil {
+			return nil, err
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		eof := errors.Is(err, io.EOF)
-		done, perr := p.feed(buf, eof)
-		switch {
-		case perr != nil:
-			return nil, perr
-		case done:
-			return p.stream(buf), nil
-		case eof:
-			return nil, &wire.StreamError{Kind: wire.ErrStreamCut}
-		case err != nil:
-			return nil, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: err}
+		if done {
+			return sr.p.stream(sr.buf), nil
 		}
 	}
-}
-
-// atLimit decides the fate of a stream whose buffer is full: one more byte
-// means the limit is exceeded; EOF lets the buffered stream finish (it may
-// end in a [DONE] line whose terminator or blank line is missing). A nil
-// error means the stream is complete.
-func (p *sseParser) atLimit(r io.Reader, buf []byte, limit int64) error {
-	if err := probeLimit(r, limit); err != nil {
-		return err
-	}
-	done, err := p.feed(buf, true)
-	if err == nil && !done {
-		err = &wire.StreamError{Kind: wire.ErrStreamCut}
-	}
-	return err
 }
 
 // probeLimit reads past a buffer holding limit bytes: one more byte is

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"sort"
@@ -42,6 +41,7 @@ type streamReader struct {
 	r            io.Reader
 	limit        int64
 	includeUsage bool
+	watch        bool // follow the plain text event by event (OpenStream)
 	p            *sseParser
 	buf          []byte
 	eof          bool  // r reported EOF
@@ -57,7 +57,6 @@ type streamReader struct {
 	headID   string
 	released int       // bytes of Text rendered by Head and Delta
 	scan     fastChunk // replay check scratch
-	scratch  []byte
 }
 
 // textSeg is the content one chunk event added: Text()[start:end], and the
@@ -68,14 +67,24 @@ type textSeg struct {
 	chunk      int
 }
 
+// openStream is OpenStream's reader, watched.
 func openStream(r io.Reader, limit int64, opts ResponseOptions, includeUsage bool) *streamReader {
+	sr := newStreamReader(r, limit, opts, true)
+	sr.includeUsage = includeUsage
+	return sr
+}
+
+// newStreamReader reads r; watch makes Next stop after each chunk event
+// and follow the plain text (OpenStream), else it reads whole batches
+// and follows nothing (ReadStream).
+func newStreamReader(r io.Reader, limit int64, opts ResponseOptions, watch bool) *streamReader {
 	return &streamReader{
-		r:            r,
-		limit:        limit,
-		includeUsage: includeUsage,
-		p:            &sseParser{asm: newAssembler(opts), step: true},
-		buf:          make([]byte, 0, int(min(max(limit, 0), initialBuffer))),
-		plain:        true,
+		r:     r,
+		limit: limit,
+		watch: watch,
+		p:     &sseParser{asm: newAssembler(opts), step: watch},
+		buf:   make([]byte, 0, int(min(max(limit, 0), initialBuffer))),
+		plain: watch,
 	}
 }
 
@@ -102,7 +111,9 @@ func (sr *streamReader) next() (bool, error) {
 		case done:
 			return true, nil
 		case p.events != events:
-			sr.observe(chunks, start)
+			if sr.watch {
+				sr.observe(chunks, start)
+			}
 			return false, nil
 		case sr.readErr != nil:
 			return false, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: sr.readErr}
@@ -262,23 +273,17 @@ func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, bool) {
 		c.content == none || c.role != none && string(b[c.role.Start:c.role.End]) != `"assistant"` {
 		return nil, false
 	}
-	if id := fc.meta[0]; id == none && sr.headID != "" || id != none && sr.unescape(b, id) != sr.headID {
+	if id := fc.meta[0]; id == none && sr.headID != "" || id != none && !sr.holds(b, id, sr.headID) {
 		return nil, false
 	}
-	return b, sr.unescape(b, c.content) == text
+	return b, sr.holds(b, c.content, text)
 }
 
-// unescape returns the text of the string token at s (scratch space).
-func (sr *streamReader) unescape(b []byte, s rawjson.Span) string {
-	tok := b[s.Start:s.End]
-	if tok[0] != '"' {
-		return "" // a number: never an id the head carries
-	}
-	if bytes.IndexByte(tok, '\\') < 0 {
-		return string(tok[1 : len(tok)-1])
-	}
-	sr.scratch = rawjson.AppendUnescaped(sr.scratch[:0], tok)
-	return string(sr.scratch)
+// holds reports whether the token at s is a string holding text, through
+// the assembler's unescape (its scratch is idle between events), compared
+// without a copy.
+func (sr *streamReader) holds(b []byte, s rawjson.Span, text string) bool {
+	return b[s.Start] == '"' && string(sr.p.asm.unescape(b, s)) == text
 }
 
 // Stream returns the assembled stream once Next reported done.
@@ -292,16 +297,19 @@ func (sr *streamReader) Stream() (wire.Stream, error) {
 	return surfaceStream{sr.st, sr.includeUsage}, nil
 }
 
-// Tail renders the rest of the client's stream after released: the
-// verdicted answer (target, or st's projection when nil) synthesized
-// without the text the client already has, then the finish chunk, the
-// usage chunk when the request asked for it, and [DONE]. It refuses
-// (*wire.WriteBackError) a target CheckWriteBack refuses or whose text
-// does not begin with released.
+// Tail renders the rest of the client's stream Head opened, after
+// released: the verdicted answer (target, or st's projection when nil)
+// synthesized without the text the client already has, then the finish
+// chunk, the usage chunk when the request asked for it, and [DONE]. It
+// refuses (*wire.WriteBackError) a target CheckWriteBack refuses or whose
+// text does not begin with released.
 func (sr *streamReader) Tail(st wire.Stream, target any, released string) ([]byte, error) {
 	ss, ok := st.(surfaceStream)
 	if !ok || ss.Stream == nil {
 		return nil, errors.New("chat: Tail needs the chat stream this reader assembled")
+	}
+	if sr.head == nil {
+		return nil, errors.New("chat: Tail before Head: a stream nothing was released of is Stream.Release's")
 	}
 	if len(released) != sr.released || sr.Text()[:sr.released] != released {
 		return nil, errors.New("chat: released text differs from what Head and Delta rendered")
@@ -321,14 +329,5 @@ func (sr *streamReader) Tail(st wire.Stream, target any, released string) ([]byt
 	if released != "" && (a.text == nil || !strings.HasPrefix(*a.text, released)) {
 		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released to the client"}
 	}
-	head, out := sr.head, []byte(nil)
-	if head == nil { // nothing released: the whole stream, as Synthesize
-		head = r.chunkHead()
-		role := `{"role":"assistant","content":null}`
-		if a.text != nil {
-			role = roleDelta
-		}
-		out = appendChunk(out, head, []byte(role), "")
-	}
-	return r.appendAnswer(out, head, a, t, len(released), ss.includeUsage)
+	return r.appendAnswer(nil, sr.head, a, t, len(released), ss.includeUsage)
 }

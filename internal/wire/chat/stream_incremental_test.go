@@ -581,6 +581,25 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 	if strings.Contains(string(d), "logprobs\":{") || strings.Count(string(d), "data: ") != 1 {
 		t.Fatalf("Delta of a non-replayable stream = %s", d)
 	}
+
+	// Escaped content is compared by its text: a chunk holding the
+	// released text is replayed, escapes and all.
+	esc := strings.Replace(s, `{"content":"Hello"}`, `{"content":"Hel\u006co"}`, 1)
+	escEvents := strings.SplitAfter(esc, "\n\n")
+	sr = openText(t, esc, false)
+	for range 2 {
+		if _, err := sr.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = sr.Head()
+	d, err = sr.Delta(0, "Hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(d) != escEvents[1] {
+		t.Fatalf("Delta of an escaped chunk = %s, want it replayed", d)
+	}
 }
 
 // TestIncrementalHeadFixesMetadata: metadata first seen after Head does
@@ -640,6 +659,15 @@ func TestIncrementalTailRefuses(t *testing.T) {
 }
 
 func TestIncrementalMisuse(t *testing.T) {
+	unopened := openText(t, sseText("ab", "cé", "tool"), false)
+	if _, err := readAll(t, unopened); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := unopened.Stream(); err != nil {
+		t.Fatal(err)
+	} else if _, err := unopened.Tail(st, nil, ""); err == nil {
+		t.Error("Tail before Head succeeded")
+	}
 	sr := openText(t, sseText("ab", "cé", "tool"), false)
 	if _, err := sr.Head(); err == nil {
 		t.Error("Head before any text succeeded")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 var _ wire.Incremental = (*Surface)(nil)
@@ -47,10 +46,11 @@ type streamReader struct {
 	start  *Response // message_start's metadata, parsed as an answer
 	opened bool      // block 0 is a text block Head can open
 	texts  []textEvent
+	// headed: Head rendered the stream's opening; released: the bytes of
+	// Text Delta rendered since. Tail continues exactly that.
+	headed   bool
+	released int
 }
-
-// deltaKnown are the members a replayed content_block_delta may hold.
-var deltaKnown = eventMembers["content_block_delta"]
 
 // Next implements wire.StreamReader.
 func (r *streamReader) Next() (bool, error) {
@@ -102,7 +102,7 @@ func (r *streamReader) observe(ev sseEvent) {
 			r.endPlain()
 			return
 		}
-		r.texts = append(r.texts, textEvent{end: b.text.Len(), data: ev.data, replay: !ev.multiLine && onlyKnown(ev.data, deltaKnown)})
+		r.texts = append(r.texts, textEvent{end: b.text.Len(), data: ev.data, replay: a.known})
 	case "message_delta":
 		if a.msg["stop_reason"] == "refusal" {
 			r.endPlain()
@@ -141,20 +141,6 @@ func plainTextStart(b map[string]any) bool {
 	c, present := b["citations"]
 	list, _ := c.([]any)
 	return !present || c == nil || (list != nil && len(list) == 0)
-}
-
-// onlyKnown reports whether the object data holds only known members.
-func onlyKnown(data []byte, known rawjson.MemberSet) bool {
-	ms, err := rawjson.ScanObject(data, rawjson.RootSpan(data))
-	if err != nil {
-		return false
-	}
-	for _, m := range ms {
-		if !known.Has(m.Key) {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *streamReader) endPlain() {
@@ -196,6 +182,9 @@ func (r *streamReader) Stream() (wire.Stream, error) {
 // upstream's message_start metadata as the synthesizer renders it, and
 // content_block_start of an empty text block at index 0.
 func (r *streamReader) Head() ([]byte, error) {
+	if r.headed {
+		return nil, &wire.WriteBackError{Msg: "the stream's head was already rendered"}
+	}
 	if r.start == nil || !r.opened {
 		return nil, &wire.WriteBackError{Msg: "the answer does not open with a text block"}
 	}
@@ -208,6 +197,7 @@ func (r *streamReader) Head() ([]byte, error) {
 	if err != nil || !ok {
 		return nil, &wire.WriteBackError{Msg: "the message metadata cannot be streamed"}
 	}
+	r.headed = true
 	out := appendMessageStart(nil, msg)
 	return appendJSONEvent(out, "content_block_start", map[string]any{"type": "content_block_start", "index": jsonNumber(0),
 		"content_block": map[string]any{"type": "text", "text": ""}}), nil
@@ -215,14 +205,19 @@ func (r *streamReader) Head() ([]byte, error) {
 
 // Delta implements wire.StreamReader: the upstream's text_delta events
 // lying wholly inside the range are replayed (re-framed), the parts of
-// those straddling its ends re-synthesized.
+// those straddling its ends re-synthesized. from must be where the last
+// Delta ended, after Head.
 func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 	t := r.Text()
 	to := from + len(text)
+	if !r.headed {
+		return nil, &wire.WriteBackError{Msg: "text is released before the stream's head"}
+	}
 	// A cut inside a character would render text no client reads alike.
-	if from < 0 || to > len(t) || t[from:to] != text || !utf8.ValidString(text) || !r.opened {
+	if from != r.released || to > len(t) || t[from:to] != text || !utf8.ValidString(text) {
 		return nil, &wire.WriteBackError{Msg: "the released text is not the next part of the answer's text"}
 	}
+	r.released = to
 	var out []byte
 	var pending strings.Builder
 	flush := func() {
@@ -261,9 +256,9 @@ func appendTextDelta(out []byte, text string) []byte {
 		"delta": map[string]any{"type": "text_delta", "text": text}})
 }
 
-// Tail implements wire.StreamReader. The verdicted message is rendered as
-// for a buffered release; its block 0 must be a text block beginning
-// with released (Head opened it). Rendered: block 0's citations, the rest
+// Tail implements wire.StreamReader. released must be the text Head and
+// Delta rendered. The verdicted message is rendered as for a buffered
+// release; its block 0 must be a text block beginning with released. Rendered: block 0's citations, the rest
 // of its text, its stop, every further block as the synthesizer renders
 // it, message_delta (stop_reason, stop_sequence, stop_details, container,
 // usage) and message_stop.
@@ -271,6 +266,9 @@ func (r *streamReader) Tail(st wire.Stream, target any, released string) ([]byte
 	s, ok := st.(*Stream)
 	if !ok {
 		return nil, &wire.WriteBackError{Msg: "the stream was not read by this surface"}
+	}
+	if !r.headed || released != r.Text()[:r.released] {
+		return nil, &wire.WriteBackError{Msg: "released is not the text this reader rendered"}
 	}
 	body, err := s.resp.render(target)
 	if err != nil {
@@ -287,7 +285,7 @@ func (r *streamReader) Tail(st wire.Stream, target any, released string) ([]byte
 		first, _ = content[0].(map[string]any)
 	}
 	text, _ := first["text"].(string)
-	if first["type"] != "text" || !strings.HasPrefix(text, released) || !utf8.ValidString(released) {
+	if first["type"] != "text" || !strings.HasPrefix(text, released) {
 		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released, which cannot be rewritten"}
 	}
 	var out []byte

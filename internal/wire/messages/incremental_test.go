@@ -345,12 +345,18 @@ func TestIncrementalClientAssemblesTheVerdict(t *testing.T) {
 // Deltas cut on the upstream's own event boundaries replay its events.
 func TestIncrementalDeltaReplaysWholeEvents(t *testing.T) {
 	r, _ := drive(t, Options{}, sse(plainEvents...))
+	mustHead(t, r)
 	out, err := r.Delta(0, "Hello, wor")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := sse("content_block_delta", plainEvents[7], "content_block_delta", plainEvents[9]); string(out) != want {
 		t.Errorf("Delta =\n%s\nwant the upstream events\n%s", out, want)
+	}
+	r, _ = drive(t, Options{}, sse(plainEvents...))
+	mustHead(t, r)
+	if _, err := r.Delta(0, "Hel"); err != nil {
+		t.Fatal(err)
 	}
 	out, err = r.Delta(3, "lo, w")
 	if err != nil {
@@ -361,17 +367,38 @@ func TestIncrementalDeltaReplaysWholeEvents(t *testing.T) {
 	}
 	// An upstream event with an unknown member is re-synthesized.
 	r, _ = drive(t, Options{}, sse(with(plainEvents, 3, false, "content_block_delta", strings.Replace(textDelta("0", "Hello"), `{"type"`, `{"trace":"x","type"`, 1))...))
+	mustHead(t, r)
 	out, err = r.Delta(0, "Hello")
 	if err != nil || string(out) != sse("content_block_delta", synthDelta("Hello")) {
 		t.Errorf("Delta = %s (%v)", out, err)
 	}
+	r, _ = drive(t, Options{}, sse(plainEvents...))
+	if _, err := r.Delta(0, "Hello"); err == nil {
+		t.Error("Delta rendered text before Head")
+	}
+	mustHead(t, r)
 	for _, bad := range []struct {
 		from int
 		text string
 	}{{0, "Hellx"}, {1, "Hello"}, {-1, "H"}, {0, strings.Repeat("x", 100)}, {14, "Ü"[:1]}} {
+		if bad.from == 14 {
+			if _, err := r.Delta(0, r.Text()[:14]); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := r.Delta(bad.from, bad.text); err == nil {
 			t.Errorf("Delta(%d, %q) rendered text that is not the answer's", bad.from, bad.text)
 		}
+	}
+}
+
+func mustHead(t *testing.T, r wire.StreamReader) {
+	t.Helper()
+	if _, err := r.Head(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Head(); err == nil {
+		t.Fatal("Head rendered the stream's opening twice")
 	}
 }
 
@@ -400,6 +427,13 @@ func TestIncrementalTailRefusesRewritingReleasedText(t *testing.T) {
 	r, _ := drive(t, Options{}, sse(toolEvents...))
 	st := mustStream(t, r)
 	released := "Let me look"
+	if _, err := r.Tail(st, nil, ""); err == nil {
+		t.Error("Tail continued a stream Head did not open")
+	}
+	mustHead(t, r)
+	if _, err := r.Delta(0, released); err != nil {
+		t.Fatal(err)
+	}
 	for name, edit := range map[string]func(p map[string]any){
 		"different text":  func(p map[string]any) { p["content"] = "Let me not look that up." },
 		"shorter text":    func(p map[string]any) { p["content"] = "Let me" },
@@ -426,6 +460,14 @@ func TestIncrementalTailRefusesRewritingReleasedText(t *testing.T) {
 	}
 	if _, err := r.Tail(st, nil, "Let me look that up."[:7]+"\xff"); err == nil {
 		t.Error("Tail accepted released text that is not UTF-8")
+	}
+	for _, other := range []string{"Let me", "", "Let me lo0k"} {
+		if _, err := r.Tail(st, nil, other); err == nil {
+			t.Errorf("Tail accepted released %q, not the text Head and Delta rendered", other)
+		}
+	}
+	if _, err := r.Tail(st, nil, released); err != nil {
+		t.Errorf("Tail refused the text rendered: %v", err)
 	}
 }
 

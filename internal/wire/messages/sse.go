@@ -19,11 +19,32 @@ type sseEvent struct {
 // sseReader frames a byte stream into events: lines end in CRLF, LF or
 // CR; a leading BOM is skipped; ":" lines are comments; fields other than
 // event and data are dropped; a blank line dispatches.
+//
+// A one-line event's data aliases the line it came on: eventReader only
+// ever appends to its buffer, so the bytes stay as read.
 type sseReader struct {
 	name  []byte
-	data  []byte
+	one   []byte // the first data line
+	data  []byte // the joined data lines, from the second on
 	lines int
 	bom   bool
+}
+
+// eventNames interns the known event names: a dispatched event's name
+// costs no allocation.
+var eventNames = func() map[string]string {
+	m := make(map[string]string, len(eventMembers))
+	for k := range eventMembers {
+		m[k] = k
+	}
+	return m
+}()
+
+func eventName(b []byte) string {
+	if n, ok := eventNames[string(b)]; ok {
+		return n
+	}
+	return string(b)
 }
 
 // line consumes one line; it returns an event when the line dispatched one.
@@ -33,8 +54,11 @@ func (p *sseReader) line(l []byte) (sseEvent, bool) {
 			p.name = p.name[:0]
 			return sseEvent{}, false
 		}
-		ev := sseEvent{name: string(p.name), data: append([]byte(nil), p.data...), multiLine: p.lines > 1}
-		p.name, p.data, p.lines = p.name[:0], p.data[:0], 0
+		ev := sseEvent{name: eventName(p.name), data: p.one, multiLine: p.lines > 1}
+		if ev.multiLine {
+			ev.data = append([]byte(nil), p.data...)
+		}
+		p.name, p.one, p.data, p.lines = p.name[:0], nil, p.data[:0], 0
 		return ev, true
 	}
 	if l[0] == ':' {
@@ -46,10 +70,16 @@ func (p *sseReader) line(l []byte) (sseEvent, bool) {
 	case "event":
 		p.name = append(p.name[:0], value...)
 	case "data":
-		if p.lines > 0 {
+		switch p.lines {
+		case 0:
+			p.one = value
+		case 1:
+			p.data = append(p.data[:0], p.one...)
+			fallthrough
+		default:
 			p.data = append(p.data, '\n')
+			p.data = append(p.data, value...)
 		}
-		p.data = append(p.data, value...)
 		p.lines++
 	}
 	return sseEvent{}, false
@@ -63,7 +93,6 @@ type eventReader struct {
 	p     sseReader
 	buf   []byte
 	pos   int
-	chunk []byte
 	eof   bool
 }
 
@@ -72,7 +101,6 @@ func newEventReader(r io.Reader, limit int64) *eventReader {
 		r:     r,
 		limit: limit,
 		buf:   make([]byte, 0, min(max(limit, 0), 32<<10)),
-		chunk: make([]byte, 32<<10),
 	}
 }
 
@@ -114,11 +142,22 @@ func (e *eventReader) next() (sseEvent, error) {
 			}
 			return sseEvent{}, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no message_stop"}
 		}
-		n, err := e.r.Read(e.chunk)
+		if len(e.buf) == cap(e.buf) {
+			// Read in place, doubling; up to limit+1 bytes, the one
+			// past the limit refused below.
+			c := max(2*int64(cap(e.buf)), 32<<10)
+			if e.limit < c {
+				c = max(e.limit+1, int64(len(e.buf))+1)
+			}
+			nb := make([]byte, len(e.buf), c)
+			copy(nb, e.buf)
+			e.buf = nb
+		}
+		n, err := e.r.Read(e.buf[len(e.buf):cap(e.buf)])
 		if int64(len(e.buf)+n) > e.limit {
 			return sseEvent{}, &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(e.limit, 10) + " bytes"}
 		}
-		e.buf = append(e.buf, e.chunk[:n]...)
+		e.buf = e.buf[:len(e.buf)+n]
 		switch {
 		case errors.Is(err, io.EOF):
 			e.eof = true

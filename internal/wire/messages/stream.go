@@ -75,8 +75,11 @@ type assembler struct {
 	blocks     []*sblock
 	events     []sseEvent
 	replayable bool
-	n          int
-	cur        []byte // the data of the event being applied
+	// known: the event being applied holds only members the gateway
+	// knows, on one data line (it may be replayed as it is).
+	known bool
+	n     int
+	cur   []byte // the data of the event being applied
 }
 
 func (a *assembler) fail(msg string) error {
@@ -110,7 +113,8 @@ func (a *assembler) handle(ev sseEvent) (bool, error) {
 	if k := known.CollisionIn(obj); k != "" {
 		return false, a.fail(collisionMessage(k))
 	}
-	if known.UnknownIn(obj) || ev.multiLine {
+	a.known = !known.UnknownIn(obj) && !ev.multiLine
+	if !a.known {
 		a.replayable = false
 	}
 	if typ == "ping" {

@@ -3,6 +3,7 @@ package messages
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -157,6 +158,22 @@ func TestStreamFailures(t *testing.T) {
 		_, err := New(Options{}).ReadStream(nil, strings.NewReader(sse(streamEvents...)), 100)
 		if !errors.Is(err, wire.ErrBufferLimit) {
 			t.Fatalf("err = %v", err)
+		}
+	})
+	// Exactly the limit is read, a byte more refused, however the reads
+	// fall across the buffer's growth.
+	t.Run("exactly the limit", func(t *testing.T) {
+		body := sse(streamEvents...)
+		for _, r := range []func() io.Reader{
+			func() io.Reader { return strings.NewReader(body) },
+			func() io.Reader { return iotest.OneByteReader(strings.NewReader(body)) },
+		} {
+			if _, err := New(Options{}).ReadStream(nil, r(), int64(len(body))); err != nil {
+				t.Fatalf("a stream of exactly the limit: %v", err)
+			}
+			if _, err := New(Options{}).ReadStream(nil, r(), int64(len(body)-1)); !errors.Is(err, wire.ErrBufferLimit) {
+				t.Fatalf("a byte past the limit: %v", err)
+			}
 		}
 	})
 }

@@ -90,16 +90,23 @@ func (rd *streamReader) Next() (bool, error) {
 }
 
 // read appends what one Read returns to the buffer, growing it up to
-// limit; past limit one more byte means ErrBufferLimit.
+// limit; past limit one more byte means ErrBufferLimit, and EOF ends the
+// stream as at any other length.
 func (rd *streamReader) read() error {
 	buf := rd.buf
 	if len(buf) == cap(buf) {
 		if int64(len(buf)) >= rd.limit {
 			var one [1]byte
-			if n, _ := io.ReadFull(rd.r, one[:]); n > 0 {
+			n, err := io.ReadFull(rd.r, one[:])
+			switch {
+			case n > 0:
 				return &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(rd.limit, 10) + " bytes"}
+			case errors.Is(err, io.EOF):
+				rd.eof = true // the buffered bytes are the whole stream: its last event may await EOF
+			default:
+				rd.readErr = err
 			}
-			return &wire.StreamError{Kind: wire.ErrStreamCut}
+			return nil
 		}
 		nb := make([]byte, len(buf), int(min(int64(2*cap(buf)), rd.limit)))
 		copy(nb, buf)

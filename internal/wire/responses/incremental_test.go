@@ -521,6 +521,29 @@ func finalContent(st wire.Stream) string {
 	return c
 }
 
+// A stream of exactly the limit reads as under a larger one, its last
+// event dispatched at EOF (no blank line after it), as chat and messages
+// read it.
+func TestStreamOfExactlyTheLimit(t *testing.T) {
+	s := New(Options{})
+	req := mustParse(t, s, plainRequest)
+	body := strings.TrimSuffix(sse(plainEvents([]string{"Hello"}, false)...), "\n")
+	want, err := s.ReadStream(req, strings.NewReader(body), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ReadStream(req, iotest.OneByteReader(strings.NewReader(body)), int64(len(body)))
+	if err != nil {
+		t.Fatalf("a stream of exactly the limit: %v", err)
+	}
+	if !jsonvalue.Equal(any(got.Response().Project()), any(want.Response().Project())) {
+		t.Error("a stream of exactly the limit assembles differently")
+	}
+	if _, err := s.ReadStream(req, strings.NewReader(body+"\n"), int64(len(body))); !errors.Is(err, wire.ErrBufferLimit) {
+		t.Errorf("one byte past the limit: %v", err)
+	}
+}
+
 func TestIncrementalLimitsAndErrors(t *testing.T) {
 	s := New(Options{})
 	req := mustParse(t, s, plainRequest)
