@@ -93,11 +93,19 @@ func drainedSmallBody(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(drainWait)) != nil {
+	deadline := time.Now().Add(drainWait)
+	if rc.SetReadDeadline(deadline) != nil {
 		return false
 	}
 	n, err := io.Copy(io.Discard, io.LimitReader(r.Body, drainBound+1))
-	return err == nil && n <= drainBound && rc.SetReadDeadline(time.Time{}) == nil
+	if err != nil || n > drainBound || rc.SetReadDeadline(time.Time{}) != nil {
+		return false
+	}
+	// At the body's end net/http starts its read-ahead for the next
+	// request under this deadline. Had the deadline passed before it was
+	// cleared, that read failed and cancelled the connection's context,
+	// which every later request on the connection inherits: close it.
+	return time.Now().Before(deadline)
 }
 
 // overloadedError is the 503 of a request refused for load (requests,

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +36,9 @@ func TestOverloadRefusalKeepsTheConnectionOfASmallBody(t *testing.T) {
 		body      io.Reader
 		wantClose bool
 	}{
-		{"small body", strings.NewReader(chatBody("refused", false)), false},
+		// The small body comes last: the retry below takes its connection.
 		{"unknown length", io.MultiReader(strings.NewReader(chatBody("refused", false))), true},
+		{"small body", strings.NewReader(chatBody("refused", false)), false},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/v1/chat/completions", tc.body)
 		req.Header.Set("Content-Type", "application/json")
@@ -55,5 +58,23 @@ func TestOverloadRefusalKeepsTheConnectionOfASmallBody(t *testing.T) {
 	close(release)
 	if st := <-held; st != http.StatusOK {
 		t.Fatalf("the held request: %d", st)
+	}
+
+	// The retry rides the kept connection and is served: that connection
+	// is still usable, its context not cancelled by the refusal's drain.
+	var reused bool
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused },
+	})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, gw.URL+"/v1/chat/completions", strings.NewReader(chatBody("retried", false)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !reused {
+		t.Fatalf("retry: status %d, connection reused %v; want 200 on the kept connection", resp.StatusCode, reused)
 	}
 }

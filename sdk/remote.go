@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -164,12 +165,8 @@ func NewRemoteSession(cfg RemoteConfig) (*Session, error) {
 		sink:      cfg.Sink,
 		common:    common,
 		declared:  declared,
-	}
-	if len(cfg.Policy.PointModes) > 0 {
-		r.pointModes = make(map[enforcement.Point]enforcement.Mode, len(cfg.Policy.PointModes))
-		for p, m := range cfg.Policy.PointModes {
-			r.pointModes[p] = m
-		}
+		// A copy: the caller may change its map after the call.
+		pointModes: maps.Clone(cfg.Policy.PointModes),
 	}
 	return &Session{em: r, id: id}, nil
 }

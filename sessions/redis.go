@@ -457,9 +457,11 @@ func (r *Redis) claimOne(ctx context.Context, shard, m, score string) (Expired, 
 	if err != nil {
 		return Expired{}, false, fmt.Errorf("sessions: redis claim expired: %w", err)
 	}
-	bad := fmt.Errorf("sessions: redis claim expired: unexpected reply of %d values", len(v))
+	bad := func() error {
+		return fmt.Errorf("sessions: redis claim expired: unexpected reply of %d values", len(v))
+	}
 	if len(v) == 0 {
-		return Expired{}, false, bad
+		return Expired{}, false, bad()
 	}
 	switch code, _ := v[0].(int64); {
 	case code == 0 && len(v) == 1:
@@ -468,7 +470,7 @@ func (r *Redis) claimOne(ctx context.Context, shard, m, score string) (Expired, 
 	case code == 2 && len(v) == 2:
 		at, ok := v[1].(int64)
 		if !ok {
-			return Expired{}, false, bad
+			return Expired{}, false, bad()
 		}
 		// GT: never move an entry earlier than a concurrent sweep put it.
 		if err := r.client.ZAddGT(ctx, shard, redis.Z{Score: float64(at), Member: m}).Err(); err != nil {
@@ -487,7 +489,7 @@ func (r *Redis) claimOne(ctx context.Context, shard, m, score string) (Expired, 
 		unindex()
 		return Expired{Key: Key{Tenant: tenant, ID: id}, Owner: Owner{KeyID: keyID, AgentID: agentID}, Blocked: blocked == 1}, true, nil
 	}
-	return Expired{}, false, bad
+	return Expired{}, false, bad()
 }
 
 // Status implements [Store.Status] with one HMGET (read-only, so safe for

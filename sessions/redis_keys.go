@@ -24,8 +24,8 @@ func sessionTag(k Key) string {
 
 // sessionKeyBase is the key of session k's state hash given its tag; its
 // other keys append a suffix after the closing brace, so they share the
-// hash tag and the Redis Cluster slot. The claim script (ClaimExpired)
-// rebuilds these names from idle-index members the same way.
+// hash tag and the Redis Cluster slot. ClaimExpired rebuilds these names
+// from idle-index members (sessionKeysOf).
 func (r *Redis) sessionKeyBase(tag string) string {
 	return r.prefix + "s:{" + tag + "}"
 }

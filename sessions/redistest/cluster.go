@@ -50,10 +50,10 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 			if perr != nil {
 				t.Fatalf("redistest: find free port: %v", perr)
 			}
-			c.Nodes = append(c.Nodes, startServer(t, bin, []string{
+			c.Nodes = append(c.Nodes, startServer(t, bin, "",
 				"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 				"--cluster-node-timeout", "2000", "--cluster-port", strconv.Itoa(bus),
-			}))
+			))
 		}
 		if info, ierr := c.run(c.Nodes[0], "cluster", "info"); ierr != nil || !strings.Contains(info, "cluster_state:") {
 			t.Skipf("redistest: redis-server lacks cluster support: %v %s", ierr, info)

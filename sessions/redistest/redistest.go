@@ -54,7 +54,7 @@ func Start(t testing.TB) (url string, stop func()) {
 // killed when the test ends.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
-	return startServer(t, lookPath(t, "redis-server"), nil)
+	return startServer(t, lookPath(t, "redis-server"), "")
 }
 
 // lookPath finds a Redis binary or skips (fails in CI) the test.
@@ -70,10 +70,11 @@ func lookPath(t testing.TB, name string) string {
 	return bin
 }
 
-// startServer starts bin with extra arguments on a free port.
-func startServer(t testing.TB, bin string, extra []string) *Server {
+// startServer starts bin on a free port, with config file conf first when
+// it is not empty and extra arguments last.
+func startServer(t testing.TB, bin, conf string, extra ...string) *Server {
 	t.Helper()
-	s := &Server{tb: t, bin: bin, dir: t.TempDir(), extra: extra}
+	s := &Server{tb: t, bin: bin, dir: t.TempDir(), conf: conf, extra: extra}
 	t.Cleanup(s.Kill)
 	// A free port found by listening can be taken by someone else before
 	// redis-server binds it; retry with a fresh port in that case.

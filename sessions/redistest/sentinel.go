@@ -16,26 +16,12 @@ const SentinelMaster = "mymaster"
 func StartSentinel(t testing.TB) (master *Server, sentinelAddr string) {
 	t.Helper()
 	bin := lookPath(t, "redis-server")
-	master = startServer(t, bin, nil)
+	master = startServer(t, bin, "")
 	// Sentinel rewrites its config file, so it gets its own writable one.
 	conf := filepath.Join(t.TempDir(), "sentinel.conf")
 	body := "sentinel monitor " + SentinelMaster + " 127.0.0.1 " + strconv.Itoa(master.Port()) + " 1\n"
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatalf("redistest: sentinel config: %v", err)
 	}
-	s := &Server{tb: t, bin: bin, dir: t.TempDir(), conf: conf, extra: []string{"--sentinel"}}
-	t.Cleanup(s.Kill)
-	var lastErr error
-	for range 3 {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("redistest: find free port: %v", err)
-		}
-		s.port = port
-		if lastErr = s.start(); lastErr == nil {
-			return master, s.Addr()
-		}
-	}
-	t.Fatalf("redistest: sentinel: %v", lastErr)
-	return nil, ""
+	return master, startServer(t, bin, conf, "--sentinel").Addr()
 }
