@@ -53,16 +53,7 @@ func (pc *postCall) incremental(ctx context.Context, w http.ResponseWriter, ka *
 	case !committed:
 		return err
 	}
-	// The 200 is out: one error event, then close.
-	reason := enforcement.ShutdownError
-	if ctx.Err() != nil {
-		reason = enforcement.ShutdownCancelled
-	}
-	pc.mc.t.end(ctx, reason)
-	w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
+	pc.streamError(ctx, w, err)
 	return nil
 }
 
@@ -136,7 +127,7 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 	}
 	if !rel.started {
 		// Nothing was released: the buffered path, the decision known.
-		return rel.whole(ctx, st, v)
+		return pc.releaseWhole(ctx, rel.w, rel.ka.stop(), st, v, config.StreamingIncremental)
 	}
 	tail, err := r.Tail(st, v.release(), sent)
 	if err != nil {
@@ -253,35 +244,12 @@ func (rel *releaser) text(ctx context.Context, r wire.StreamReader, text string)
 	return nil
 }
 
-// whole releases a stream none of which was released before its last
-// verdict: the buffered path.
-func (rel *releaser) whole(ctx context.Context, st wire.Stream, v *verdicted) error {
-	out, err := st.Release(v.release())
-	if err != nil {
-		return hostFailure(enforcement.PostModelCall, rel.pc.mc.t.builder.SessionID, "the verdicted stream could not be synthesized")
-	}
-	rel.pc.mc.t.end(ctx, enforcement.ShutdownCompleted)
-	if !rel.ka.stop() {
-		rel.pc.headers(rel.w)
-		setStreamHeaders(rel.w)
-		rel.w.WriteHeader(http.StatusOK)
-	}
-	rel.started = true
-	if err := rel.write(out); err != nil {
-		return nil // the client went away mid-release; nothing more to say
-	}
-	observation(ctx).streamData(rel.pc.mc.s.metrics, config.StreamingIncremental)
-	return nil
-}
-
 // write writes and flushes; a failed write is the client gone.
 func (rel *releaser) write(b []byte) error {
 	if _, err := rel.w.Write(b); err != nil {
 		return errClientGone
 	}
-	if f, ok := rel.w.(http.Flusher); ok {
-		f.Flush()
-	}
+	flush(rel.w)
 	return nil
 }
 
