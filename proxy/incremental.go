@@ -102,7 +102,6 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 		if err != nil {
 			return err
 		}
-		clock.judged(len(segment))
 		if out != "" {
 			if err := rel.text(ctx, r, out); err != nil {
 				return err
@@ -263,30 +262,31 @@ func (rel *releaser) write(b []byte) error {
 type segmentClock struct {
 	cfg config.Segment
 	// done is how many bytes of text were judged; since is when the
-	// oldest byte still waiting arrived.
+	// oldest byte still waiting arrived (zero: none waits).
 	done  int
 	since time.Time
 }
 
 // next reports the segment to judge now, if any, after an event turned
-// the answer's text from before into text.
+// the answer's text from before into text, and counts it judged (a
+// segment that could not be judged ends the stream).
 func (c *segmentClock) next(before, text string, now time.Time) (string, bool) {
-	switch {
-	case len(text) == len(before):
+	if len(text) == len(before) {
 		return "", false // no text in the event: no boundary
-	case c.done == 0 && len(before) == 0 && c.cfg.First != config.SegmentFirstBoundary:
+	}
+	if len(before) == 0 && c.cfg.First != config.SegmentFirstBoundary {
+		c.done = len(text)
 		return text, true
-	}
-	if c.since.IsZero() && len(before) > c.done {
-		c.since = now
-	}
-	if c.due(before, now) {
-		return before, true
 	}
 	if c.since.IsZero() {
 		c.since = now
 	}
-	return "", false
+	if !c.due(before, now) {
+		return "", false
+	}
+	// The event's own text waits on from now, when it arrived.
+	c.done, c.since = len(before), now
+	return before, true
 }
 
 // due reports whether judged text up to the boundary at the end of
@@ -300,11 +300,6 @@ func (c *segmentClock) due(prefix string, now time.Time) bool {
 	return int64(len(waiting)) >= c.cfg.Bytes ||
 		c.cfg.SentenceEnd && endsSentence(waiting) ||
 		now.Sub(c.since) >= c.cfg.Interval
-}
-
-// judged records that the first n bytes were judged.
-func (c *segmentClock) judged(n int) {
-	c.done, c.since = n, time.Time{}
 }
 
 // endsSentence reports whether s ends a sentence: a line break, or
