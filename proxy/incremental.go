@@ -53,16 +53,7 @@ func (pc *postCall) incremental(ctx context.Context, w http.ResponseWriter, ka *
 	case !committed:
 		return err
 	}
-	// The 200 is out: one error event, then close.
-	reason := enforcement.ShutdownError
-	if ctx.Err() != nil {
-		reason = enforcement.ShutdownCancelled
-	}
-	pc.mc.t.end(ctx, reason)
-	w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
+	pc.streamError(ctx, w, err)
 	return nil
 }
 
@@ -111,7 +102,6 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 		if err != nil {
 			return err
 		}
-		clock.judged(len(segment))
 		if out != "" {
 			if err := rel.text(ctx, r, out); err != nil {
 				return err
@@ -136,7 +126,7 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 	}
 	if !rel.started {
 		// Nothing was released: the buffered path, the decision known.
-		return rel.whole(ctx, st, v)
+		return pc.releaseWhole(ctx, rel.w, rel.ka.stop(), st, v, config.StreamingIncremental)
 	}
 	tail, err := r.Tail(st, v.release(), sent)
 	if err != nil {
@@ -253,35 +243,12 @@ func (rel *releaser) text(ctx context.Context, r wire.StreamReader, text string)
 	return nil
 }
 
-// whole releases a stream none of which was released before its last
-// verdict: the buffered path.
-func (rel *releaser) whole(ctx context.Context, st wire.Stream, v *verdicted) error {
-	out, err := st.Release(v.release())
-	if err != nil {
-		return hostFailure(enforcement.PostModelCall, rel.pc.mc.t.builder.SessionID, "the verdicted stream could not be synthesized")
-	}
-	rel.pc.mc.t.end(ctx, enforcement.ShutdownCompleted)
-	if !rel.ka.stop() {
-		rel.pc.headers(rel.w)
-		setStreamHeaders(rel.w)
-		rel.w.WriteHeader(http.StatusOK)
-	}
-	rel.started = true
-	if err := rel.write(out); err != nil {
-		return nil // the client went away mid-release; nothing more to say
-	}
-	observation(ctx).streamData(rel.pc.mc.s.metrics, config.StreamingIncremental)
-	return nil
-}
-
 // write writes and flushes; a failed write is the client gone.
 func (rel *releaser) write(b []byte) error {
 	if _, err := rel.w.Write(b); err != nil {
 		return errClientGone
 	}
-	if f, ok := rel.w.(http.Flusher); ok {
-		f.Flush()
-	}
+	flush(rel.w)
 	return nil
 }
 
@@ -295,30 +262,31 @@ func (rel *releaser) write(b []byte) error {
 type segmentClock struct {
 	cfg config.Segment
 	// done is how many bytes of text were judged; since is when the
-	// oldest byte still waiting arrived.
+	// oldest byte still waiting arrived (zero: none waits).
 	done  int
 	since time.Time
 }
 
 // next reports the segment to judge now, if any, after an event turned
-// the answer's text from before into text.
+// the answer's text from before into text, and counts it judged (a
+// segment that could not be judged ends the stream).
 func (c *segmentClock) next(before, text string, now time.Time) (string, bool) {
-	switch {
-	case len(text) == len(before):
+	if len(text) == len(before) {
 		return "", false // no text in the event: no boundary
-	case c.done == 0 && len(before) == 0 && c.cfg.First != config.SegmentFirstBoundary:
+	}
+	if len(before) == 0 && c.cfg.First != config.SegmentFirstBoundary {
+		c.done = len(text)
 		return text, true
-	}
-	if c.since.IsZero() && len(before) > c.done {
-		c.since = now
-	}
-	if c.due(before, now) {
-		return before, true
 	}
 	if c.since.IsZero() {
 		c.since = now
 	}
-	return "", false
+	if !c.due(before, now) {
+		return "", false
+	}
+	// The event's own text waits on from now, when it arrived.
+	c.done, c.since = len(before), now
+	return before, true
 }
 
 // due reports whether judged text up to the boundary at the end of
@@ -332,11 +300,6 @@ func (c *segmentClock) due(prefix string, now time.Time) bool {
 	return int64(len(waiting)) >= c.cfg.Bytes ||
 		c.cfg.SentenceEnd && endsSentence(waiting) ||
 		now.Sub(c.since) >= c.cfg.Interval
-}
-
-// judged records that the first n bytes were judged.
-func (c *segmentClock) judged(n int) {
-	c.done, c.since = n, time.Time{}
 }
 
 // endsSentence reports whether s ends a sentence: a line break, or

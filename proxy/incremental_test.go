@@ -499,3 +499,46 @@ func TestIncrementalOutputDenyAfterRelease(t *testing.T) {
 	}
 	noContent(t, body, "[DONE]", `"finish_reason":"stop"`, "second.")
 }
+
+// TestSegmentClockIntervalFromArrival: the interval of a segment runs
+// from the arrival of its oldest waiting byte, including text that
+// arrived with the event that closed the segment before it.
+func TestSegmentClockIntervalFromArrival(t *testing.T) {
+	c := segmentClock{cfg: config.Segment{Bytes: 1 << 20, Interval: 100 * time.Millisecond, First: config.SegmentFirstBoundary}}
+	t0 := time.Now()
+	steps := []struct {
+		at           time.Duration
+		before, text string
+		want         string // "" when no segment is due
+	}{
+		{0, "", "a ", ""},
+		{50 * time.Millisecond, "a ", "a b ", ""},
+		{120 * time.Millisecond, "a b ", "a b c ", "a b "},
+		{200 * time.Millisecond, "a b c ", "a b c d ", ""},
+		// "c " arrived at 120 ms and has waited 110.
+		{230 * time.Millisecond, "a b c d ", "a b c d e ", "a b c d "},
+		{240 * time.Millisecond, "a b c d e ", "a b c d e ", ""}, // no text
+	}
+	for i, s := range steps {
+		got, ok := c.next(s.before, s.text, t0.Add(s.at))
+		if ok != (s.want != "") || got != s.want {
+			t.Fatalf("step %d at %s: segment %q (%v), want %q", i, s.at, got, ok, s.want)
+		}
+	}
+}
+
+// TestSegmentClockFirstOnArrival: the first text is judged as it
+// arrives; later text waits for the next event's boundary.
+func TestSegmentClockFirstOnArrival(t *testing.T) {
+	c := segmentClock{cfg: config.Segment{Bytes: 4, Interval: time.Hour, First: config.SegmentFirstArrival}}
+	now := time.Now()
+	if got, ok := c.next("", "Hi", now); !ok || got != "Hi" {
+		t.Fatalf("first text: %q (%v), want Hi judged on arrival", got, ok)
+	}
+	if got, ok := c.next("Hi", "Hi there", now); ok {
+		t.Fatalf("nothing waits past the first segment yet, got %q", got)
+	}
+	if got, ok := c.next("Hi there", "Hi there, you", now); !ok || got != "Hi there" {
+		t.Fatalf("4 bytes waiting at a boundary: %q (%v), want %q", got, ok, "Hi there")
+	}
+}

@@ -184,28 +184,25 @@ func isEventStream(resp *http.Response) bool {
 func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepAlive, call func() (*http.Response, error)) error {
 	st, v, err := pc.readAndEvaluate(ctx, call)
 	committed := ka.stop()
-	if err != nil {
-		if committed {
-			// The 200 is out: one SSE error event, then close.
-			reason := enforcement.ShutdownError
-			if ctx.Err() != nil {
-				reason = enforcement.ShutdownCancelled // the client went away
-			}
-			pc.mc.t.end(ctx, reason)
-			w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
-			return nil
-		}
-		return err
+	if err == nil {
+		err = pc.releaseWhole(ctx, w, committed, st, v, config.StreamingBuffered)
 	}
+	if err != nil && committed {
+		pc.streamError(ctx, w, err)
+		return nil
+	}
+	return err
+}
+
+// releaseWhole writes a stream whose last verdict came before any of it
+// was released: the 200 and the headers, decision included, unless a
+// keep-alive committed them, then the verdicted events. It fails only
+// before writing anything. mode labels the stream's metric.
+func (pc *postCall) releaseWhole(ctx context.Context, w http.ResponseWriter, committed bool, st wire.Stream, v *verdicted, mode string) error {
 	out, err := st.Release(v.release())
 	if err != nil {
-		err = hostFailure(enforcement.PostModelCall, pc.mc.t.builder.SessionID, "the verdicted stream could not be synthesized")
-		if committed {
-			pc.mc.t.end(ctx, enforcement.ShutdownError)
-			w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
-			return nil
-		}
-		return err
+		// The validator accepted it, so this is a gateway bug: fail closed.
+		return hostFailure(enforcement.PostModelCall, pc.mc.t.builder.SessionID, "the verdicted stream could not be synthesized")
 	}
 	pc.mc.t.end(ctx, enforcement.ShutdownCompleted)
 	if !committed {
@@ -216,11 +213,28 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 	if _, err := w.Write(out); err != nil {
 		return nil // the client went away mid-release; nothing more to say
 	}
+	flush(w)
+	observation(ctx).streamData(pc.mc.s.metrics, mode)
+	return nil
+}
+
+// streamError ends a stream whose 200 is already out: the turn ends, and
+// one error event in the surface's shape closes the stream.
+func (pc *postCall) streamError(ctx context.Context, w http.ResponseWriter, err error) {
+	reason := enforcement.ShutdownError
+	if ctx.Err() != nil {
+		reason = enforcement.ShutdownCancelled // the client went away
+	}
+	pc.mc.t.end(ctx, reason)
+	w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
+	flush(w)
+}
+
+// flush pushes what was written to the client, where the writer can.
+func flush(w http.ResponseWriter) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-	observation(ctx).streamData(pc.mc.s.metrics, config.StreamingBuffered)
-	return nil
 }
 
 // readAndEvaluate calls the upstream, buffers its whole stream and
@@ -343,9 +357,7 @@ func (pc *postCall) startKeepAlive(w http.ResponseWriter) *keepAlive {
 				}
 				// A comment carries no content: nothing unverdicted escapes.
 				io.WriteString(w, ": keep-alive\n\n")
-				if f, ok := w.(http.Flusher); ok {
-					f.Flush()
-				}
+				flush(w)
 				ka.mu.Unlock()
 			}
 		}

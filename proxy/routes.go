@@ -31,26 +31,33 @@ func (p *Policy) EmitterFor(r policyfile.Request) *enforcement.Emitter {
 	return em
 }
 
-// StreamingFor is the streaming mode the first route matching r sets, ""
-// when none does or it sets none.
-func (p *Policy) StreamingFor(r policyfile.Request) string {
-	for _, rt := range p.Routes {
-		if rt.Match.Matches(r) {
-			return rt.Streaming
-		}
-	}
-	return ""
-}
-
 // RouteFor returns the name and emitter of the first route matching r, or
 // "" and the default chain's emitter when none does.
 func (p *Policy) RouteFor(r policyfile.Request) (string, *enforcement.Emitter) {
-	for _, rt := range p.Routes {
-		if rt.Match.Matches(r) {
-			return rt.Name, rt.Emitter
-		}
+	if rt := p.match(r); rt != nil {
+		return rt.Name, rt.Emitter
 	}
 	return "", p.Emitter
+}
+
+// chainFor returns the emitter and the streaming mode ("" to keep the
+// configuration's) of the first route matching r, or the default chain's
+// emitter and "" when none does: one scan of the routes.
+func (p *Policy) chainFor(r policyfile.Request) (*enforcement.Emitter, string) {
+	if rt := p.match(r); rt != nil {
+		return rt.Emitter, rt.Streaming
+	}
+	return p.Emitter, ""
+}
+
+// match is the first route matching r, nil when none does.
+func (p *Policy) match(r policyfile.Request) *PolicyRoute {
+	for i := range p.Routes {
+		if p.Routes[i].Match.Matches(r) {
+			return &p.Routes[i]
+		}
+	}
+	return nil
 }
 
 // policyExtensions is the extensions member that names the policy version

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	policyfile "github.com/hooks-gateway/hooks-gateway/policy"
 )
 
 const routedPolicy = `interceptors:
@@ -147,5 +148,22 @@ func TestContextsCarryThePolicyVersion(t *testing.T) {
 		if gw["policy_version"] != compiled.Version {
 			t.Errorf("%s context extensions = %v, want policy_version %s", p, ext, compiled.Version)
 		}
+	}
+}
+
+// TestChainForStreaming: the first matching route gives both the chain
+// and its streaming mode; no route keeps the default chain and "".
+func TestChainForStreaming(t *testing.T) {
+	def, routed := &enforcement.Emitter{}, &enforcement.Emitter{}
+	pol := &Policy{Emitter: def, Routes: []PolicyRoute{
+		{Name: "live", Match: policyfile.Match{AgentID: "live-*"}, Emitter: routed, Streaming: config.StreamingIncremental},
+		{Name: "later", Match: policyfile.Match{AgentID: "*"}, Emitter: def, Streaming: config.StreamingBuffered},
+	}}
+	if em, mode := pol.chainFor(policyfile.Request{AgentID: "live-1"}); em != routed || mode != config.StreamingIncremental {
+		t.Fatalf("live-1: emitter %p mode %q, want the live route's and incremental", em, mode)
+	}
+	empty := &Policy{Emitter: def}
+	if em, mode := empty.chainFor(policyfile.Request{AgentID: "x"}); em != def || mode != "" {
+		t.Fatalf("no routes: emitter %p mode %q, want the default and \"\"", em, mode)
 	}
 }

@@ -275,8 +275,8 @@ func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Pr
 	if agentID == "" {
 		agentID = s.opts.DefaultAgentID
 	}
-	rr := routeRequest(p, agentID, model)
-	return &turn{s: s, pol: pol, em: pol.EmitterFor(rr), streaming: pol.StreamingFor(rr), builder: &enforcement.Builder{
+	em, streaming := pol.chainFor(routeRequest(p, agentID, model))
+	return &turn{s: s, pol: pol, em: em, streaming: streaming, builder: &enforcement.Builder{
 		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
 		Common: s.commonFields(ctx, r, pol, p.Tenant),
 		// A model call's fields are fresh trees (the request's projection,

@@ -123,7 +123,6 @@ type streamCall struct {
 	med     *enforcement.StreamMediator
 	release ReleaseFunc
 	text    string // every delta so far
-	pending bool   // text holds a delta not judged yet
 	stop    error  // set when the stream must stop: a deny, a failed release
 }
 
@@ -133,21 +132,19 @@ func (st *streamCall) yield(delta string) error {
 	if st.stop != nil {
 		return st.stop
 	}
-	if st.pending {
-		out, err := st.med.Segment(st.ctx, st.text)
-		if err != nil {
-			st.stop = err
-			return err
-		}
-		if out != "" {
-			if err := st.release(out); err != nil {
-				st.stop = fmt.Errorf("release: %w", err)
-				return st.stop
-			}
+	// Before the first delta text is "": Segment judges nothing.
+	out, err := st.med.Segment(st.ctx, st.text)
+	if err != nil {
+		st.stop = err
+		return err
+	}
+	if out != "" {
+		if err := st.release(out); err != nil {
+			st.stop = fmt.Errorf("release: %w", err)
+			return st.stop
 		}
 	}
 	st.text += delta
-	st.pending = true
 	return nil
 }
 
