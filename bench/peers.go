@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
 )
 
 // peer is another proxy or gateway measured beside ours, from its own
@@ -84,6 +86,9 @@ func startCaddy(ctx context.Context, dir, upstreamURL string) (*child, error) {
 	}
 	cmd := exec.Command(bin, "run", "--config", conf)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir, "HOME="+dir)
+	if os.Getenv("GOGC") == "" { // Caddy is a Go program too: the gateway's default pace
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOGC=%d", config.DefaultGCPercent))
+	}
 	return startExternal(ctx, dir, "caddy", addr, cmd)
 }
 

@@ -149,6 +149,8 @@ type Config struct {
 	Limits    Limits
 	// Server bounds the connections and requests of the main listener.
 	Server Server
+	// Runtime tunes the Go runtime of the process (read at startup).
+	Runtime Runtime
 	// Tracing configures the optional OTLP span export (off by default).
 	Tracing Tracing
 	// Approvals configures the approval seam (no resolver by default).

@@ -55,6 +55,7 @@ func newConfig(source string) *Config {
 		Limits: Limits{MaxRequestBytes: DefaultMaxRequestBytes, MaxResponseBytes: DefaultMaxResponseBytes,
 			MaxMessages: DefaultMaxMessages, MaxInputMessages: DefaultMaxInputMessages},
 		Server:    defaultServer(),
+		Runtime:   Runtime{GCPercent: DefaultGCPercent},
 		Tracing:   Tracing{ServiceName: DefaultServiceName, SampleRatio: 1},
 		Approvals: defaultApprovals(),
 		Records:   Records{Format: RecordsFormatRecord, PolicyMarkers: true},
@@ -190,6 +191,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"auth":      func(f string, v *yaml.Node) { d.auth(v, f, &c.Auth) },
 		"server":    func(f string, v *yaml.Node) { d.server(v, f, &c.Server) },
+		"runtime":   func(f string, v *yaml.Node) { d.runtime(v, f, &c.Runtime) },
 		"approvals": func(f string, v *yaml.Node) { d.approvals(v, f, &c.Approvals) },
 		"wire":      func(f string, v *yaml.Node) { d.wire(v, f, &c.Wire) },
 		"limits": func(f string, v *yaml.Node) {

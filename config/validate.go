@@ -54,6 +54,7 @@ func (c *Config) Validate() error {
 	v.auth()
 	v.limits()
 	v.server()
+	v.runtime()
 	v.contextBound()
 	v.tracing()
 	v.approvals()

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/internal/gctune"
 	"github.com/hooks-gateway/hooks-gateway/internal/netguard"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
 	"github.com/hooks-gateway/hooks-gateway/tracing"
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return 2
 	}
 	logger.Info(cfg.AuthSummary(cfg.Listeners.HTTP))
-	applyRuntimeMemoryLimit(logger, os.DirFS("/"), os.Getenv)
+	gctune.Apply(logger, gctune.Decide(cfg.Runtime.GCPercent, cfg.Limits.BufferBudget, os.DirFS("/"), os.Getenv))
 	tp, shutdownTracing, err := tracing.Setup(ctx, cfg.Tracing)
 	if err != nil {
 		fmt.Fprintf(stderr, "hooks-gateway: %v\n", err)
