@@ -31,6 +31,11 @@ type Plan struct {
 // configuration implies.
 const budgetShare = 4
 
+// minLimit is the least soft limit set from the budget: a small budget
+// must not push the collector into running flat out (it takes up to half
+// the CPU past the limit) on a heap of connections and configuration.
+const minLimit = 1 << 30
+
 // Decide works out the plan for a configured gcPercent (0: the runtime's
 // own) and buffer budget (bytes; 0 when derived, as membudget.DefaultLimit
 // derives it). sys is the host's root file
@@ -40,9 +45,9 @@ const budgetShare = 4
 //   - GOMEMLIMIT set: the memory limit is left alone. Else, with a visible
 //     container limit, 90% of it (membudget.RuntimeLimit), so garbage
 //     cannot carry the process past the container's limit; else, when the
-//     pace lets the heap grow more than Go's default does, four budgets, so
-//     the slower pace never lets a heap of buffered answers grow further
-//     than the memory the budget was sized for.
+//     pace lets the heap grow more than Go's default does, four budgets
+//     (at least 1 GiB), so the slower pace never lets a heap of buffered
+//     answers grow further than the memory the budget was sized for.
 func Decide(gcPercent int, budget int64, sys fs.FS, getenv func(string) string) Plan {
 	var p Plan
 	pace := 100
@@ -58,7 +63,7 @@ func Decide(gcPercent int, budget int64, sys fs.FS, getenv func(string) string) 
 		if budget == 0 {
 			budget, _ = membudget.DefaultLimit(sys)
 		}
-		p.MemoryLimit, p.LimitFrom = budget*budgetShare, "buffer budget"
+		p.MemoryLimit, p.LimitFrom = max(budget*budgetShare, minLimit), "buffer budget"
 	}
 	return p
 }

@@ -31,6 +31,8 @@ func TestDecide(t *testing.T) {
 	}{
 		{"container limit", 400, cgroup, env(), budget, Plan{GCPercent: 400, MemoryLimit: 966367638, LimitFrom: "/sys/fs/cgroup/memory.max"}}, // 90% of 1 GiB
 		{"no container: four budgets", 400, unlimited, env(), budget, Plan{GCPercent: 400, MemoryLimit: 4 * budget, LimitFrom: "buffer budget"}},
+		{"small budget: 1 GiB floor", 400, unlimited, env(), 16 << 20, Plan{GCPercent: 400, MemoryLimit: 1 << 30, LimitFrom: "buffer budget"}},
+		{"large budget", 400, unlimited, env(), 2 << 30, Plan{GCPercent: 400, MemoryLimit: 8 << 30, LimitFrom: "buffer budget"}},
 		{"derived budget", 400, unlimited, env(), 0, Plan{GCPercent: 400, MemoryLimit: 4 * membudget.FallbackLimit, LimitFrom: "buffer budget"}},
 		{"default pace, no container: no limit", 0, unlimited, env(), budget, Plan{}},
 		{"a pace at Go's default needs no limit", 100, unlimited, env(), budget, Plan{GCPercent: 100}},
