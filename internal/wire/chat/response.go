@@ -82,14 +82,14 @@ var (
 // cannot mediate (legacy function_call, audio, non-function tool calls)
 // are refused rather than passed through.
 func ParseResponse(body []byte, opts ResponseOptions) (*Response, error) {
-	if !json.Valid(body) {
+	root, valid, dup := rawjson.CheckDocument(body)
+	if !valid {
 		return nil, &wire.ResponseError{Msg: "body is not valid JSON"}
 	}
-	root := rawjson.RootSpan(body)
 	if root.Kind(body) != '{' {
 		return nil, &wire.ResponseError{Msg: "body must be a JSON object"}
 	}
-	if rawjson.HasDuplicateKeys(body, root) {
+	if dup {
 		return nil, &wire.ResponseError{Msg: "body has an object with a duplicate member"}
 	}
 	top, err := objectAt(body, root, "", responseTop)
@@ -111,8 +111,7 @@ func ParseResponse(body []byte, opts ResponseOptions) (*Response, error) {
 			if r.usage, err = readUsage(body, m.Val); err != nil {
 				return nil, err
 			}
-		case topMeta.Has(m.Key) && metaOK(body, m, "chat.completion"):
-			r.meta.set(body, m)
+		case topMeta.Has(m.Key) && r.meta.setChecked(body, m, "chat.completion"):
 		default:
 			w.topDrop[i] = true
 		}
@@ -661,32 +660,13 @@ func (m *chunkMeta) setValue(key string, v any) {
 			m.created, _ = strconv.ParseInt(string(x), 10, 64)
 		}
 	case string:
-		switch key {
-		case "id":
-			m.id = x
-		case "model":
-			m.model = x
-		case "system_fingerprint":
-			m.systemFingerprint = x
-		case "service_tier":
-			m.serviceTier = x
-		}
+		m.setString(key, x)
 	}
 }
 
-// set records a metadata member that passed metaOK.
-func (m *chunkMeta) set(b []byte, mem rawjson.Member) {
-	raw := b[mem.Val.Start:mem.Val.End]
-	if mem.Key == "created" {
-		m.created, _ = strconv.ParseInt(string(raw), 10, 64)
-		return
-	}
-	if mem.Val.IsNull(b) || mem.Key == "object" {
-		return
-	}
-	v, _ := jsonvalue.Decode(raw)
-	s, _ := v.(string)
-	switch mem.Key {
+// setString records a well-shaped string metadata value.
+func (m *chunkMeta) setString(key, s string) {
+	switch key {
 	case "id":
 		m.id = s
 	case "model":
