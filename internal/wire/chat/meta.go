@@ -117,6 +117,8 @@ var (
 		"prompt_tokens_details":     {"cached_tokens", "audio_tokens"},
 		"completion_tokens_details": {"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens"},
 	}
+	usageKeys = rawjson.NewMemberSet(slices.Concat(usageCounts, []string{"prompt_tokens_details", "completion_tokens_details"},
+		usageDetails["prompt_tokens_details"], usageDetails["completion_tokens_details"])...)
 )
 
 // usage is a checked usage object: the raw text when it held only known
@@ -136,7 +138,7 @@ func readUsage(b []byte, s rawjson.Span) (*usage, error) {
 	if s.Kind(b) != '{' {
 		return nil, &wire.ResponseError{Field: "usage", Msg: "must be an object, got " + rawjson.KindName(b, s)}
 	}
-	ms, err := rawjson.ScanObject(b, s)
+	ms, err := rawjson.ScanObjectInterned(b, s, responseKeys)
 	if err != nil {
 		return nil, &wire.ResponseError{Field: "usage", Msg: "has a duplicate member"}
 	}
@@ -188,7 +190,7 @@ func readUsage(b []byte, s rawjson.Span) (*usage, error) {
 // usageDetailsClean reports whether the details object at s holds only
 // known counts.
 func usageDetailsClean(b []byte, s rawjson.Span, known []string) (bool, error) {
-	ms, err := rawjson.ScanObject(b, s)
+	ms, err := rawjson.ScanObjectInterned(b, s, responseKeys)
 	if err != nil {
 		return false, err
 	}
@@ -202,7 +204,7 @@ func usageDetailsClean(b []byte, s rawjson.Span, known []string) (bool, error) {
 
 // readUsageDetails renders the known counts of the details object at s.
 func readUsageDetails(b []byte, s rawjson.Span, known []string) ([]byte, bool, error) {
-	ms, err := rawjson.ScanObject(b, s)
+	ms, err := rawjson.ScanObjectInterned(b, s, responseKeys)
 	if err != nil {
 		return nil, false, err
 	}

@@ -14,7 +14,8 @@ const maxNesting = 10000
 // DecodeKey decodes keys. root is the span of the value; dup and root mean
 // nothing when valid is false.
 func CheckDocument(b []byte) (root Span, valid, dup bool) {
-	c := checker{b: b}
+	var stack [32][]byte // the keys of the open objects, mostly
+	c := checker{b: b, keys: stack[:0]}
 	i := SkipSpace(b, 0)
 	end, ok := c.value(i, 1)
 	if !ok || SkipSpace(b, end) != len(b) {

@@ -91,3 +91,66 @@ func FuzzCheckDocument(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc string) { agree(t, doc) })
 }
+
+// sameScan checks ScanObjectInterned against ScanObject on every object of
+// a valid document.
+func sameScan(t *testing.T, b []byte, s Span, keys KeyTable) {
+	t.Helper()
+	switch s.Kind(b) {
+	case '{':
+		want, werr := ScanObject(b, s)
+		got, err := ScanObjectInterned(b, s, keys)
+		if werr != err || len(got) != len(want) {
+			t.Fatalf("ScanObjectInterned(%q) = %v, %v; ScanObject: %v, %v", b[s.Start:s.End], got, err, want, werr)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("ScanObjectInterned(%q) = %v; ScanObject: %v", b[s.Start:s.End], got, want)
+			}
+		}
+		for _, m := range want {
+			sameScan(t, b, m.Val, keys)
+		}
+	case '[':
+		for _, e := range ScanArray(b, s) {
+			sameScan(t, b, e, keys)
+		}
+	}
+}
+
+func TestScanObjectInterned(t *testing.T) {
+	keys := NewKeyTable(NewMemberSet("a", "b", "choices", "é", ""), NewMemberSet("usage"))
+	r := rand.New(rand.NewPCG(16, 2))
+	alphabet := []byte("{}[]\",:\\u0aAbe.-+ \t\n\xff\xc3\xa9")
+	docs := append(checkCorpus, `{"a":1,"b":2,"c":{"a":[{"b":1}]},"\u0061b":3,"choices":[]}`)
+	for n := 15; n <= 18; n++ {
+		var sb strings.Builder
+		sb.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString(`"k` + strings.Repeat("a", i) + `":1`)
+		}
+		docs = append(docs, sb.String()+"}", sb.String()+`,"k":2}`)
+	}
+	for _, d := range docs {
+		if root, valid, _ := CheckDocument([]byte(d)); valid {
+			sameScan(t, []byte(d), root, keys)
+		}
+	}
+	for range 50000 {
+		b := []byte(docs[r.IntN(len(docs))])
+		for range 1 + r.IntN(3) {
+			at := r.IntN(len(b) + 1)
+			if r.IntN(2) == 0 || at == len(b) {
+				b = append(b[:at:at], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[at:]...)...)
+			} else {
+				b = append(b[:at:at], b[at+1:]...)
+			}
+		}
+		if root, valid, _ := CheckDocument(b); valid {
+			sameScan(t, b, root, keys)
+		}
+	}
+}
