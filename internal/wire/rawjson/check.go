@@ -14,8 +14,7 @@ const maxNesting = 10000
 // DecodeKey decodes keys. root is the span of the value; dup and root mean
 // nothing when valid is false.
 func CheckDocument(b []byte) (root Span, valid, dup bool) {
-	var stack [32][]byte // the keys of the open objects, mostly
-	c := checker{b: b, keys: stack[:0]}
+	c := checker{b: b}
 	i := SkipSpace(b, 0)
 	end, ok := c.value(i, 1)
 	if !ok || SkipSpace(b, end) != len(b) {
@@ -198,6 +197,11 @@ func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped
 			return seen
 		}
 		key = []byte(s)
+	}
+	if c.keys == nil {
+		// Allocated on the first key, once for the common depths: a
+		// document without objects costs nothing.
+		c.keys = make([][]byte, 0, 2*smallObject)
 	}
 	window := c.keys[base:]
 	if seen == nil && len(window) < smallObject {
