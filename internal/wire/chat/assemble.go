@@ -103,7 +103,7 @@ func (a *assembler) readUsage(raw []byte, v any) error {
 	if _, ok := v.(map[string]any); !ok {
 		return &wire.ResponseError{Field: "usage", Msg: "must be an object, got " + rawjson.TypeName(v)}
 	}
-	ms, err := rawjson.ScanObject(raw, rawjson.RootSpan(raw))
+	ms, err := rawjson.ScanObjectInterned(raw, rawjson.RootSpan(raw), responseKeys)
 	if err != nil {
 		return &wire.ResponseError{Field: "usage", Msg: "has a duplicate member"}
 	}
@@ -161,12 +161,14 @@ func (a *assembler) choice(v any, field string) error {
 	if chunkChoice.AmbiguousKeys(c) {
 		return &wire.ResponseError{Field: field, Msg: "has a member whose name differs from a known member's only in case"}
 	}
+	// The index first: a choice other than 0 is refused as such whatever
+	// else is wrong with it (map order would pick the error at random).
+	if x := c["index"]; x != nil && x != json.Number("0") {
+		return &wire.ResponseError{Field: field + ".index", Msg: "only choice 0 is supported: " + nMessage}
+	}
 	for k, x := range c {
 		switch k {
-		case "index":
-			if x != nil && x != json.Number("0") {
-				return &wire.ResponseError{Field: field + ".index", Msg: "only choice 0 is supported: " + nMessage}
-			}
+		case "index": // checked above
 		case "finish_reason":
 			if err := appendOptReplace(&a.pc.ans.finish, x, field+".finish_reason"); err != nil {
 				return err

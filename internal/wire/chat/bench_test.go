@@ -106,3 +106,22 @@ func BenchmarkIncremental200Chunks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseResponse: a text answer with the members an OpenAI body
+// carries (usage details, fingerprint, tier).
+func BenchmarkParseResponse(b *testing.B) {
+	body := []byte(`{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion","created":1741570283,"model":"gpt-4o-2024-08-06",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"The order shipped on Tuesday and should arrive by Friday; the tracking number is in your account.","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":1117,"completion_tokens":46,"total_tokens":1163,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},` +
+		`"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},` +
+		`"service_tier":"default","system_fingerprint":"fp_fc9f1d7035"}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := ParseResponse(body, ResponseOptions{})
+		if err != nil || r.ID() == "" {
+			b.Fatal(err)
+		}
+		_ = r.Project()
+	}
+}

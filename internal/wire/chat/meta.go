@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // The closed world of the response side. Every member of an upstream
@@ -45,11 +43,47 @@ var metaPatterns = map[string]func(string) bool{
 	"service_tier":       regexp.MustCompile(`^[a-z0-9_-]{1,32}$`).MatchString,
 }
 
-// metaOK reports whether the raw value of a top-level metadata member is
-// well shaped (see metaValueOK).
-func metaOK(b []byte, m rawjson.Member, object string) bool {
-	v, err := jsonvalue.Decode(b[m.Val.Start:m.Val.End])
-	return err == nil && metaValueOK(m.Key, v, object)
+// setChecked records the top-level metadata member mem of a body when its
+// raw value is well shaped (see metaValueOK), reporting whether it was. It
+// reads the token in place: only an escaped string is decoded.
+func (m *chunkMeta) setChecked(b []byte, mem rawjson.Member, object string) bool {
+	raw := b[mem.Val.Start:mem.Val.End]
+	switch raw[0] {
+	case '"':
+		_, escaped, ok := rawjson.StrictString(raw, 0)
+		if !ok { // what a decode refuses: invalid UTF-8, a lone surrogate
+			return false
+		}
+		var s string
+		if escaped {
+			s = string(rawjson.AppendUnescaped(nil, raw))
+		} else {
+			s = string(raw[1 : len(raw)-1])
+		}
+		if !metaStringOK(mem.Key, s, object) {
+			return false
+		}
+		m.setString(mem.Key, s)
+		return true
+	case 'n':
+		return mem.Val.IsNull(b) && (mem.Key == "system_fingerprint" || mem.Key == "service_tier")
+	}
+	if mem.Key != "created" || !isUint(string(raw)) || len(raw) > 12 {
+		return false
+	}
+	m.created, _ = strconv.ParseInt(string(raw), 10, 64)
+	return true
+}
+
+// metaStringOK is metaValueOK for a string value.
+func metaStringOK(key, s, object string) bool {
+	switch key {
+	case "object":
+		return s == object
+	case "created":
+		return false
+	}
+	return metaPatterns[key](s)
 }
 
 // metaValueOK reports whether a decoded metadata value is well shaped:
@@ -83,6 +117,8 @@ var (
 		"prompt_tokens_details":     {"cached_tokens", "audio_tokens"},
 		"completion_tokens_details": {"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens"},
 	}
+	usageKeys = rawjson.NewMemberSet(slices.Concat(usageCounts, []string{"prompt_tokens_details", "completion_tokens_details"},
+		usageDetails["prompt_tokens_details"], usageDetails["completion_tokens_details"])...)
 )
 
 // usage is a checked usage object: the raw text when it held only known
@@ -93,7 +129,8 @@ type usage struct {
 	proj  map[string]any // {prompt_tokens, completion_tokens} present as counts
 }
 
-// readUsage checks the usage object at s (null gives nil).
+// readUsage checks the usage object at s (null gives nil). The usage
+// object is rendered anew only when it holds more than the known counts.
 func readUsage(b []byte, s rawjson.Span) (*usage, error) {
 	if s.IsNull(b) {
 		return nil, nil
@@ -101,51 +138,73 @@ func readUsage(b []byte, s rawjson.Span) (*usage, error) {
 	if s.Kind(b) != '{' {
 		return nil, &wire.ResponseError{Field: "usage", Msg: "must be an object, got " + rawjson.KindName(b, s)}
 	}
-	ms, err := rawjson.ScanObject(b, s)
+	ms, err := rawjson.ScanObjectInterned(b, s, responseKeys)
 	if err != nil {
 		return nil, &wire.ResponseError{Field: "usage", Msg: "has a duplicate member"}
 	}
 	u := &usage{clean: true}
-	out := []byte{'{'}
-	add := func(key string, raw []byte) {
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = appendString(out, key)
-		out = append(out, ':')
-		out = append(out, raw...)
-	}
 	for _, m := range ms {
 		raw := b[m.Val.Start:m.Val.End]
 		switch {
 		case containsString(usageCounts, m.Key) && isUint(string(raw)):
-			add(m.Key, raw)
 			if m.Key != "total_tokens" {
 				if u.proj == nil {
-					u.proj = map[string]any{}
+					u.proj = make(map[string]any, 2)
 				}
-				u.proj[m.Key] = jsonNumber(raw)
+				u.proj[m.Key] = json.Number(raw) // a valid integer token: what a decode gives
 			}
 		case usageDetails[m.Key] != nil && m.Val.Kind(b) == '{':
-			d, clean, err := readUsageDetails(b, m.Val, usageDetails[m.Key])
+			clean, err := usageDetailsClean(b, m.Val, usageDetails[m.Key])
 			if err != nil {
 				return nil, &wire.ResponseError{Field: "usage", Msg: "has a duplicate member"}
 			}
 			u.clean = u.clean && clean
-			add(m.Key, d)
 		default:
 			u.clean = false
 		}
 	}
-	u.raw = append(out, '}')
 	if u.clean {
 		u.raw = b[s.Start:s.End]
+		return u, nil
 	}
+	out := []byte{'{'}
+	for _, m := range ms {
+		raw := b[m.Val.Start:m.Val.End]
+		switch {
+		case containsString(usageCounts, m.Key) && isUint(string(raw)):
+		case usageDetails[m.Key] != nil && m.Val.Kind(b) == '{':
+			raw, _, _ = readUsageDetails(b, m.Val, usageDetails[m.Key])
+		default:
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendKey(out, m.Key)
+		out = append(out, raw...)
+	}
+	u.raw = append(out, '}')
 	return u, nil
 }
 
+// usageDetailsClean reports whether the details object at s holds only
+// known counts.
+func usageDetailsClean(b []byte, s rawjson.Span, known []string) (bool, error) {
+	ms, err := rawjson.ScanObjectInterned(b, s, responseKeys)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range ms {
+		if !containsString(known, m.Key) || !isUint(string(b[m.Val.Start:m.Val.End])) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// readUsageDetails renders the known counts of the details object at s.
 func readUsageDetails(b []byte, s rawjson.Span, known []string) ([]byte, bool, error) {
-	ms, err := rawjson.ScanObject(b, s)
+	ms, err := rawjson.ScanObjectInterned(b, s, responseKeys)
 	if err != nil {
 		return nil, false, err
 	}
@@ -160,11 +219,18 @@ func readUsageDetails(b []byte, s rawjson.Span, known []string) ([]byte, bool, e
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = appendString(out, m.Key)
-		out = append(out, ':')
+		out = appendKey(out, m.Key)
 		out = append(out, raw...)
 	}
 	return append(out, '}'), clean, nil
+}
+
+// appendKey appends `"key":` for a known member name: plain ASCII that
+// needs no escaping.
+func appendKey(out []byte, key string) []byte {
+	out = append(out, '"')
+	out = append(out, key...)
+	return append(out, '"', ':')
 }
 
 func containsString(list []string, s string) bool {
@@ -262,12 +328,6 @@ func usageDocs() []MemberDoc {
 		}
 	}
 	return docs
-}
-
-// jsonNumber returns a validated integer token as a projection number.
-func jsonNumber(raw []byte) any {
-	v, _ := jsonvalue.Decode(raw)
-	return v
 }
 
 // fieldIndex formats "base[i]".

@@ -70,6 +70,16 @@ var (
 		"annotations", "tool_calls", "function_call", "audio")
 	responseToolCall = rawjson.NewMemberSet("index", "id", "type", "function")
 	responseFunction = rawjson.NewMemberSet("name", "arguments")
+	// messageFields names each known message member's field for errors.
+	messageFields = func() map[string]string {
+		f := make(map[string]string, len(responseMessage))
+		for k := range responseMessage {
+			f[k] = "choices[0].message." + k
+		}
+		return f
+	}()
+	// responseKeys names the known members of every level without allocating.
+	responseKeys = rawjson.NewKeyTable(responseTop, responseChoice, responseMessage, responseToolCall, responseFunction, usageKeys)
 )
 
 // ParseResponse parses a non-streaming chat completion. It accepts exactly
@@ -82,14 +92,14 @@ var (
 // cannot mediate (legacy function_call, audio, non-function tool calls)
 // are refused rather than passed through.
 func ParseResponse(body []byte, opts ResponseOptions) (*Response, error) {
-	if !json.Valid(body) {
+	root, valid, dup := rawjson.CheckDocument(body)
+	if !valid {
 		return nil, &wire.ResponseError{Msg: "body is not valid JSON"}
 	}
-	root := rawjson.RootSpan(body)
 	if root.Kind(body) != '{' {
 		return nil, &wire.ResponseError{Msg: "body must be a JSON object"}
 	}
-	if rawjson.HasDuplicateKeys(body, root) {
+	if dup {
 		return nil, &wire.ResponseError{Msg: "body has an object with a duplicate member"}
 	}
 	top, err := objectAt(body, root, "", responseTop)
@@ -111,8 +121,7 @@ func ParseResponse(body []byte, opts ResponseOptions) (*Response, error) {
 			if r.usage, err = readUsage(body, m.Val); err != nil {
 				return nil, err
 			}
-		case topMeta.Has(m.Key) && metaOK(body, m, "chat.completion"):
-			r.meta.set(body, m)
+		case topMeta.Has(m.Key) && r.meta.setChecked(body, m, "chat.completion"):
 		default:
 			w.topDrop[i] = true
 		}
@@ -131,7 +140,7 @@ func objectAt(b []byte, s rawjson.Span, field string, known rawjson.MemberSet) (
 	if s.Kind(b) != '{' {
 		return nil, &wire.ResponseError{Field: field, Msg: "must be an object, got " + rawjson.KindName(b, s)}
 	}
-	ms, err := rawjson.ScanObject(b, s)
+	ms, err := rawjson.ScanObjectInterned(b, s, responseKeys)
 	if err != nil {
 		return nil, &wire.ResponseError{Field: field, Msg: "has a duplicate member"}
 	}
@@ -193,20 +202,20 @@ func (r *Response) readMessage(s rawjson.Span, pc *partsCollector) error {
 	}
 	clean := true
 	for _, m := range ms {
-		field := base + "." + m.Key
-		if !responseMessage.Has(m.Key) && !pc.allow.Has(m.Key) {
+		field, known := messageFields[m.Key]
+		if !known && !pc.allow.Has(m.Key) {
 			clean = false // unknown: removed
 			continue
 		}
-		if pc.allow.Has(m.Key) && !responseMessage.Has(m.Key) {
-			v, err := rawjson.DecodeSpan(b, m.Val)
+		if !known { // allowed
+			v, err := decodeSpan(b, m.Val)
 			if err != nil {
 				return &wire.ResponseError{Field: base, Msg: "an allowed member " + rawjson.DecodeProblem(err)}
 			}
 			pc.ans.extras = append(pc.ans.extras, extraMember{name: m.Key, value: v})
 			continue
 		}
-		v, err := rawjson.DecodeSpan(b, m.Val)
+		v, err := decodeSpan(b, m.Val)
 		if err != nil {
 			return &wire.ResponseError{Field: field, Msg: rawjson.DecodeProblem(err)}
 		}
@@ -491,10 +500,38 @@ func (pc *partsCollector) annotations(v any, field string) (bool, error) {
 	return clean, nil
 }
 
+// decodeSpan is rawjson.DecodeSpan, with the common tokens (null, a string
+// without escapes) read in place.
+func decodeSpan(b []byte, s rawjson.Span) (any, error) {
+	if s.IsNull(b) {
+		return nil, nil
+	}
+	if str, ok := plainString(b, s); ok {
+		return str, nil
+	}
+	return rawjson.DecodeSpan(b, s)
+}
+
+// plainString returns the text of the string token at s when it holds no
+// escape and is valid UTF-8 (what a decode gives for it).
+func plainString(b []byte, s rawjson.Span) (string, bool) {
+	if s.Kind(b) != '"' {
+		return "", false
+	}
+	end, escaped, ok := rawjson.StrictString(b, s.Start)
+	if !ok || escaped || end != s.End {
+		return "", false
+	}
+	return string(b[s.Start+1 : s.End-1]), true
+}
+
 // optionalString decodes a value that must be a string or null.
 func optionalString(b []byte, s rawjson.Span, field string) (*string, error) {
 	if s.IsNull(b) {
 		return nil, nil
+	}
+	if str, ok := plainString(b, s); ok {
+		return &str, nil
 	}
 	v, err := rawjson.DecodeSpan(b, s)
 	if err != nil {
@@ -661,32 +698,13 @@ func (m *chunkMeta) setValue(key string, v any) {
 			m.created, _ = strconv.ParseInt(string(x), 10, 64)
 		}
 	case string:
-		switch key {
-		case "id":
-			m.id = x
-		case "model":
-			m.model = x
-		case "system_fingerprint":
-			m.systemFingerprint = x
-		case "service_tier":
-			m.serviceTier = x
-		}
+		m.setString(key, x)
 	}
 }
 
-// set records a metadata member that passed metaOK.
-func (m *chunkMeta) set(b []byte, mem rawjson.Member) {
-	raw := b[mem.Val.Start:mem.Val.End]
-	if mem.Key == "created" {
-		m.created, _ = strconv.ParseInt(string(raw), 10, 64)
-		return
-	}
-	if mem.Val.IsNull(b) || mem.Key == "object" {
-		return
-	}
-	v, _ := jsonvalue.Decode(raw)
-	s, _ := v.(string)
-	switch mem.Key {
+// setString records a well-shaped string metadata value.
+func (m *chunkMeta) setString(key, s string) {
+	switch key {
 	case "id":
 		m.id = s
 	case "model":

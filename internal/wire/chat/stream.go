@@ -244,8 +244,8 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: p.events}
 	}
 	if !p.treeOnly {
-		if p.asm.addFast(data) {
-			p.record(lines, false)
+		if ok, usageOnly := p.asm.addFast(data); ok {
+			p.record(lines, usageOnly)
 			return false, nil
 		}
 	}

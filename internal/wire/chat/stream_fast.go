@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -15,7 +16,9 @@ import (
 // is unescaped straight into the assembly builders). Any other chunk (an
 // error, an unknown or escaped member name, usage, logprobs, reasoning
 // details, a value the tree path would refuse) is left untouched for the tree
-// path, which then decides exactly as it always has. Scanning changes no
+// path, which then decides exactly as it always has. A usage object
+// of counts (and objects of counts) is fast too: readUsage reads it in
+// place, as the tree path does after decoding the whole chunk. Scanning changes no
 // state, so falling back is always safe.
 
 // fastMetaKeys are the top-level metadata members, indexed as in
@@ -26,6 +29,7 @@ var fastMetaKeys = [...]string{"id", "object", "created", "model", "system_finge
 // span is an absent or null member (metadata keep null, which matters).
 type fastChunk struct {
 	meta        [len(fastMetaKeys)]rawjson.Span
+	usage       rawjson.Span // zero: null or absent
 	obfuscation bool
 	choices     []fastChoice
 	frags       []fastFrag
@@ -44,19 +48,32 @@ type fastFrag struct {
 }
 
 // addFast folds a chunk in through the fast path and reports whether it
-// did; when the chunk is not of the fast shape nothing was changed. A fast
-// chunk is never usage-only: its usage is null or absent.
-func (a *assembler) addFast(b []byte) bool {
+// did, and whether the chunk is usage-only (no choices, a usage object),
+// as add reports it; when the chunk is not of the fast shape nothing was
+// changed.
+func (a *assembler) addFast(b []byte) (ok, usageOnly bool) {
 	fc := &a.fast
-	fc.meta = [len(fastMetaKeys)]rawjson.Span{}
+	fc.meta, fc.usage = [len(fastMetaKeys)]rawjson.Span{}, rawjson.Span{}
 	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
 	i := rawjson.SkipSpace(b, 0)
 	end, ok := fc.top(b, i)
 	if !ok || rawjson.SkipSpace(b, end) != len(b) {
-		return false
+		return false, false
+	}
+	var u *usage
+	if fc.usage != (rawjson.Span{}) {
+		var err error
+		if u, err = readUsage(b, fc.usage); err != nil {
+			return false, false // the tree path reports it
+		}
 	}
 	a.applyFast(b)
-	return true
+	if u != nil {
+		u.raw = slices.Clone(u.raw) // raw may point into a buffer the reader replaces
+		a.usage = u
+		a.replayable = a.replayable && u.clean
+	}
+	return true, u != nil && len(fc.choices) == 0
 }
 
 // objectEach walks the object at b[i], calling member for each member
@@ -193,8 +210,16 @@ func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 				return end, ok
 			}
 			return arrayEach(b, at, func(at int) (int, bool) { return fc.choice(b, at) })
-		case "usage": // only null: a usage object takes the tree path
-			if b[at] != 'n' || !once(&seen, 1<<9) {
+		case "usage": // null, or an object of counts
+			if !once(&seen, 1<<9) {
+				return 0, false
+			}
+			if b[at] == '{' {
+				end, ok := countsObject(b, at, 2)
+				fc.usage = rawjson.Span{Start: at, End: end}
+				return end, ok
+			}
+			if b[at] != 'n' {
 				return 0, false
 			}
 			_, end, ok := str(b, at)
@@ -330,6 +355,38 @@ func (fc *fastChunk) frag(b []byte, i int) (int, bool) {
 	fc.frags = append(fc.frags, f)
 	return end, ok
 }
+
+// countsObject checks the object at b[i] whose values are strings,
+// numbers, null or (depth > 1) such objects, with escape-free names, none
+// repeated and at most maxFastMembers of them: the shape of a usage
+// object. Anything else (a boolean, an array, more members) takes the
+// tree path.
+func countsObject(b []byte, i, depth int) (int, bool) {
+	var keys [maxFastMembers][]byte
+	n := 0
+	return objectEach(b, i, func(key []byte, at int) (int, bool) {
+		if n == maxFastMembers {
+			return 0, false
+		}
+		for _, k := range keys[:n] {
+			if bytes.Equal(k, key) {
+				return 0, false
+			}
+		}
+		keys[n] = key
+		n++
+		if b[at] == '{' {
+			if depth == 1 {
+				return 0, false
+			}
+			return countsObject(b, at, depth-1)
+		}
+		return scalar(b, at)
+	})
+}
+
+// maxFastMembers bounds the members of a fast usage object.
+const maxFastMembers = 16
 
 // smallIndex parses a tool-call index token made of digits only, up to
 // maxToolCallIndex; anything else (-1, fractions, exponents, big values)

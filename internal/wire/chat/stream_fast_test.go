@@ -88,6 +88,17 @@ var fastChunkCases = []string{
 	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"extra":1}]}}]}`,
 	`{"choices":[{"index":0,"delta":{"tool_calls":[null]}}]}`,
 	`{"choices":[{"index":0,"delta":{"tool_calls":{}}}]}`,
+	`{"id":"c","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`,
+	`{"choices":null,"usage":{"prompt_tokens":1}}`, `{"usage":{"prompt_tokens":1}}`, `{"usage":{}}`, `{"choices":[],"usage":{},"usage":null}`,
+	`{"choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`,
+	`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens":2}}`, `{"choices":[],"usage":{"prompt_tokens_details":{"cached_tokens":1,"cached_tokens":1}}}`,
+	`{"choices":[],"usage":{"prompt_tokens":1.5,"completion_tokens":-1,"total_tokens":"3","cost":0.01,"x":null}}`,
+	`{"choices":[],"usage":{"prompt_tokens":true}}`, `{"choices":[],"usage":{"prompt_tokens":[1]}}`, `{"choices":[],"usage":{"a":{"b":{"c":1}}}}`,
+	`{"choices":[],"usage":{"pr\u006fmpt_tokens":1}}`, `{"choices":[],"usage":{"x":"\ud800"}}`, "{\"choices\":[],\"usage\":{\"x\":\"\xff\"}}",
+	`{"choices":[],"usage":{"prompt_tokens":01}}`, `{"choices":[],"usage":{"prompt_tokens":1,}}`, `{"choices":[],"usage":{"prompt_tokens_details":null}}`,
+	`{"choices":[],"usage":{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1,"l":1,"m":1,"n":1,"o":1,"p":1}}`,
+	`{"choices":[],"usage":{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1,"l":1,"m":1,"n":1,"o":1,"p":1,"q":1}}`,
+	`{"choices":[],"usage":{"Prompt_tokens":1,"prompt_tokens":2}}`,
 	` { "choices" : [ { "index" : 0 , "delta" : { "content" : "sp" } } ] } `,
 	`{"choices":[{"index":0,"delta":{"content":"x"}}]} x`, `{"choices":[{"index":0,"delta":{"content":"x"}}]`,
 	`{"choices":[{"index":0,"delta":{"content":"x"}},]}`, `{"choices":[{"index":0,"delta":{"content":"x",}}]}`,
@@ -128,11 +139,11 @@ func TestFastPathTaken(t *testing.T) {
 	fast := 0
 	a := newAssembler(ResponseOptions{})
 	for _, l := range lines {
-		if a.addFast([]byte(strings.TrimPrefix(l, "data: "))) {
+		if ok, _ := a.addFast([]byte(strings.TrimPrefix(l, "data: "))); ok {
 			fast++
 		}
 	}
-	if want := len(lines) - 2; fast != want { // not the usage chunk, not [DONE]
+	if want := len(lines) - 1; fast != want { // all but [DONE]
 		t.Fatalf("%d of %d chunks took the fast path, want %d", fast, len(lines), want)
 	}
 }

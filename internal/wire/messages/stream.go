@@ -28,15 +28,28 @@ var messageDeltaMembers = rawjson.NewMemberSet("stop_reason", "stop_sequence", "
 
 // deltaTypes maps each content_block_delta type to its text member and
 // the block types it may extend.
-var deltaTypes = map[string]struct {
-	member string
-	blocks []string
-}{
+var deltaTypes = map[string]deltaSpec{
 	"text_delta":       {"text", []string{"text"}},
 	"input_json_delta": {"partial_json", []string{"tool_use", "server_tool_use", "mcp_tool_use"}},
 	"thinking_delta":   {"thinking", []string{"thinking"}},
 	"signature_delta":  {"signature", []string{"thinking"}},
 	"citations_delta":  {"citation", []string{"text"}},
+}
+
+// deltaSpec is a delta type's text member and the block types it extends.
+type deltaSpec struct {
+	member string
+	blocks []string
+}
+
+// fits reports whether a delta of this type may extend block b.
+func (d deltaSpec) fits(b *sblock) bool {
+	for _, t := range d.blocks {
+		if b.obj["type"] == t {
+			return true
+		}
+	}
+	return false
 }
 
 // StreamEvents documents each stream event's treatment.
@@ -80,6 +93,10 @@ type assembler struct {
 	known bool
 	n     int
 	cur   []byte // the data of the event being applied
+	// treeOnly turns the fast delta path off (tests); scratch holds the
+	// unescaped text of a fast delta.
+	treeOnly bool
+	scratch  []byte
 }
 
 func (a *assembler) fail(msg string) error {
@@ -93,6 +110,11 @@ func (a *assembler) handle(ev sseEvent) (bool, error) {
 		// Both SDKs skip events without an event name; so does the
 		// gateway, and it never releases them.
 		return false, nil
+	}
+	if !a.treeOnly {
+		if ok, err := a.fastDelta(ev); ok {
+			return false, err
+		}
 	}
 	v, err := jsonvalue.DecodeStrict(ev.data)
 	if err != nil {
@@ -192,6 +214,11 @@ func (a *assembler) blockStart(obj map[string]any) error {
 
 func (a *assembler) openBlock(obj map[string]any) (*sblock, error) {
 	i, ok := a.index(obj)
+	return a.openBlockAt(i, ok)
+}
+
+// openBlockAt is openBlock for an index already read (ok: a valid one).
+func (a *assembler) openBlockAt(i int, ok bool) (*sblock, error) {
 	if !ok || i >= len(a.blocks) || !a.blocks[i].open {
 		return nil, a.fail("an event for a block that is not open")
 	}
@@ -209,11 +236,7 @@ func (a *assembler) delta(obj map[string]any) error {
 	if !ok {
 		return a.fail("a delta type the gateway does not know")
 	}
-	fits := false
-	for _, t := range spec.blocks {
-		fits = fits || b.obj["type"] == t
-	}
-	if !fits || len(d) != 2 {
+	if !spec.fits(b) || len(d) != 2 {
 		return a.fail("a delta that does not fit its block")
 	}
 	val := d[spec.member]
@@ -228,6 +251,12 @@ func (a *assembler) delta(obj map[string]any) error {
 	if !ok {
 		return a.fail("a delta whose text is not a string")
 	}
+	return a.textDelta(b, dt, []byte(s))
+}
+
+// textDelta extends block b by the text s of a delta of type dt (not
+// citations_delta) that fits it.
+func (a *assembler) textDelta(b *sblock, dt string, s []byte) error {
 	switch dt {
 	case "signature_delta":
 		// anthropic-sdk-go appends signatures, the TypeScript SDK
@@ -235,16 +264,16 @@ func (a *assembler) delta(obj map[string]any) error {
 		if prev, _ := b.obj["signature"].(string); prev != "" || b.sig.Len() > 0 {
 			return a.fail("a second signature for one thinking block")
 		}
-		b.sig.WriteString(s)
+		b.sig.Write(s)
 	case "input_json_delta":
 		if !b.exactIn {
 			return a.fail("input_json_delta after a start whose input is not {}")
 		}
 		b.jsonIn = true
-		b.text.WriteString(s)
+		b.text.Write(s)
 	default:
 		b.textSeen = true
-		b.text.WriteString(s)
+		b.text.Write(s)
 	}
 	return nil
 }
@@ -333,8 +362,14 @@ type Stream struct {
 }
 
 func (s *Surface) readStream(r io.Reader, limit int64, stops []string) (*Stream, error) {
+	return s.readStreamMode(r, limit, stops, false)
+}
+
+// readStreamMode is readStream; treeOnly decodes every event as a tree
+// (tests compare the fast path with it).
+func (s *Surface) readStreamMode(r io.Reader, limit int64, stops []string, treeOnly bool) (*Stream, error) {
 	er := newEventReader(r, limit)
-	a := &assembler{s: s, replayable: true}
+	a := &assembler{s: s, replayable: true, treeOnly: treeOnly}
 	for {
 		ev, err := er.next()
 		if err != nil {

@@ -1,0 +1,229 @@
+package rawjson
+
+import "bytes"
+
+// maxNesting is encoding/json's nesting limit: Valid refuses a document
+// whose arrays and objects nest deeper.
+const maxNesting = 10000
+
+// CheckDocument checks b in one pass for what encoding/json.Valid and
+// HasDuplicateKeys check in two: valid reports whether b is exactly one
+// JSON value, optionally surrounded by whitespace, under encoding/json's
+// grammar (which, like Valid, lets invalid UTF-8 and lone surrogate
+// escapes through); dup whether any object repeats a key, compared as
+// DecodeKey decodes keys. root is the span of the value; dup and root mean
+// nothing when valid is false.
+func CheckDocument(b []byte) (root Span, valid, dup bool) {
+	c := checker{b: b}
+	i := SkipSpace(b, 0)
+	end, ok := c.value(i, 1)
+	if !ok || SkipSpace(b, end) != len(b) {
+		return Span{}, false, false
+	}
+	return Span{i, end}, true, c.dup
+}
+
+// checker is one CheckDocument pass. keys is a scratch stack shared by
+// all open objects: each object compares its keys within its own window
+// and pops them when it closes, so nesting costs no allocation.
+type checker struct {
+	b    []byte
+	dup  bool
+	keys [][]byte
+}
+
+// value checks the value starting at b[i] and returns the offset past it.
+func (c *checker) value(i, depth int) (int, bool) {
+	b := c.b
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '{':
+		return c.object(i, depth)
+	case '[':
+		return c.array(i, depth)
+	case '"':
+		end, _, ok := c.str(i)
+		return end, ok
+	case 't':
+		return literal(b, i, "true")
+	case 'f':
+		return literal(b, i, "false")
+	case 'n':
+		return literal(b, i, "null")
+	}
+	return StrictNumber(b, i)
+}
+
+func literal(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// str checks the string token at b[i] == '"' as encoding/json's scanner
+// does: no raw control characters, only JSON escapes (\u with four hex
+// digits), any other bytes.
+func (c *checker) str(i int) (end int, escaped, ok bool) {
+	b := c.b
+	for i++; i < len(b); i++ {
+		switch ch := b[i]; {
+		case ch == '"':
+			return i + 1, escaped, true
+		case ch < 0x20:
+			return 0, false, false
+		case ch == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(b) || !isHex(b[k]) {
+						return 0, false, false
+					}
+				}
+				i += 5
+			default:
+				return 0, false, false
+			}
+		}
+	}
+	return 0, false, false
+}
+
+func isHex(ch byte) bool {
+	return ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'f' || ch >= 'A' && ch <= 'F'
+}
+
+func (c *checker) array(i, depth int) (int, bool) {
+	if depth > maxNesting {
+		return 0, false
+	}
+	b := c.b
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		end, ok := c.value(i, depth+1)
+		if !ok {
+			return 0, false
+		}
+		i = SkipSpace(b, end)
+		if i >= len(b) {
+			return 0, false
+		}
+		switch b[i] {
+		case ']':
+			return i + 1, true
+		case ',':
+			i = SkipSpace(b, i+1)
+		default:
+			return 0, false
+		}
+	}
+}
+
+func (c *checker) object(i, depth int) (int, bool) {
+	if depth > maxNesting {
+		return 0, false
+	}
+	base := len(c.keys)
+	end, ok := c.members(i, depth, base)
+	c.keys = c.keys[:base]
+	return end, ok
+}
+
+// members checks the members of the object at b[i] == '{', whose keys
+// go on the stack from base.
+func (c *checker) members(i, depth, base int) (int, bool) {
+	b := c.b
+	var seen map[string]struct{} // past smallObject keys
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		keyEnd, escaped, ok := c.str(i)
+		if !ok {
+			return 0, false
+		}
+		if !c.dup {
+			seen = c.addKey(base, seen, b[i:keyEnd], escaped)
+		}
+		i = SkipSpace(b, keyEnd)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		end, ok := c.value(SkipSpace(b, i+1), depth+1)
+		if !ok {
+			return 0, false
+		}
+		i = SkipSpace(b, end)
+		if i >= len(b) {
+			return 0, false
+		}
+		switch b[i] {
+		case '}':
+			return i + 1, true
+		case ',':
+			i = SkipSpace(b, i+1)
+		default:
+			return 0, false
+		}
+	}
+}
+
+// addKey pushes the key token tok onto the window of the object whose keys
+// start at base, noting a duplicate. Keys are compared decoded, as
+// DecodeKey decodes them; only escaped keys need decoding. Past
+// smallObject keys the object's keys go into seen, which it returns, so
+// that a large object is checked in linear time.
+func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped bool) map[string]struct{} {
+	key := tok[1 : len(tok)-1]
+	if escaped {
+		s, err := DecodeKey(tok)
+		if err != nil {
+			c.dup = true // as HasDuplicateKeys treats an undecodable key
+			return seen
+		}
+		key = []byte(s)
+	}
+	if c.keys == nil {
+		// Allocated on the first key, once for the common depths: a
+		// document without objects costs nothing.
+		c.keys = make([][]byte, 0, 2*smallObject)
+	}
+	window := c.keys[base:]
+	if seen == nil && len(window) < smallObject {
+		for _, k := range window {
+			if bytes.Equal(k, key) {
+				c.dup = true
+				return seen
+			}
+		}
+		c.keys = append(c.keys, key)
+		return seen
+	}
+	if seen == nil {
+		seen = make(map[string]struct{}, 4*smallObject)
+		for _, k := range window {
+			seen[string(k)] = struct{}{}
+		}
+	}
+	if _, ok := seen[string(key)]; ok {
+		c.dup = true
+		return seen
+	}
+	seen[string(key)] = struct{}{}
+	return seen
+}
