@@ -140,7 +140,10 @@ func hostFailure(point enforcement.Point, session, msg string) *apiError {
 // request is a whole session of its own; with it, the session lives in the
 // store, belongs to the key that claimed it, and the first request to claim
 // it emits agent_startup while the session's other requests wait for the
-// verdict. A managed turn holds a lease on its session until release.
+// verdict. A managed turn holds a lease on its session until release and,
+// in an admitted session, already holds its first emission's number: the
+// caller's next step must be an emission (a number taken and never
+// recorded would be a hole in the session's sequence).
 func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, model string, tools []string) (*turn, error) {
 	agentID, err := s.requestAgent(r, p)
 	if err != nil {
