@@ -26,6 +26,7 @@ const (
 	OpClaimExpired  = "claim_expired"
 	OpOpenToolCall  = "open_tool_call"
 	OpCloseToolCall = "close_tool_call"
+	OpBeginCall     = "begin_call"
 )
 
 // Indexes into storeOps, one per op.
@@ -43,10 +44,11 @@ const (
 	opClaimExpired
 	opOpenToolCall
 	opCloseToolCall
+	opBeginCall
 )
 
 // storeOps is the op label's closed set, in index order.
-var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall}
+var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall, OpBeginCall}
 
 // ActiveCounter is a store that can count its live sessions
 // ([sessions.Memory] and [sessions.Redis] are).
@@ -107,6 +109,12 @@ func (s *instrumentedStore) Begin(ctx context.Context, k sessions.Key, o session
 	claimed, st, err := s.Store.Begin(ctx, k, o)
 	s.count(opBegin, err)
 	return claimed, st, err
+}
+
+func (s *instrumentedStore) BeginCall(ctx context.Context, k sessions.Key, o sessions.Owner, c sessions.Call) (sessions.CallStart, error) {
+	cs, err := s.Store.BeginCall(ctx, k, o, c)
+	s.count(opBeginCall, err)
+	return cs, err
 }
 
 func (s *instrumentedStore) Admit(ctx context.Context, k sessions.Key) error {

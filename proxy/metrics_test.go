@@ -44,8 +44,8 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// flakyStore fails Begin for one session id, as a store that lost its
-// backend would.
+// flakyStore fails Begin and BeginCall for one session id, as a store
+// that lost its backend would.
 type flakyStore struct {
 	*sessions.Memory
 	failID string
@@ -56,6 +56,13 @@ func (s *flakyStore) Begin(ctx context.Context, k sessions.Key, o sessions.Owner
 		return false, sessions.Status{}, errors.New("redis: connection refused")
 	}
 	return s.Memory.Begin(ctx, k, o)
+}
+
+func (s *flakyStore) BeginCall(ctx context.Context, k sessions.Key, o sessions.Owner, c sessions.Call) (sessions.CallStart, error) {
+	if k.ID == s.failID {
+		return sessions.CallStart{}, errors.New("redis: connection refused")
+	}
+	return s.Memory.BeginCall(ctx, k, o, c)
 }
 
 // metricsUpstream answers by keyword in the request: boom → HTTP 500;
@@ -228,7 +235,7 @@ func TestMetricsExact(t *testing.T) {
 	metricstest.WantSeries(t, fams, "hooks_gateway_stream_buffer_bytes", map[string]float64{"": 1})
 	metricstest.WantSeries(t, fams, "hooks_gateway_stream_buffer_overflows_total", map[string]float64{"": 1})
 	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
-		"op=begin": 1, "op=next": 0, "op=end": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
+		"op=begin_call": 1, "op=begin": 0, "op=next": 0, "op=end": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
 		"op=admit": 0, "op=acquire": 0, "op=release": 0, "op=in_flight": 0, "op=seal": 0, "op=open_tool_call": 0, "op=close_tool_call": 0,
 	})
 
@@ -340,7 +347,7 @@ records:
 	metricstest.WantSeries(t, fams, "agent_hooks_policy_info", map[string]float64{"version=" + version: 1})
 	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{"": 1})
 	metricstest.WantSeries(t, fams, "hooks_gateway_upstream_requests_total", map[string]float64{"code=200,upstream=mock": 1})
-	if len(metricstest.Series(fams, "hooks_gateway_session_store_errors_total")) != 13 {
+	if len(metricstest.Series(fams, "hooks_gateway_session_store_errors_total")) != 14 {
 		t.Error("the store is not instrumented")
 	}
 	if fams["go_goroutines"] == nil || fams["process_cpu_seconds_total"] == nil {

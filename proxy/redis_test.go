@@ -299,3 +299,63 @@ func TestRedisDownFailsClosed(t *testing.T) {
 		checkGapless(t, recs)
 	})
 }
+
+// A managed session's turns take their first number with the call's
+// lease (one store step): a denied input, a request asserting another
+// agent and a request of another key leave no hole, and no lease behind,
+// across two replicas on one Redis.
+func TestRedisTurnNumbersGapless(t *testing.T) {
+	rs := redistest.StartServer(t)
+	up := newUpstream(t, jsonReply(completionJSON))
+	deny := func(c enforcement.Context) enforcement.Verdict {
+		if c.Point() == enforcement.Input {
+			if s, _ := c["input"].(map[string]any)["content"].(string); s == "forbidden" {
+				return enforcement.Deny("policy:test", "denied by the test policy")
+			}
+		}
+		return enforcement.Allow()
+	}
+	store, err := sessions.NewRedis(context.Background(), sessions.RedisOptions{URL: rs.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	gws := []*gateway{redisGateway(t, rs, up.URL, time.Hour, deny), redisGateway(t, rs, up.URL, time.Hour, deny)}
+	hdr := map[string]string{HeaderSession: "gapless-1", HeaderAgent: "my-agent"}
+	steps := []struct {
+		text   string
+		agent  string
+		status int
+	}{
+		{"hello", "my-agent", http.StatusOK}, // claims: startup 0, then input 1…
+		{"forbidden", "my-agent", http.StatusForbidden},
+		{"hello again", "my-agent", http.StatusOK},
+		{"hello", "other-agent", http.StatusConflict}, // agent mismatch: nothing taken
+		{"forbidden", "my-agent", http.StatusForbidden},
+		{"last", "my-agent", http.StatusOK},
+	}
+	for i, s := range steps {
+		hdr[HeaderAgent] = s.agent
+		if status, _, body := gws[i%2].post(t, chatBody(s.text, false), hdr); status != s.status {
+			t.Fatalf("step %d (%s as %s): status %d, want %d: %s", i, s.text, s.agent, status, s.status, body)
+		}
+	}
+	k := sessions.Key{ID: "gapless-1"}
+	if _, exists, err := store.Status(context.Background(), k); err != nil || !exists {
+		t.Fatalf("session not found in the store under %+v: %v", k, err)
+	}
+	if n, err := store.InFlight(context.Background(), k); err != nil || n != 0 {
+		t.Fatalf("InFlight after the turns = %d, %v; want 0", n, err)
+	}
+	recs := append(gws[0].records.all(), gws[1].records.all()...)
+	// startup, 3 allowed turns of 4, 2 denied inputs.
+	if len(recs) != 1+3*4+2 {
+		t.Fatalf("%d records, want %d", len(recs), 1+3*4+2)
+	}
+	checkGapless(t, recs)
+	hdr[HeaderAgent] = "my-agent"
+	if status, body := gws[1].endSession(t, "gapless-1", `{"reason":"completed"}`, hdr); status != http.StatusOK {
+		t.Fatalf("end: %d %s", status, body)
+	}
+	checkGapless(t, append(gws[0].records.all(), gws[1].records.all()...))
+}

@@ -140,7 +140,10 @@ func hostFailure(point enforcement.Point, session, msg string) *apiError {
 // request is a whole session of its own; with it, the session lives in the
 // store, belongs to the key that claimed it, and the first request to claim
 // it emits agent_startup while the session's other requests wait for the
-// verdict. A managed turn holds a lease on its session until release.
+// verdict. A managed turn holds a lease on its session until release and,
+// in an admitted session, already holds its first emission's number: the
+// caller's next step must be an emission (a number taken and never
+// recorded would be a hole in the session's sequence).
 func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, model string, tools []string) (*turn, error) {
 	agentID, err := s.requestAgent(r, p)
 	if err != nil {
@@ -168,38 +171,45 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if !asserted {
 		agentID = s.opts.DefaultAgentID
 	}
-	claimed, st, err := s.opts.Store.Begin(ctx, key, sessions.Owner{KeyID: p.KeyID, AgentID: agentID})
+	// One store step claims or joins the session and takes the call's
+	// lease (before the startup verdict, its own or the one it waits for,
+	// so the session cannot expire idle meanwhile) and, in an admitted
+	// session, the number of the turn's first emission.
+	call := sessions.Call{ID: newID("call-"), Lease: s.opts.CallLease}
+	if asserted {
+		call.Agent = agentID
+	}
+	cs, err := s.opts.Store.BeginCall(ctx, key, sessions.Owner{KeyID: p.KeyID, AgentID: agentID}, call)
 	if err != nil {
 		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.AgentStartup)
 	}
+	claimed, st := cs.Claimed, cs.Status
 	if !claimed && asserted && st.Owner.AgentID != agentID {
-		return nil, agentMismatch(id, "")
+		return nil, agentMismatch(id, "") // no lease, no number taken
 	}
 	if st.Ended {
 		return nil, sessionEnded(id, "")
 	}
-	// The call's lease is taken before the startup verdict (its own or the
-	// one it waits for), so the session cannot expire idle meanwhile.
-	lease := newID("call-")
-	if err := s.opts.Store.Acquire(ctx, key, lease, s.opts.CallLease); err != nil {
-		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.PreModelCall)
-	}
-	t, err := s.startManagedTurn(ctx, r, pol, p, key, claimed, st, agentID, model, tools)
+	t, err := s.startManagedTurn(ctx, r, pol, p, key, cs, agentID, model, tools)
 	if err != nil {
-		if rErr := s.opts.Store.Release(context.WithoutCancel(ctx), key, lease); rErr != nil {
-			s.log.Warn("could not release a session lease", "session", id, "error", rErr)
+		if cs.Leased {
+			if rErr := s.opts.Store.Release(context.WithoutCancel(ctx), key, call.ID); rErr != nil {
+				s.log.Warn("could not release a session lease", "session", id, "error", rErr)
+			}
 		}
 		return nil, err
 	}
-	t.lease = lease
+	if cs.Leased {
+		t.lease = call.ID
+	}
 	return t, nil
 }
 
 // startManagedTurn settles the agent_startup of a managed session this
 // request joined (claimed: it emits the startup; otherwise it waits for the
 // claimer's verdict) and starts the request's turn in it.
-func (s *Server) startManagedTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, key sessions.Key, claimed bool, st sessions.Status, agentID, model string, tools []string) (*turn, error) {
-	id := key.ID
+func (s *Server) startManagedTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, key sessions.Key, cs sessions.CallStart, agentID, model string, tools []string) (*turn, error) {
+	id, claimed, st := key.ID, cs.Claimed, cs.Status
 	if !claimed {
 		agentID = st.Owner.AgentID
 		var err error
@@ -220,6 +230,11 @@ func (s *Server) startManagedTurn(ctx context.Context, r *http.Request, pol *Pol
 	t.managed, t.key = true, key
 	t.builder.SessionID = trailSessionID(key)
 	t.builder.Sequence = sessions.Sequence(s.opts.Store, key)
+	if cs.Seq >= 0 {
+		// BeginCall took the first emission's number (an admitted session
+		// is neither ended nor blocked, checked above from the same step).
+		t.builder.Sequence = &reservedFirst{n: cs.Seq, next: t.builder.Sequence}
+	}
 	if claimed {
 		// The claim reserved sequence 0 for this startup.
 		t.builder.Sequence = &reservedFirst{next: t.builder.Sequence}
@@ -361,17 +376,19 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// reservedFirst hands out the sequence number 0 a session claim reserved,
-// then defers to the store.
+// reservedFirst hands out a number already taken (n: 0 for the startup a
+// session claim reserved, or the one BeginCall took), then defers to the
+// store.
 type reservedFirst struct {
 	used bool
+	n    int64
 	next enforcement.SequenceSource
 }
 
 func (r *reservedFirst) Next(ctx context.Context) (int64, error) {
 	if !r.used {
 		r.used = true
-		return 0, nil
+		return r.n, nil
 	}
 	return r.next.Next(ctx)
 }

@@ -139,6 +139,49 @@ func (m *Memory) Begin(_ context.Context, k Key, owner Owner) (claimed bool, st 
 	return claimed, st, err
 }
 
+// BeginCall implements [Store.BeginCall] under one lock.
+func (m *Memory) BeginCall(_ context.Context, k Key, owner Owner, call Call) (cs CallStart, err error) {
+	if err := checkLease(call.ID, call.Lease); err != nil {
+		return CallStart{}, err
+	}
+	cs.Seq = -1
+	err = m.with(k, func(s *memSession, now time.Time) error {
+		if s == nil {
+			// The claim reserves sequence 0 for the claimer's agent_startup.
+			s = &memSession{owner: owner, seq: 1, starting: true}
+			m.sessions[k] = s
+			cs.Claimed = true
+		}
+		if s.owner.KeyID != owner.KeyID {
+			return ErrForeignSession
+		}
+		cs.Status = s.status()
+		if s.ended {
+			return nil
+		}
+		m.touch(s, now)
+		if s.blocked || (call.Agent != "" && s.owner.AgentID != call.Agent) {
+			return nil
+		}
+		if s.leases == nil {
+			s.leases = make(map[string]time.Time)
+		}
+		until := now.Add(call.Lease)
+		s.leases[call.ID] = until
+		m.keep(s, until.Add(m.opts.Retention))
+		cs.Leased = true
+		if !cs.Claimed && !s.starting {
+			cs.Seq = s.seq
+			s.seq++
+		}
+		return nil
+	})
+	if err != nil {
+		return CallStart{}, err
+	}
+	return cs, nil
+}
+
 // Admit implements [Store.Admit].
 func (m *Memory) Admit(_ context.Context, k Key) error {
 	return m.with(k, func(s *memSession, _ time.Time) error {

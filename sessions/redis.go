@@ -77,9 +77,10 @@ type Sentinel struct {
 // Every operation on a session is one atomic Lua script on that session's
 // three keys (EVALSHA, falling back to EVAL after a script-cache flush such
 // as a Redis restart), so each costs one round-trip, runs in one Cluster
-// slot, and replicas never interleave inside one. Begin adds a round-trip
-// (two) the first time, to put the new session into the idle index; End
-// adds one to take it out. The scripts read the Redis server's clock
+// slot, and replicas never interleave inside one. BeginCall folds Begin,
+// Acquire and the turn's first Next into one script. Begin (and BeginCall)
+// add a round-trip the first time, to put the new session into the idle
+// index; End adds one to take it out. The scripts read the Redis server's clock
 // (TIME), not the replica's, so skewed replica clocks cannot end a session
 // early or twice, or expire a lease early; scripts are replicated by
 // effects, which is what makes TIME legal in a writing script. A session's
@@ -97,10 +98,13 @@ type Sentinel struct {
 // score written once stays a lower bound; a sweep that finds the session
 // not due reschedules it (ZADD GT) at the deadline it read, or one idle
 // timeout on while a call is in flight (a release may come at any time).
-// A new session is marked 'unindexed' until its entry is written (by the
-// claiming replica right after the claim, or by a sweep that reached it),
-// and any Begin that sees the mark writes the entry too: a replica dying
-// between the claim and its ZADD leaves the session to the next Begin.
+// A new session is marked 'unindexed' until its entry is confirmed (the
+// claiming replica ZADDs right after the claim, and its Admit or Block,
+// which only follow a successful ZADD, clear the mark; a sweep that
+// reached the entry clears it too), and any Begin that sees the mark
+// writes the entry too: a replica dying between the claim and its ZADD
+// (or its Admit) leaves the session to the next Begin. While the mark is
+// set the session is Starting, so BeginCall hands out no number then.
 // Stale entries (ended or forgotten sessions, reschedules that raced a
 // claim) are dropped when a sweep reaches them, only if their score is
 // still the one the sweep saw (unindexScript): a Begin that re-created a
@@ -294,38 +298,90 @@ func parseStatus(v []any) (Status, error) {
 		Owner: Owner{KeyID: keyID, AgentID: agentID}}, nil
 }
 
-// Begin implements [Store.Begin] in one round-trip, plus two (ZADD to the
-// idle index, then clearing the session's 'unindexed' mark) when the
-// session is new. An error indexing a claimed session is returned as an
-// error (fail closed): the session exists but the caller does not emit its
-// agent_startup, and the next Begin indexes it.
+// Begin implements [Store.Begin] in one round-trip, plus one (ZADD to the
+// idle index) when the session is new: the claimer's Admit or Block then
+// clears the session's 'unindexed' mark. An error indexing a claimed
+// session is returned as an error (fail closed): the session exists but
+// the caller does not emit its agent_startup, and the next Begin indexes
+// it (two more round trips: ZADD, then HDEL of the mark).
 func (r *Redis) Begin(ctx context.Context, k Key, owner Owner) (bool, Status, error) {
 	code, st, err := r.runStatus(ctx, "begin", beginScript, k, owner.KeyID, owner.AgentID, k.Tenant, k.ID)
 	if err != nil {
 		return false, Status{}, err
 	}
-	if code == 1 || code == 2 {
-		if err := r.index(ctx, k); err != nil {
-			return false, Status{}, err
-		}
+	if err := r.index(ctx, k, code); err != nil {
+		return false, Status{}, err
 	}
 	return code == 1, st, nil
 }
 
-// index adds k to its idle-index shard, then clears the session's
-// 'unindexed' mark. The score is negative (due at once: the next sweep
-// reads the real deadline and reschedules the entry) and new (minus the
-// replica's clock in ms), so a sweep that saw a stale entry of a forgotten
-// earlier session under the same member does not remove this one (see
-// unindexScript). Both commands may be retried.
-func (r *Redis) index(ctx context.Context, k Key) error {
+// BeginCall implements [Store.BeginCall] in one round-trip, plus Begin's
+// for a new or unindexed session.
+func (r *Redis) BeginCall(ctx context.Context, k Key, owner Owner, call Call) (CallStart, error) {
+	if err := checkLease(call.ID, call.Lease); err != nil {
+		return CallStart{}, err
+	}
+	if err := ValidateKey(k); err != nil {
+		return CallStart{}, err
+	}
+	const op = "begin call"
+	v, err := r.runSession(ctx, beginCallScript, k, owner.KeyID, owner.AgentID, k.Tenant, k.ID,
+		call.ID, ceilMS(call.Lease), call.Agent).Slice()
+	if err != nil {
+		return CallStart{}, fmt.Errorf("sessions: redis %s: %w", op, err)
+	}
+	code, ok := int64(0), len(v) > 0
+	if ok {
+		code, ok = v[0].(int64)
+	}
+	if !ok {
+		return CallStart{}, fmt.Errorf("sessions: redis %s: unexpected reply", op)
+	}
+	if err := redisErr(code); err != nil {
+		return CallStart{}, err
+	}
+	if len(v) != 9 {
+		return CallStart{}, fmt.Errorf("sessions: redis %s: unexpected reply of %d values", op, len(v))
+	}
+	st, err := parseStatus(v[1:7])
+	leased, ok1 := v[7].(int64)
+	seq, ok2 := v[8].(int64)
+	if err == nil && (!ok1 || !ok2) {
+		err = errors.New("unexpected reply: lease or sequence is not an integer")
+	}
+	if err != nil {
+		return CallStart{}, fmt.Errorf("sessions: redis %s: %w", op, err)
+	}
+	if err := r.index(ctx, k, code); err != nil {
+		// The lease (if any) expires on its own; no number was taken
+		// (beginCallScript takes none with codes 1 and 2).
+		return CallStart{}, err
+	}
+	return CallStart{Claimed: code == 1, Status: st, Leased: leased == 1, Seq: seq}, nil
+}
+
+// index puts k into its idle-index shard after a begin script replied
+// code: 1 (new session: the claimer's Admit or Block clears the
+// 'unindexed' mark), 2 (a session whose claimer has not confirmed its
+// entry: this caller clears the mark after the ZADD) or 0 (indexed: no
+// I/O). The score is negative (due at once: the next sweep reads the real
+// deadline and reschedules the entry) and new (minus the replica's clock
+// in ms), so a sweep that saw a stale entry of a forgotten earlier session
+// under the same member does not remove this one (see unindexScript).
+// Both commands may be retried.
+func (r *Redis) index(ctx context.Context, k Key, code int64) error {
+	if code != 1 && code != 2 {
+		return nil
+	}
 	keys, member := r.sessionKeys(k)
 	score := -float64(time.Now().UnixMilli())
 	if err := r.client.ZAdd(ctx, r.idleKeyOf(member), redis.Z{Score: score, Member: member}).Err(); err != nil {
 		return fmt.Errorf("sessions: redis begin: index: %w", err)
 	}
-	if err := r.client.HDel(ctx, keys[0], "unindexed").Err(); err != nil {
-		return fmt.Errorf("sessions: redis begin: index: %w", err)
+	if code == 2 {
+		if err := r.client.HDel(ctx, keys[0], "unindexed").Err(); err != nil {
+			return fmt.Errorf("sessions: redis begin: index: %w", err)
+		}
 	}
 	return nil
 }

@@ -81,19 +81,61 @@ if f[4] or redis.call('HEXISTS', KEYS[1], 'unindexed') == 0 then return reply(0,
 return reply(2, f)
 `)
 
-// admitScript: ends the Starting state. Replies 1 or codeUnknown.
+// beginCallScript is beginScript followed by acquireScript and nextScript
+// in one step: ARGV[3..6] as for beginScript, ARGV[7] call id, ARGV[8]
+// lease ms, ARGV[9] the asserted agent (empty for none). Replies beginScript's
+// status followed by leased (1 or 0) and the first sequence number (-1 for
+// none), or {codeForeign}. The lease is taken unless the session ended, is
+// blocked or belongs to another agent than ARGV[9]; the number only on an
+// admitted session (not claimed now, not Starting). Code 2 takes none,
+// so an indexing error after it leaves no hole (a session still marked
+// unindexed is Starting anyway: Admit and Block clear the mark).
+var beginCallScript = newScript(sessionPrelude + `
+local f = state()
+local code = 0
+if not f[1] then
+  redis.call('HSET', KEYS[1], 'started', '1', 'starting', '1', 'seq', 1,
+    'owner', ARGV[3], 'agent', ARGV[4], 'tenant', ARGV[5], 'id', ARGV[6],
+    'unindexed', '1')
+  f = state()
+  code = 1
+elseif f[6] ~= ARGV[3] then
+  return {-2}
+elseif not f[4] and redis.call('HEXISTS', KEYS[1], 'unindexed') == 1 then
+  code = 2
+end
+local r = reply(code, f)
+r[8], r[9] = 0, -1
+if f[4] then return r end
+redis.call('HSET', KEYS[1], 'deadline', now + idle)
+if f[3] or (ARGV[9] ~= '' and f[7] ~= ARGV[9]) then
+  stretch(idle + retain)
+  return r
+end
+local lease = tonumber(ARGV[8])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], now + lease, ARGV[7])
+stretch(math.max(idle, lease) + retain)
+r[8] = 1
+if code == 0 and not f[2] then r[9] = redis.call('HINCRBY', KEYS[1], 'seq', 1) - 1 end
+return r
+`)
+
+// admitScript: ends the Starting state. Replies 1 or codeUnknown. Only the
+// claimer admits, after its Begin put the session into the idle index, so
+// it also clears the 'unindexed' mark (saving a round trip at creation).
 var admitScript = newScript(sessionPrelude + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-redis.call('HDEL', KEYS[1], 'starting')
+redis.call('HDEL', KEYS[1], 'starting', 'unindexed')
 return 1
 `)
 
-// blockScript: marks the session blocked, ending the Starting state.
-// Replies 1 or codeUnknown.
+// blockScript: marks the session blocked, ending the Starting state, and,
+// like admitScript, clears the 'unindexed' mark. Replies 1 or codeUnknown.
 var blockScript = newScript(sessionPrelude + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 redis.call('HSET', KEYS[1], 'blocked', '1')
-redis.call('HDEL', KEYS[1], 'starting')
+redis.call('HDEL', KEYS[1], 'starting', 'unindexed')
 return 1
 `)
 

@@ -223,8 +223,15 @@ func TestRedisKeysExpire(t *testing.T) {
 	if score, err := raw.ZScore(ctx, r.IdleKeyOf(member), member).Result(); err != nil || score >= 0 {
 		t.Fatalf("idle index entry = %v, %v; want a negative score", score, err)
 	}
+	// The claimer's Admit confirms the entry.
+	if n := raw.HExists(ctx, hash, "unindexed").Val(); !n {
+		t.Errorf("a new session is not marked unindexed before its claimer's Admit")
+	}
+	if err := r.Admit(ctx, k); err != nil {
+		t.Fatal(err)
+	}
 	if n := raw.HExists(ctx, hash, "unindexed").Val(); n {
-		t.Errorf("indexed session still marked unindexed")
+		t.Errorf("indexed session still marked unindexed after its claimer's Admit")
 	}
 	deadline, err := raw.HGet(ctx, hash, "deadline").Int64()
 	if err != nil {
@@ -427,5 +434,107 @@ func TestRedisLeasedSessionRescheduled(t *testing.T) {
 	// timeout later, not at the lease's end.
 	if d := time.UnixMilli(int64(score)).Sub(server); d < idle/2 || d > idle {
 		t.Errorf("leased session rescheduled %v after the server's clock; want one idle timeout (%v)", d, idle)
+	}
+}
+
+// countHook counts the commands a client sends (a pipeline counts once:
+// one round trip).
+type countHook struct{ n atomic.Int64 }
+
+func (h *countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// TestRedisRoundTrips pins the round trips of a managed session's turns
+// (docs/operations.md "Round trips"): creating a session costs BeginCall's
+// script and the idle-index ZADD, and the claimer's Admit confirms the
+// entry (no HDEL of its own); a turn of a known session costs one BeginCall
+// (Begin, Acquire and the first Next), a Next per further emission and a
+// Release.
+func TestRedisRoundTrips(t *testing.T) {
+	url, _ := redistest.Start(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := redis.NewClient(opt)
+	defer client.Close()
+	r := newRedis(t, sessions.RedisOptions{Client: client, KeyPrefix: "rt:"})
+	ctx := context.Background()
+	// Warm up: load the scripts (a first EVALSHA falls back to EVAL) and
+	// open the connection, on another session.
+	warm := key("warm-up")
+	if _, err := r.BeginCall(ctx, warm, owner, sessions.Call{ID: "c", Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Admit(ctx, warm)
+	_, _ = r.Next(ctx, warm)
+	_ = r.Release(ctx, warm, "c")
+	h := &countHook{}
+	client.AddHook(h)
+	k := key("turns")
+	trips := func(what string, want int64, fn func() error) {
+		t.Helper()
+		before := h.n.Load()
+		if err := fn(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := h.n.Load() - before; got != want {
+			t.Errorf("%s: %d round trips; want %d", what, got, want)
+		}
+	}
+	call := sessions.Call{ID: "call-1", Lease: time.Minute}
+	trips("create", 2, func() error {
+		cs, err := r.BeginCall(ctx, k, owner, call)
+		if err == nil && !cs.Claimed {
+			err = errors.New("not claimed")
+		}
+		return err
+	})
+	marked := func() bool {
+		t.Helper()
+		v, err := client.HMGet(ctx, "rt:s:{8:tenant-1turns}", "started", "unindexed").Result()
+		if err != nil || v[0] == nil {
+			t.Fatalf("session hash = %v, %v", v, err)
+		}
+		return v[1] != nil
+	}
+	if !marked() {
+		t.Fatal("a new session is not marked unindexed before its claimer confirms the entry")
+	}
+	trips("admit", 1, func() error { return r.Admit(ctx, k) })
+	if marked() {
+		t.Fatal("the claimer's Admit left the unindexed mark")
+	}
+	trips("release", 1, func() error { return r.Release(ctx, k, call.ID) })
+	for i := range 3 {
+		call.ID = "call-" + string(rune('2'+i))
+		trips("known session's turn", 5, func() error {
+			cs, err := r.BeginCall(ctx, k, owner, call)
+			if err == nil && cs.Seq < 0 {
+				err = errors.New("no first number")
+			}
+			for range 3 {
+				if err == nil {
+					_, err = r.Next(ctx, k)
+				}
+			}
+			if err == nil {
+				err = r.Release(ctx, k, call.ID)
+			}
+			return err
+		})
 	}
 }

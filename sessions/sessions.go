@@ -81,6 +81,30 @@ type Status struct {
 	Owner Owner
 }
 
+// Call is a model call a turn starts with BeginCall.
+type Call struct {
+	// ID names the call's lease (the tool-call id rule applies).
+	ID string
+	// Lease bounds how long the call holds the session; positive.
+	Lease time.Duration
+	// Agent, when non-empty, is the agent the request asserts: in a session
+	// of another agent the call takes neither lease nor number.
+	Agent string
+}
+
+// CallStart is what BeginCall did.
+type CallStart struct {
+	// Claimed and Status are Begin's results.
+	Claimed bool
+	Status  Status
+	// Leased is true when the call's lease was taken (the caller releases
+	// it); false for an ended or blocked session or another agent's.
+	Leased bool
+	// Seq is the number taken for the turn's first emission, -1 when none
+	// was (not leased, claimed by this call, or Starting).
+	Seq int64
+}
+
 // Expired is a session ClaimExpired ended; the caller emits its
 // agent_shutdown.
 type Expired struct {
@@ -109,6 +133,17 @@ type Store interface {
 	// ended (claimed false, st.Ended true) for the retention period. Begin
 	// on a live session counts as activity and pushes its idle deadline.
 	Begin(ctx context.Context, k Key, owner Owner) (claimed bool, st Status, err error)
+
+	// BeginCall starts a model call's turn in session k in one atomic step:
+	// Begin for owner, then, unless the session has ended, is blocked or
+	// (call.Agent set) belongs to another agent, Acquire of call's lease
+	// and, when the session is admitted (neither claimed by this call nor
+	// Starting), Next for the turn's first emission. The caller must emit
+	// with that number: taken and unused it would leave a hole in the
+	// session's sequence. Errors and validation are Begin's and Acquire's
+	// (nothing is changed on error). One round trip on Redis for a known
+	// session.
+	BeginCall(ctx context.Context, k Key, owner Owner, call Call) (CallStart, error)
 
 	// Admit ends the Starting state after an agent_startup that proceeded.
 	// Admitting an unknown session returns ErrUnknownSession.
