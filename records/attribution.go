@@ -170,25 +170,27 @@ func (fr *framer) clock() func() time.Time {
 	return time.Now
 }
 
-// frame returns r's line in the sink's format.
+// frame returns r's line in the sink's format: one allocation for a
+// typical record (600-700 bytes) when bare.
 func (fr *framer) frame(r *enforcement.Record, a Attribution) ([]byte, error) {
-	b, err := r.MarshalJSON()
+	if fr.f.Format != FormatEnvelope {
+		b, err := r.AppendJSON(make([]byte, 0, 768))
+		if err != nil {
+			return nil, fmt.Errorf("records: marshal: %w", err)
+		}
+		return append(b, '\n'), nil
+	}
+	b, err := r.AppendJSON(append(make([]byte, 0, 768), `{"record":`...))
 	if err != nil {
 		return nil, fmt.Errorf("records: marshal: %w", err)
-	}
-	if fr.f.Format != FormatEnvelope {
-		return append(b, '\n'), nil
 	}
 	ab, err := json.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("records: marshal envelope: %w", err)
 	}
-	env := make([]byte, 0, len(b)+len(ab)+len(`{"record":,"hooks_gateway":}`)+1)
-	env = append(env, `{"record":`...)
-	env = append(env, b...)
-	env = append(env, `,"`+EnvelopeKey+`":`...)
-	env = append(env, ab...)
-	return append(env, "}\n"...), nil
+	b = append(b, `,"`+EnvelopeKey+`":`...)
+	b = append(b, ab...)
+	return append(b, "}\n"...), nil
 }
 
 // markerLine returns the marker line for version written at t.
