@@ -76,10 +76,35 @@ func Attributed(sink enforcement.RecordSink, a Attribution) enforcement.RecordSi
 	if sink == nil {
 		return nil
 	}
+	if as, ok := sink.(AttributedSink); ok {
+		return enforcement.RecordSinkFunc(func(ctx context.Context, r *enforcement.Record) error {
+			return as.WriteAttributed(ctx, r, a)
+		})
+	}
 	var boxed any = a // boxed once, not per record
 	return enforcement.RecordSinkFunc(func(ctx context.Context, r *enforcement.Record) error {
 		return sink.WriteRecord(context.WithValue(ctx, attributionKey{}, boxed), r)
 	})
+}
+
+// AttributedSink is a sink that takes a record's attribution as an
+// argument: Attributed then calls WriteAttributed instead of WriteRecord,
+// sparing a context per record. WriteAttributed(ctx, r, a) must do what
+// WriteRecord(WithAttribution(ctx, a), r) does; a wrapper passes a on
+// (to a wrapped AttributedSink, else in the context). All sinks of this
+// package, and Fanout, implement it.
+type AttributedSink interface {
+	enforcement.RecordSink
+	WriteAttributed(ctx context.Context, r *enforcement.Record, a Attribution) error
+}
+
+// WriteAttributed writes r to sink with attribution a: through
+// WriteAttributed when sink has it, else in WriteRecord's context.
+func WriteAttributed(ctx context.Context, sink enforcement.RecordSink, r *enforcement.Record, a Attribution) error {
+	if as, ok := sink.(AttributedSink); ok {
+		return as.WriteAttributed(ctx, r, a)
+	}
+	return sink.WriteRecord(WithAttribution(ctx, a), r)
 }
 
 // Framing is how a sink writes records: its format, and whether it writes
@@ -113,7 +138,11 @@ type framer struct {
 // emit writes the lines for r: out gets one buffer of whole lines, a
 // marker first when one is due, so it can write them at once.
 func (fr *framer) emit(ctx context.Context, r *enforcement.Record, out func(ctx context.Context, lines []byte, marker bool) error) error {
-	a := AttributionFrom(ctx)
+	return fr.emitAs(ctx, r, AttributionFrom(ctx), out)
+}
+
+// emitAs is emit with the attribution given.
+func (fr *framer) emitAs(ctx context.Context, r *enforcement.Record, a Attribution, out func(ctx context.Context, lines []byte, marker bool) error) error {
 	b, err := fr.frame(r, a)
 	if err != nil {
 		return err
