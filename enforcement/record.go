@@ -1,7 +1,6 @@
 package enforcement
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -65,94 +64,100 @@ const (
 
 // MarshalJSON writes the §10.3 wire shape.
 func (r Record) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(768) // a typical record is 600-700 bytes: one allocation
-	buf.WriteString(`{"interception_point":`)
-	writeString(&buf, string(r.InterceptionPoint))
-	buf.WriteString(`,"mode":`)
-	writeString(&buf, string(r.Mode))
-	buf.WriteString(`,"verdict":`)
-	vb, err := r.Verdict.appendJSON(nil, true)
+	// A typical record is 600-700 bytes: one allocation.
+	return r.AppendJSON(make([]byte, 0, 768))
+}
+
+// AppendJSON appends the §10.3 wire shape (what MarshalJSON returns) to
+// dst, so a sink can frame a record in a buffer of its own.
+func (r *Record) AppendJSON(dst []byte) ([]byte, error) {
+	buf := append(dst, `{"interception_point":`...)
+	buf = appendString(buf, string(r.InterceptionPoint))
+	buf = append(buf, `,"mode":`...)
+	buf = appendString(buf, string(r.Mode))
+	buf = append(buf, `,"verdict":`...)
+	buf, err := r.Verdict.appendJSON(buf, true)
 	if err != nil {
 		return nil, err
 	}
-	buf.Write(vb)
-	buf.WriteString(`,"input_identity":`)
-	writeNullableString(&buf, r.InputIdentity)
-	buf.WriteString(`,"enforced_identity":`)
-	writeNullableString(&buf, r.EnforcedIdentity)
-	buf.WriteString(`,"identity_provider":`)
+	buf = append(buf, `,"input_identity":`...)
+	buf = appendNullableString(buf, r.InputIdentity)
+	buf = append(buf, `,"enforced_identity":`...)
+	buf = appendNullableString(buf, r.EnforcedIdentity)
+	buf = append(buf, `,"identity_provider":`...)
 	if r.IdentityProvider == "" {
-		buf.WriteString("null")
+		buf = append(buf, "null"...)
 	} else {
-		writeString(&buf, r.IdentityProvider)
+		buf = appendString(buf, r.IdentityProvider)
 	}
-	buf.WriteString(`,"session_id":`)
-	writeString(&buf, r.SessionID)
-	buf.WriteString(`,"sequence":`)
-	buf.WriteString(strconv.FormatInt(r.Sequence, 10))
+	buf = append(buf, `,"session_id":`...)
+	buf = appendString(buf, r.SessionID)
+	buf = append(buf, `,"sequence":`...)
+	buf = strconv.AppendInt(buf, r.Sequence, 10)
 	if r.Timestamp != nil {
-		buf.WriteString(`,"timestamp":`)
-		writeString(&buf, *r.Timestamp)
+		buf = append(buf, `,"timestamp":`...)
+		buf = appendString(buf, *r.Timestamp)
 	}
 	if r.Trace != nil {
 		tb, _ := json.Marshal(r.Trace)
-		buf.WriteString(`,"trace":`)
-		buf.Write(tb)
+		buf = append(buf, `,"trace":`...)
+		buf = append(buf, tb...)
 	}
-	buf.WriteString(`,"decided_by":`)
+	buf = append(buf, `,"decided_by":`...)
 	if r.DecidedBy == nil {
-		buf.WriteString("null")
+		buf = append(buf, "null"...)
 	} else {
-		buf.WriteString(strconv.Itoa(*r.DecidedBy))
+		buf = strconv.AppendInt(buf, int64(*r.DecidedBy), 10)
 	}
-	buf.WriteString(`,"composition":{"profile":`)
-	writeString(&buf, string(r.Composition.Profile))
+	buf = append(buf, `,"composition":{"profile":`...)
+	buf = appendString(buf, string(r.Composition.Profile))
 	for _, knob := range [...]struct{ key, val string }{
 		{"on_approval", r.Composition.OnApproval},
 		{"on_disagreement", r.Composition.OnDisagreement},
 		{"on_transform_conflict", r.Composition.OnTransformConflict},
 	} {
 		if knob.val != "" {
-			buf.WriteString(`,"` + knob.key + `":`)
-			writeString(&buf, knob.val)
+			buf = append(buf, `,"`...)
+			buf = append(buf, knob.key...)
+			buf = append(buf, `":`...)
+			buf = appendString(buf, knob.val)
 		}
 	}
-	buf.WriteByte('}')
+	buf = append(buf, '}')
 	// The schema requires verdicts in the multi-verdict profiles even when
 	// no interceptor ran (a pre-dispatch rejection, a host failure): [] then.
 	if len(r.Verdicts) > 0 || (r.Composition.Profile != SequentialFirstDeny && r.Composition.Profile != "") {
-		buf.WriteString(`,"verdicts":[`)
+		buf = append(buf, `,"verdicts":[`...)
 		for i, s := range r.Verdicts {
 			if i > 0 {
-				buf.WriteByte(',')
+				buf = append(buf, ',')
 			}
-			buf.WriteString(`{"index":`)
-			buf.WriteString(strconv.Itoa(s.Index))
-			buf.WriteString(`,"decision":`)
-			writeString(&buf, string(s.Decision))
+			buf = append(buf, `{"index":`...)
+			buf = strconv.AppendInt(buf, int64(s.Index), 10)
+			buf = append(buf, `,"decision":`...)
+			buf = appendString(buf, string(s.Decision))
 			if s.Reason != "" {
-				buf.WriteString(`,"reason":`)
-				writeString(&buf, s.Reason)
+				buf = append(buf, `,"reason":`...)
+				buf = appendString(buf, s.Reason)
 			}
 			if s.Name != "" {
-				buf.WriteString(`,"name":`)
-				writeString(&buf, s.Name)
+				buf = append(buf, `,"name":`...)
+				buf = appendString(buf, s.Name)
 			}
-			buf.WriteByte('}')
+			buf = append(buf, '}')
 		}
-		buf.WriteByte(']')
+		buf = append(buf, ']')
 	}
 	if r.FoldTruncated != nil {
-		buf.WriteString(`,"fold_truncated":`)
-		buf.WriteString(strconv.FormatBool(*r.FoldTruncated))
+		buf = append(buf, `,"fold_truncated":`...)
+		buf = strconv.AppendBool(buf, *r.FoldTruncated)
 	}
 	if r.ResolvedBy != "" {
-		buf.WriteString(`,"resolved_by":`)
-		writeString(&buf, r.ResolvedBy)
+		buf = append(buf, `,"resolved_by":`...)
+		buf = appendString(buf, r.ResolvedBy)
 	}
-	buf.WriteString(`,"interceptors_registered":`)
-	buf.WriteString(strconv.Itoa(r.InterceptorsRegistered))
+	buf = append(buf, `,"interceptors_registered":`...)
+	buf = strconv.AppendInt(buf, int64(r.InterceptorsRegistered), 10)
 	if len(r.Extensions) > 0 {
 		eb := r.extensionsJSON
 		if eb == nil {
@@ -161,19 +166,18 @@ func (r Record) MarshalJSON() ([]byte, error) {
 				return nil, fmt.Errorf("interception record extensions: %w", err)
 			}
 		}
-		buf.WriteString(`,"extensions":`)
-		buf.Write(eb)
+		buf = append(buf, `,"extensions":`...)
+		buf = append(buf, eb...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	buf = append(buf, '}')
+	return buf, nil
 }
 
-func writeNullableString(buf *bytes.Buffer, s *string) {
+func appendNullableString(dst []byte, s *string) []byte {
 	if s == nil {
-		buf.WriteString("null")
-		return
+		return append(dst, "null"...)
 	}
-	writeString(buf, *s)
+	return appendString(dst, *s)
 }
 
 // UnmarshalJSON decodes the §10.3 wire shape (as MarshalJSON writes it).

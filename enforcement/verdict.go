@@ -357,87 +357,85 @@ func (v Verdict) MarshalJSON() ([]byte, error) {
 // appendJSON writes the verdict; projected selects the payload-free §10.3
 // projection (messages truncated, approval stripped, transform value dropped).
 func (v *Verdict) appendJSON(dst []byte, projected bool) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Write(dst)
-	buf.WriteString(`{"decision":`)
-	writeString(&buf, string(v.Decision))
+	buf := append(dst, `{"decision":`...)
+	buf = appendString(buf, string(v.Decision))
 	if v.Reason != "" {
-		buf.WriteString(`,"reason":`)
-		writeString(&buf, v.Reason)
+		buf = append(buf, `,"reason":`...)
+		buf = appendString(buf, v.Reason)
 	}
 	if v.Message != "" {
-		buf.WriteString(`,"message":`)
-		writeString(&buf, maybeTruncate(v.Message, projected))
+		buf = append(buf, `,"message":`...)
+		buf = appendString(buf, maybeTruncate(v.Message, projected))
 	}
 	if len(v.Warnings) > 0 {
-		buf.WriteString(`,"warnings":[`)
+		buf = append(buf, `,"warnings":[`...)
 		for i, w := range v.Warnings {
 			if i > 0 {
-				buf.WriteByte(',')
+				buf = append(buf, ',')
 			}
-			buf.WriteByte('{')
+			buf = append(buf, '{')
 			sep := false
 			if w.Reason != "" {
-				buf.WriteString(`"reason":`)
-				writeString(&buf, w.Reason)
+				buf = append(buf, `"reason":`...)
+				buf = appendString(buf, w.Reason)
 				sep = true
 			}
 			if w.Message != "" {
 				if sep {
-					buf.WriteByte(',')
+					buf = append(buf, ',')
 				}
-				buf.WriteString(`"message":`)
-				writeString(&buf, maybeTruncate(w.Message, projected))
+				buf = append(buf, `"message":`...)
+				buf = appendString(buf, maybeTruncate(w.Message, projected))
 			}
-			buf.WriteByte('}')
+			buf = append(buf, '}')
 		}
-		buf.WriteByte(']')
+		buf = append(buf, ']')
 	}
 	if v.Approval != nil {
-		buf.WriteString(`,"approval":`)
+		buf = append(buf, `,"approval":`...)
 		if projected || len(v.Approval) == 0 {
-			buf.WriteString("{}")
+			buf = append(buf, "{}"...)
 		} else {
 			b, err := jsonvalue.Marshal(v.Approval)
 			if err != nil {
 				return nil, fmt.Errorf("approval: %w", err)
 			}
-			buf.Write(b)
+			buf = append(buf, b...)
 		}
 	}
 	if v.Transform != nil {
-		buf.WriteString(`,"transform":{"path":`)
-		writeString(&buf, v.Transform.Path)
+		buf = append(buf, `,"transform":{"path":`...)
+		buf = appendString(buf, v.Transform.Path)
 		if !projected {
-			buf.WriteString(`,"value":`)
+			buf = append(buf, `,"value":`...)
 			b, err := jsonvalue.Marshal(v.Transform.Value)
 			if err != nil {
 				return nil, fmt.Errorf("transform.value: %w", err)
 			}
-			buf.Write(b)
+			buf = append(buf, b...)
 		}
-		buf.WriteByte('}')
+		buf = append(buf, '}')
 	}
 	if v.Evidence != nil {
 		b, err := json.Marshal(v.Evidence)
 		if err != nil {
 			return nil, fmt.Errorf("evidence: %w", err)
 		}
-		buf.WriteString(`,"evidence":`)
-		buf.Write(b)
+		buf = append(buf, `,"evidence":`...)
+		buf = append(buf, b...)
 	}
 	if len(v.ResultLabels) > 0 {
-		buf.WriteString(`,"result_labels":[`)
+		buf = append(buf, `,"result_labels":[`...)
 		for i, l := range v.ResultLabels {
 			if i > 0 {
-				buf.WriteByte(',')
+				buf = append(buf, ',')
 			}
-			writeString(&buf, l)
+			buf = appendString(buf, l)
 		}
-		buf.WriteByte(']')
+		buf = append(buf, ']')
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	buf = append(buf, '}')
+	return buf, nil
 }
 
 // maxRecordMessageBytes bounds record messages (§10.3).
@@ -465,21 +463,27 @@ func TruncateMessage(s string) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// writeString writes s as a JSON string without HTML escaping, exactly as
-// encoding/json does. Record strings (ids, reasons, points, timestamps)
-// are nearly always plain ASCII, which needs no escaping; only the others
-// pay for an encoder.
+// writeString writes s as a JSON string, as appendString does.
 func writeString(buf *bytes.Buffer, s string) {
+	buf.Write(appendString(buf.AvailableBuffer(), s))
+}
+
+// appendString appends s as a JSON string without HTML escaping, exactly
+// as encoding/json writes it. Record strings (ids, reasons, points,
+// timestamps) are nearly always plain ASCII, which needs no escaping;
+// only the others pay for an encoder.
+func appendString(dst []byte, s string) []byte {
 	if plainJSONString(s) {
-		buf.WriteByte('"')
-		buf.WriteString(s)
-		buf.WriteByte('"')
-		return
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
 	}
+	buf := bytes.NewBuffer(dst)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a Go string always encodes
-	buf.Truncate(buf.Len() - 1)
+	b := buf.Bytes()
+	return b[:len(b)-1] // Encode's newline
 }
 
 // plainJSONString reports whether s is printable ASCII without '"' or '\\',

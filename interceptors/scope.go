@@ -116,18 +116,26 @@ type renamedKey struct{ from, to string }
 // tree rewrites v and reports whether anything changed.
 func (w *textRewriter) tree(v any) (any, bool) {
 	switch x := v.(type) {
+	// Unchanged, v itself comes back: boxing a string or a slice again
+	// would allocate for every one of the tree.
 	case string:
-		return w.text(x)
+		if nx, changed := w.text(x); changed {
+			return nx, true
+		}
 	case map[string]any:
-		return w.object(x)
+		if nx, changed := w.object(x); changed {
+			return nx, true
+		}
 	case []any:
-		return w.array(x)
+		if nx, changed := w.array(x); changed {
+			return nx, true
+		}
 	}
 	return v, false
 }
 
 // array rewrites the elements of x.
-func (w *textRewriter) array(x []any) (any, bool) {
+func (w *textRewriter) array(x []any) ([]any, bool) {
 	var out []any
 	for i, e := range x {
 		if ne, changed := w.tree(e); changed {
@@ -151,7 +159,7 @@ func (w *textRewriter) array(x []any) (any, bool) {
 }
 
 // object rewrites the members and keys of x.
-func (w *textRewriter) object(x map[string]any) (any, bool) {
+func (w *textRewriter) object(x map[string]any) (map[string]any, bool) {
 	var out map[string]any
 	var renames []renamedKey
 	for k, e := range x {

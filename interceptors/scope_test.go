@@ -285,6 +285,10 @@ func TestTextRewriterOwnsItsResult(t *testing.T) {
 	if out, changed := w.tree(unchanged); changed || reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(unchanged).UnsafePointer() {
 		t.Errorf("nothing to rewrite: changed %v, out %v", changed, out)
 	}
+	var boxed any = unchanged
+	if n := testing.AllocsPerRun(100, func() { w.tree(boxed) }); n != 0 {
+		t.Errorf("nothing to rewrite: %v allocations, want none", n)
+	}
 }
 
 // TestRegexReplaceMatchesStdlib: the one-pass replacement writes what

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/records"
 )
 
 // InstrumentSink returns sink counting each write in
@@ -38,19 +39,33 @@ type instrumentedSink struct {
 }
 
 func (s *instrumentedSink) WriteRecord(ctx context.Context, r *enforcement.Record) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.err.Inc()
-			panic(p)
-		}
-	}()
-	err = s.sink.WriteRecord(ctx, r)
+	defer s.countPanic()
+	return s.count(s.sink.WriteRecord(ctx, r))
+}
+
+// WriteAttributed implements records.AttributedSink, passing a on.
+func (s *instrumentedSink) WriteAttributed(ctx context.Context, r *enforcement.Record, a records.Attribution) error {
+	defer s.countPanic()
+	return s.count(records.WriteAttributed(ctx, s.sink, r, a))
+}
+
+// count counts one write's result.
+func (s *instrumentedSink) count(err error) error {
 	if err != nil {
 		s.err.Inc()
 	} else {
 		s.ok.Inc()
 	}
 	return err
+}
+
+// countPanic, deferred, counts a panicking write as an error and
+// re-raises the panic.
+func (s *instrumentedSink) countPanic() {
+	if p := recover(); p != nil {
+		s.err.Inc()
+		panic(p)
+	}
 }
 
 // Unwrap returns the wrapped sink.

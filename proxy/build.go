@@ -184,7 +184,7 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	if err != nil {
 		return nil, err
 	}
-	pol := &Policy{Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
+	pol := &Policy{apiExtensions: new(extensionsCache), Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
 		ContextExtensions: policyExtensions(doc.Version, "")}
 	pol.RequireKeys, pol.KeysVersion = cfg.Auth.RequiresKeys(), cfg.Auth.Version()
 	pol.Principals, pol.revokedKeys = principals(cfg.Auth.Keys())

@@ -214,7 +214,9 @@ func (s *Server) commonFields(ctx context.Context, r *http.Request, pol *Policy,
 	common := map[string]any{}
 	var tr map[string]any
 	if r != nil {
-		tr = parseTraceparent(r.Header.Get("traceparent"))
+		if h := r.Header.Get("traceparent"); h != "" { // most requests: no parse, no allocation
+			tr = parseTraceparent(h)
+		}
 	}
 	if tr == nil {
 		tr = s.gatewayTrace(ctx)

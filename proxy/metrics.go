@@ -70,8 +70,12 @@ func observation(ctx context.Context) *requestObs {
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		obs := &requestObs{start: start}
-		sw := &statusWriter{ResponseWriter: w}
+		// One allocation for both: they live exactly as long as the request.
+		both := &struct {
+			obs requestObs
+			sw  statusWriter
+		}{requestObs{start: start}, statusWriter{ResponseWriter: w}}
+		obs, sw := &both.obs, &both.sw
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestObsKey{}, obs)))
 		route := "unmatched"
 		if rc := chi.RouteContext(r.Context()); rc != nil {

@@ -153,13 +153,19 @@ type modelCall struct {
 	budget *membudget.Account
 	// extensions is the contexts' extensions member, once built.
 	extensions map[string]any
+	// modelID and vendor are the model member's values, boxed once for
+	// the call's contexts.
+	modelID, vendor any
 }
 
 // model is the context's model member: the requested id and the upstream
 // serving it (the spec's model object is closed: the surface goes in
 // extensions, see modelFields).
 func (mc *modelCall) model() map[string]any {
-	return map[string]any{"id": mc.req.Model(), "vendor": mc.up.Name()}
+	if mc.modelID == nil {
+		mc.modelID, mc.vendor = mc.req.Model(), mc.up.Name()
+	}
+	return map[string]any{"id": mc.modelID, "vendor": mc.vendor}
 }
 
 // modelFields are the members of a model call's contexts: model, and the
@@ -176,20 +182,10 @@ func (mc *modelCall) modelFields(model map[string]any) map[string]any {
 
 // contextExtensions is the extensions member of the call's contexts.
 func (mc *modelCall) contextExtensions() map[string]any {
-	gw := map[string]any{"api": string(mc.surf.API())}
-	ext := map[string]any{ExtensionNamespace: gw}
 	if pol := mc.t.pol; pol != nil {
-		for k, v := range pol.ContextExtensions {
-			if k != ExtensionNamespace {
-				ext[k] = v
-			}
-		}
-		own, _ := pol.ContextExtensions[ExtensionNamespace].(map[string]any)
-		for k, v := range own {
-			gw[k] = v
-		}
+		return pol.contextExtensionsFor(mc.surf.API())
 	}
-	return ext
+	return buildContextExtensions(nil, mc.surf.API())
 }
 
 // run takes the model call through its emissions and answers the client.

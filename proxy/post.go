@@ -154,24 +154,39 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 		return hostFailure(enforcement.PostModelCall, pc.mc.t.builder.SessionID, "the verdicted response could not be written back")
 	}
 	pc.mc.t.end(ctx, enforcement.ShutdownCompleted)
-	pc.headers(w)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	vals := pc.headers(w, 2)
+	h := w.Header()
+	h["Content-Type"] = oneValue(&vals, "application/json")
+	h["Content-Length"] = oneValue(&vals, strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
 	return nil
 }
 
-func (pc *postCall) headers(w http.ResponseWriter) {
+// headers sets the turn's session, decision and mode headers (what
+// Header.Set would, its keys being canonical) with their values in one
+// array, which has room for extra more the caller sets with oneValue.
+func (pc *postCall) headers(w http.ResponseWriter, extra int) []string {
 	t := pc.mc.t
 	h := w.Header()
-	h.Set(HeaderSession, t.builder.SessionID)
+	vals := make([]string, 0, 3+extra)
+	h[HeaderSession] = oneValue(&vals, t.builder.SessionID)
 	if t.worst != "" {
-		h.Set(HeaderDecision, string(t.worst))
+		h[HeaderDecision] = oneValue(&vals, string(t.worst))
 	}
 	if t.mode != "" {
-		h.Set(HeaderMode, string(t.mode))
+		h[HeaderMode] = oneValue(&vals, string(t.mode))
 	}
+	return vals
+}
+
+// oneValue appends v to *vals and returns it as a one-value header slice
+// of its own (capacity one, so an Add to it copies rather than writing
+// over the next value).
+func oneValue(vals *[]string, v string) []string {
+	n := len(*vals)
+	*vals = append(*vals, v)
+	return (*vals)[n : n+1 : n+1]
 }
 
 func isEventStream(resp *http.Response) bool {
@@ -206,8 +221,7 @@ func (pc *postCall) releaseWhole(ctx context.Context, w http.ResponseWriter, com
 	}
 	pc.mc.t.end(ctx, enforcement.ShutdownCompleted)
 	if !committed {
-		pc.headers(w)
-		setStreamHeaders(w)
+		setStreamHeaders(w, pc.headers(w, 3))
 		w.WriteHeader(http.StatusOK)
 	}
 	if _, err := w.Write(out); err != nil {
@@ -315,11 +329,13 @@ func (pc *postCall) refuse(ctx context.Context, response map[string]any, reason,
 	return out, nil
 }
 
-func setStreamHeaders(w http.ResponseWriter) {
+// setStreamHeaders sets an event stream's three headers, their values
+// appended to vals (see oneValue).
+func setStreamHeaders(w http.ResponseWriter, vals []string) {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = oneValue(&vals, "text/event-stream")
+	h["Cache-Control"] = oneValue(&vals, "no-cache")
+	h["X-Accel-Buffering"] = oneValue(&vals, "no")
 }
 
 // keepAlive sends SSE comments while a stream is buffered, when configured.
@@ -399,10 +415,11 @@ func (pc *postCall) provisionalHeaders() streamHeaders {
 // would be false if a later verdict denies.
 func (sh streamHeaders) commit(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set(HeaderSession, sh.session)
+	vals := make([]string, 0, 5) // one array for the five values
+	h[HeaderSession] = oneValue(&vals, sh.session)
 	if sh.mode != "" {
-		h.Set(HeaderMode, string(sh.mode))
+		h[HeaderMode] = oneValue(&vals, string(sh.mode))
 	}
-	setStreamHeaders(w)
+	setStreamHeaders(w, vals)
 	w.WriteHeader(http.StatusOK)
 }

@@ -73,6 +73,9 @@ type Policy struct {
 	// contexts the gateway builds for model calls (extensions take no
 	// part in context identity). Read-only.
 	ContextExtensions map[string]any
+	// apiExtensions caches the model calls' extensions per surface (see
+	// contextExtensionsFor); nil builds them per call.
+	apiExtensions *extensionsCache
 }
 
 // Options configures a Server.

@@ -179,6 +179,11 @@ func (h *HTTP) WriteRecord(ctx context.Context, r *enforcement.Record) error {
 	return h.fr.emit(ctx, r, h.enqueue)
 }
 
+// WriteAttributed is WriteRecord with the attribution given (records.AttributedSink).
+func (h *HTTP) WriteAttributed(ctx context.Context, r *enforcement.Record, a Attribution) error {
+	return h.fr.emitAs(ctx, r, a, h.enqueue)
+}
+
 // MarkPolicy queues a policy marker for version when one is due; a
 // marker the queue cannot take is queued again with the next record.
 func (h *HTTP) MarkPolicy(ctx context.Context, version string) error {

@@ -94,6 +94,11 @@ func (s *JSONL) WriteRecord(ctx context.Context, r *enforcement.Record) error {
 	return s.fr.emit(ctx, r, s.write)
 }
 
+// WriteAttributed is WriteRecord with the attribution given (records.AttributedSink).
+func (s *JSONL) WriteAttributed(ctx context.Context, r *enforcement.Record, a Attribution) error {
+	return s.fr.emitAs(ctx, r, a, s.write)
+}
+
 // MarkPolicy writes a policy marker for version when one is due.
 func (s *JSONL) MarkPolicy(ctx context.Context, version string) error {
 	return s.fr.markPolicy(ctx, version, s.write)

@@ -64,6 +64,11 @@ func (s *Writer) WriteRecord(ctx context.Context, r *enforcement.Record) error {
 	return s.fr.emit(ctx, r, s.write)
 }
 
+// WriteAttributed is WriteRecord with the attribution given (records.AttributedSink).
+func (s *Writer) WriteAttributed(ctx context.Context, r *enforcement.Record, a Attribution) error {
+	return s.fr.emitAs(ctx, r, a, s.write)
+}
+
 // MarkPolicy writes a policy marker for version when one is due.
 func (s *Writer) MarkPolicy(ctx context.Context, version string) error {
 	return s.fr.markPolicy(ctx, version, s.write)
@@ -98,6 +103,29 @@ func (f Fanout) WriteRecord(ctx context.Context, r *enforcement.Record) error {
 	var errs []error
 	for _, s := range f {
 		if err := s.WriteRecord(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WriteAttributed writes r to every sink with attribution a
+// (AttributedSink), in a context made once for those without
+// WriteAttributed.
+func (f Fanout) WriteAttributed(ctx context.Context, r *enforcement.Record, a Attribution) error {
+	var errs []error
+	var withA context.Context
+	for _, s := range f {
+		var err error
+		if as, ok := s.(AttributedSink); ok {
+			err = as.WriteAttributed(ctx, r, a)
+		} else {
+			if withA == nil {
+				withA = WithAttribution(ctx, a)
+			}
+			err = s.WriteRecord(withA, r)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -117,6 +117,11 @@ func (s *RedisStream) WriteRecord(ctx context.Context, r *enforcement.Record) er
 	return s.fr.emit(ctx, r, s.add)
 }
 
+// WriteAttributed is WriteRecord with the attribution given (records.AttributedSink).
+func (s *RedisStream) WriteAttributed(ctx context.Context, r *enforcement.Record, a Attribution) error {
+	return s.fr.emitAs(ctx, r, a, s.add)
+}
+
 // MarkPolicy adds a policy marker entry for version when one is due.
 func (s *RedisStream) MarkPolicy(ctx context.Context, version string) error {
 	return s.fr.markPolicy(ctx, version, s.add)

@@ -1,0 +1,54 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/metrics/metricstest"
+	"github.com/hooks-gateway/hooks-gateway/records"
+)
+
+// TestInstrumentedSinkPassesAttribution: under records.Attributed, an
+// instrumented sink passes the attribution on, to a records sink as an
+// argument and to any other in its context, and counts those writes and
+// their panics like WriteRecord's.
+func TestInstrumentedSinkPassesAttribution(t *testing.T) {
+	m := New(Options{NoRuntimeCollectors: true})
+	a := records.Attribution{PolicyVersion: "v1", Route: "payments"}
+	var buf bytes.Buffer
+	w := m.InstrumentSink("stdout", records.NewFramedWriter(&buf, records.Framing{Format: records.FormatEnvelope}))
+	var seen records.Attribution
+	other := m.InstrumentSink("custom", enforcement.RecordSinkFunc(func(ctx context.Context, _ *enforcement.Record) error {
+		seen = records.AttributionFrom(ctx)
+		return nil
+	}))
+	panicky := m.InstrumentSink("redis", enforcement.RecordSinkFunc(func(context.Context, *enforcement.Record) error { panic("x") }))
+	r := &enforcement.Record{InterceptionPoint: enforcement.Input, Mode: enforcement.Enforce, Verdict: enforcement.Allow(), SessionID: "s"}
+	for _, s := range []enforcement.RecordSink{w, other} {
+		if err := records.Attributed(s, a).WriteRecord(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the sink's panic was swallowed")
+			}
+		}()
+		records.Attributed(panicky, a).WriteRecord(context.Background(), r)
+	}()
+	if !strings.Contains(buf.String(), `"hooks_gateway":{"policy_version":"v1","route":"payments"}`) {
+		t.Errorf("envelope without the attribution: %s", buf.String())
+	}
+	if seen != a {
+		t.Errorf("context sink saw %+v", seen)
+	}
+	metricstest.WantSeries(t, scrape(t, m), "agent_hooks_records_total", map[string]float64{
+		"result=ok,sink=stdout": 1, "result=error,sink=stdout": 0,
+		"result=ok,sink=custom": 1, "result=error,sink=custom": 0,
+		"result=ok,sink=redis": 0, "result=error,sink=redis": 1,
+	})
+}
