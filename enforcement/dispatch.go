@@ -27,6 +27,8 @@ type emission struct {
 
 	inputID    *string
 	enforcedID *string
+	// inputIDValue holds *inputID: one allocation less per emission.
+	inputIDValue string
 	// validator is the per-emission write-back check (WithTargetValidator).
 	validator TargetValidator
 	// dispatched is false for emissions rejected before dispatch.
@@ -56,13 +58,14 @@ func (em *emission) admit() bool {
 		em.combined = hostDeny(ReasonContextInvalid, "context rejected: "+err.Error())
 		return false
 	}
-	id, err := em.e.identity.Identity(em.orig)
-	if err != nil {
-		em.combined = hostDeny(ReasonContextInvalid, err.Error())
-		return false
+	if !em.e.identity.IsNull() {
+		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true); err != nil {
+			em.combined = hostDeny(ReasonContextInvalid, err.Error())
+			return false
+		}
+		em.inputID = &em.inputIDValue
+		em.enforcedID = em.inputID
 	}
-	em.inputID = id
-	em.enforcedID = id
 	em.dispatched = true
 	return true
 }

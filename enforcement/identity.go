@@ -64,25 +64,41 @@ func (p IdentityProvider) IsNull() bool { return p.name == "" }
 // Identity computes the context identity. The null provider returns nil.
 // Any failure (a panic included) is an error: the caller denies the emission
 // with host_error:context_invalid before dispatch (§10.1).
-func (p IdentityProvider) Identity(c Context) (id *string, err error) {
+func (p IdentityProvider) Identity(c Context) (*string, error) {
 	if p.IsNull() {
 		return nil, nil
 	}
+	s := new(string)
+	if err := p.identityInto(s, c, false); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// identityInto is Identity into *dst for a provider that is not null.
+// validated says the caller has just run ValidateEnvelope on c, so the
+// jcs-sha256 provider does not run it again (a custom provider is handed
+// c as always).
+func (p IdentityProvider) identityInto(dst *string, c Context, validated bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			id, err = nil, fmt.Errorf("identity provider %s panicked: %T", p.name, r)
+			err = fmt.Errorf("identity provider %s panicked: %T", p.name, r)
 		}
 	}()
 	var s string
-	if p.compute != nil {
+	switch {
+	case p.compute != nil:
 		s, err = p.compute(c)
-	} else {
+	case validated:
+		s, err = validatedIdentity(c, p.maxDepth)
+	default:
 		s, err = ContextIdentity(c, p.maxDepth)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("identity provider %s: %w", p.name, err)
+		return fmt.Errorf("identity provider %s: %w", p.name, err)
 	}
-	return &s, nil
+	*dst = s
+	return nil
 }
 
 // ContextIdentity is the jcs-sha256 identity of c: the envelope check, the
@@ -92,6 +108,11 @@ func ContextIdentity(c Context, maxDepth int) (string, error) {
 	if err := ValidateEnvelope(c); err != nil {
 		return "", err
 	}
+	return validatedIdentity(c, maxDepth)
+}
+
+// validatedIdentity is ContextIdentity after the envelope check.
+func validatedIdentity(c Context, maxDepth int) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
