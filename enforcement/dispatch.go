@@ -29,6 +29,8 @@ type emission struct {
 	enforcedID *string
 	// inputIDValue holds *inputID: one allocation less per emission.
 	inputIDValue string
+	// proj is the storage of the identity projection.
+	proj projection
 	// validator is the per-emission write-back check (WithTargetValidator).
 	validator TargetValidator
 	// dispatched is false for emissions rejected before dispatch.
@@ -59,7 +61,7 @@ func (em *emission) admit() bool {
 		return false
 	}
 	if !em.e.identity.IsNull() {
-		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true); err != nil {
+		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true, &em.proj); err != nil {
 			em.combined = hostDeny(ReasonContextInvalid, err.Error())
 			return false
 		}

@@ -69,7 +69,7 @@ func (p IdentityProvider) Identity(c Context) (*string, error) {
 		return nil, nil
 	}
 	s := new(string)
-	if err := p.identityInto(s, c, false); err != nil {
+	if err := p.identityInto(s, c, false, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -78,8 +78,9 @@ func (p IdentityProvider) Identity(c Context) (*string, error) {
 // identityInto is Identity into *dst for a provider that is not null.
 // validated says the caller has just run ValidateEnvelope on c, so the
 // jcs-sha256 provider does not run it again (a custom provider is handed
-// c as always).
-func (p IdentityProvider) identityInto(dst *string, c Context, validated bool) (err error) {
+// c as always). proj, when not nil, is the storage the jcs-sha256
+// projection uses; it is reset before returning.
+func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, proj *projection) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("identity provider %s panicked: %T", p.name, r)
@@ -89,8 +90,11 @@ func (p IdentityProvider) identityInto(dst *string, c Context, validated bool) (
 	switch {
 	case p.compute != nil:
 		s, err = p.compute(c)
+	case validated && proj != nil:
+		s, err = validatedIdentity(c, p.maxDepth, proj)
+		proj.reset()
 	case validated:
-		s, err = validatedIdentity(c, p.maxDepth)
+		s, err = validatedIdentity(c, p.maxDepth, new(projection))
 	default:
 		s, err = ContextIdentity(c, p.maxDepth)
 	}
@@ -108,15 +112,15 @@ func ContextIdentity(c Context, maxDepth int) (string, error) {
 	if err := ValidateEnvelope(c); err != nil {
 		return "", err
 	}
-	return validatedIdentity(c, maxDepth)
+	return validatedIdentity(c, maxDepth, new(projection))
 }
 
 // validatedIdentity is ContextIdentity after the envelope check.
-func validatedIdentity(c Context, maxDepth int) (string, error) {
+func validatedIdentity(c Context, maxDepth int, proj *projection) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	return jcs.SHA256Identity(identityObject(c), maxDepth)
+	return jcs.SHA256Identity(proj.object(c), maxDepth)
 }
 
 // IdentityProjection returns the closed required+conditional projection of
@@ -142,35 +146,67 @@ func IdentityProjection(c Context) map[string]any {
 // identityObject is IdentityProjection as a jcs.Object: the same members,
 // without the maps, which cost more than hashing a small context.
 func identityObject(c Context) jcs.Object {
+	return *new(projection).object(c)
+}
+
+// projection is the storage of one identity projection: the members and
+// the picked sub-objects live in fixed arrays, so projecting costs no
+// allocation of its own (an emission embeds one). Sizes: the seven core
+// members plus at most two conditional ones; agent's two subfields,
+// session's one and at most five whitelisted subfields of the
+// conditional members (post_tool_call's tool_call and tool_result).
+type projection struct {
+	top   [9]jcs.Member
+	sub   [8]jcs.Member
+	boxes [4]jcs.Object
+	root  jcs.Object
+	nsub  int
+	nbox  int
+}
+
+// object fills p with the projection of c and returns it (a pointer, which
+// boxes without an allocation). It shares values with c; p must not be
+// reused until the result is no longer used.
+func (p *projection) object(c Context) *jcs.Object {
+	p.nsub, p.nbox = 0, 0
 	fields := shapes[c.Point()].fields
-	out := make(jcs.Object, 0, 7+len(fields))
+	out := jcs.Object(p.top[:0])
 	for _, k := range [...]string{"spec", "interception_point", "timestamp", "sequence", "target"} {
 		out = append(out, jcs.Member{Key: k, Value: c[k]})
 	}
 	out = append(out,
-		jcs.Member{Key: "agent", Value: pickObject(c["agent"], "id", "framework")},
-		jcs.Member{Key: "session", Value: pickObject(c["session"], "id")})
+		jcs.Member{Key: "agent", Value: p.pick(c["agent"], "id", "framework")},
+		jcs.Member{Key: "session", Value: p.pick(c["session"], "id")})
 	for _, f := range fields {
 		if f.subfields == nil {
 			out = append(out, jcs.Member{Key: f.field, Value: c[f.field]})
 		} else {
-			out = append(out, jcs.Member{Key: f.field, Value: pickObject(c[f.field], f.subfields...)})
+			out = append(out, jcs.Member{Key: f.field, Value: p.pick(c[f.field], f.subfields...)})
 		}
 	}
-	return out
+	p.root = out
+	return &p.root
 }
 
-// pickObject is pick as a jcs.Object.
-func pickObject(v any, keys ...string) jcs.Object {
+// pick is the sub-object of v's members under keys, as a *jcs.Object
+// into p's storage (a pointer boxes without an allocation).
+func (p *projection) pick(v any, keys ...string) *jcs.Object {
 	obj, _ := v.(map[string]any)
-	out := make(jcs.Object, 0, len(keys))
+	start := p.nsub
 	for _, k := range keys {
 		if x, ok := obj[k]; ok {
-			out = append(out, jcs.Member{Key: k, Value: x})
+			p.sub[p.nsub] = jcs.Member{Key: k, Value: x}
+			p.nsub++
 		}
 	}
-	return out
+	box := &p.boxes[p.nbox]
+	p.nbox++
+	*box = p.sub[start:p.nsub:p.nsub]
+	return box
 }
+
+// reset drops the references into the last projected context.
+func (p *projection) reset() { *p = projection{} }
 
 func pick(v any, keys ...string) map[string]any {
 	obj, _ := v.(map[string]any)
