@@ -523,13 +523,19 @@ func (e *Emitter) observe(rec *Record, d time.Duration) {
 // and to the bounded buffer.
 func (e *Emitter) deliver(ctx context.Context, rec *Record) {
 	if e.sink != nil {
+		if ctx.Done() != nil {
+			// Detach the sink from cancellation; a context whose Done is
+			// nil never ends (the agent_shutdown path already detached
+			// it), so it is passed as it is, without another wrapper.
+			ctx = context.WithoutCancel(ctx)
+		}
 		func() {
 			defer func() {
 				if recover() != nil {
 					e.sinkErr.Add(1)
 				}
 			}()
-			if err := e.sink.WriteRecord(context.WithoutCancel(ctx), rec); err != nil {
+			if err := e.sink.WriteRecord(ctx, rec); err != nil {
 				e.sinkErr.Add(1)
 			}
 		}()
