@@ -92,7 +92,6 @@ func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, p
 		s, err = p.compute(c)
 	case validated && proj != nil:
 		s, err = validatedIdentity(c, p.maxDepth, proj)
-		proj.reset()
 	case validated:
 		s, err = validatedIdentity(c, p.maxDepth, new(projection))
 	default:
@@ -115,12 +114,14 @@ func ContextIdentity(c Context, maxDepth int) (string, error) {
 	return validatedIdentity(c, maxDepth, new(projection))
 }
 
-// validatedIdentity is ContextIdentity after the envelope check.
+// validatedIdentity is ContextIdentity after the envelope check, projecting
+// into proj (reset before it returns).
 func validatedIdentity(c Context, maxDepth int, proj *projection) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	return jcs.SHA256Identity(proj.object(c), maxDepth)
+	defer proj.reset()
+	return jcs.SHA256Identity(proj.object(c, maxDepth), maxDepth)
 }
 
 // IdentityProjection returns the closed required+conditional projection of
@@ -146,7 +147,7 @@ func IdentityProjection(c Context) map[string]any {
 // identityObject is IdentityProjection as a jcs.Object: the same members,
 // without the maps, which cost more than hashing a small context.
 func identityObject(c Context) jcs.Object {
-	return *new(projection).object(c)
+	return *new(projection).object(c, 0)
 }
 
 // projection is the storage of one identity projection: the members and
@@ -162,39 +163,107 @@ type projection struct {
 	root  jcs.Object
 	nsub  int
 	nbox  int
+	// target is the target's canonical bytes when they are written twice
+	// (see shareTarget).
+	target jcs.Canonical
 }
 
 // object fills p with the projection of c and returns it (a pointer, which
 // boxes without an allocation). It shares values with c; p must not be
-// reused until the result is no longer used.
-func (p *projection) object(c Context) *jcs.Object {
+// reused until the result is no longer used, and must be reset after.
+// maxDepth > 0 lets the target's canonical bytes be made once for both
+// places it appears (shareTarget) under that depth bound; 0 projects
+// plainly.
+func (p *projection) object(c Context, maxDepth int) *jcs.Object {
 	p.nsub, p.nbox = 0, 0
-	fields := shapes[c.Point()].fields
+	point := c.Point()
+	shape := shapes[point]
+	var shared *jcs.Canonical
+	if maxDepth > 0 {
+		shared = p.shareTarget(c, point, maxDepth)
+	}
 	out := jcs.Object(p.top[:0])
-	for _, k := range [...]string{"spec", "interception_point", "timestamp", "sequence", "target"} {
+	for _, k := range [...]string{"spec", "interception_point", "timestamp", "sequence"} {
 		out = append(out, jcs.Member{Key: k, Value: c[k]})
 	}
+	if shared != nil {
+		out = append(out, jcs.Member{Key: "target", Value: shared})
+	} else {
+		out = append(out, jcs.Member{Key: "target", Value: c["target"]})
+	}
 	out = append(out,
-		jcs.Member{Key: "agent", Value: p.pick(c["agent"], "id", "framework")},
-		jcs.Member{Key: "session", Value: p.pick(c["session"], "id")})
-	for _, f := range fields {
-		if f.subfields == nil {
-			out = append(out, jcs.Member{Key: f.field, Value: c[f.field]})
-		} else {
-			out = append(out, jcs.Member{Key: f.field, Value: p.pick(c[f.field], f.subfields...)})
+		jcs.Member{Key: "agent", Value: p.pick(c["agent"], "", nil, "id", "framework")},
+		jcs.Member{Key: "session", Value: p.pick(c["session"], "", nil, "id")})
+	for _, f := range shape.fields {
+		var v any = c[f.field]
+		switch {
+		case shared == nil || f.field != shape.targetOf[0]:
+			if f.subfields != nil {
+				v = p.pick(v, "", nil, f.subfields...)
+			}
+		case len(shape.targetOf) == 2:
+			// tool_call.args, tool_result.value: the target is one member
+			// of the picked object.
+			v = p.pick(v, shape.targetOf[1], shared, f.subfields...)
+		case f.subfields == nil || p.pickedWhole(v, f.subfields):
+			// The member is the target, taken whole or with every one of
+			// its keys whitelisted: the same canonical bytes.
+			v = shared
+		default:
+			v = p.pick(v, "", nil, f.subfields...)
 		}
+		out = append(out, jcs.Member{Key: f.field, Value: v})
 	}
 	p.root = out
 	return &p.root
 }
 
+// shareTarget makes the target's canonical bytes when the target is the
+// very container its mirror member holds (as Builder makes it), so they
+// stand for both: canonicalizing a large message list or response once
+// rather than twice. They are made at the deeper of the two levels the
+// value sits at (the root is 1: target is at 2, a nested mirror such as
+// tool_call.args at 3). Any failure returns nil: the plain walk then
+// finds and reports the first violation exactly as before.
+func (p *projection) shareTarget(c Context, point Point, maxDepth int) *jcs.Canonical {
+	target := c["target"]
+	alias, ok := targetAlias(c, point)
+	if !ok || !sameValue(alias, target) {
+		return nil
+	}
+	if err := p.target.Encode(target, 1+len(shapes[point].targetOf), maxDepth); err != nil {
+		return nil
+	}
+	return &p.target
+}
+
+// pickedWhole reports whether picking keys from v keeps all of v: then
+// the picked object canonicalizes exactly as v does.
+func (p *projection) pickedWhole(v any, keys []string) bool {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	n := 0
+	for _, k := range keys {
+		if _, ok := obj[k]; ok {
+			n++
+		}
+	}
+	return n == len(obj)
+}
+
 // pick is the sub-object of v's members under keys, as a *jcs.Object
-// into p's storage (a pointer boxes without an allocation).
-func (p *projection) pick(v any, keys ...string) *jcs.Object {
+// into p's storage (a pointer boxes without an allocation). The member
+// named sharedKey, when not "", is written as shared.
+func (p *projection) pick(v any, sharedKey string, shared *jcs.Canonical, keys ...string) *jcs.Object {
 	obj, _ := v.(map[string]any)
 	start := p.nsub
 	for _, k := range keys {
 		if x, ok := obj[k]; ok {
+			if sharedKey != "" && k == sharedKey {
+				x = shared
+			}
 			p.sub[p.nsub] = jcs.Member{Key: k, Value: x}
 			p.nsub++
 		}
@@ -205,8 +274,12 @@ func (p *projection) pick(v any, keys ...string) *jcs.Object {
 	return box
 }
 
-// reset drops the references into the last projected context.
-func (p *projection) reset() { *p = projection{} }
+// reset drops the references into the last projected context and
+// returns the target's bytes to their pool.
+func (p *projection) reset() {
+	p.target.Release()
+	*p = projection{}
+}
 
 func pick(v any, keys ...string) map[string]any {
 	obj, _ := v.(map[string]any)

@@ -302,6 +302,11 @@ func (e *encoder) encode(v any, depth int) *Error {
 			return e.objectMembers(nil, depth)
 		}
 		return e.objectMembers(*x, depth)
+	case *Canonical:
+		if x == nil || x.bytes == nil {
+			return &Error{err: ErrUnsupportedType, typ: "unencoded *jcs.Canonical"}
+		}
+		e.writeCanonical(x.bytes)
 	case []any:
 		return e.array(x, depth)
 	case json.Number:
