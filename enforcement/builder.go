@@ -2,11 +2,9 @@ package enforcement
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +59,8 @@ type Builder struct {
 		once           sync.Once
 		agent, session map[string]any
 	}
+	// lastStamp is the timestamp of the last context built (see timestamp).
+	lastStamp atomic.Pointer[stamp]
 }
 
 // agentMember is the context's agent member.
@@ -119,11 +119,14 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	if b.Now != nil {
 		now = b.Now
 	}
-	ts := now().UTC().Format(TimestampFormat)
+	st := b.timestamp(now())
+	ts := st.s
 	fail := func(err error) (Context, error) {
 		return nil, &ProjectionError{Point: point, SessionID: b.SessionID, Sequence: seq, Timestamp: ts, Err: err}
 	}
-	c := make(Context, len(fields)+len(b.Common)+8)
+	// The core members are seven, target included: an exact size keeps a
+	// small context in a single map group.
+	c := make(Context, len(fields)+len(b.Common)+7)
 	convert := jsonvalue.FromGo
 	if b.AdoptFields {
 		convert = jsonvalue.Adopt
@@ -167,9 +170,9 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 		session["id"] = b.SessionID
 	}
 	c["spec"] = SpecVersion
-	c["interception_point"] = string(point)
-	c["timestamp"] = ts
-	c["sequence"] = json.Number(strconv.FormatInt(seq, 10))
+	c["interception_point"] = pointValue(point)
+	c["timestamp"] = st.boxed
+	c["sequence"] = sequenceValue(seq)
 	c["agent"] = agent
 	c["session"] = session
 	alias, ok := targetAlias(c, point)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
@@ -46,11 +45,6 @@ func (c Context) Sequence() int64 {
 	return i
 }
 
-var (
-	specPattern      = regexp.MustCompile(`^agent-hooks/[0-9]+\.[0-9]+$`)
-	frameworkPattern = regexp.MustCompile(`^[a-z0-9_-]+$`)
-)
-
 // ValidateEnvelope runs the §4 envelope check: the required core, the
 // point's conditional fields and their whitelisted subfields, by presence
 // and JSON type. It is a presence-and-type check, not full schema
@@ -65,7 +59,7 @@ func ValidateEnvelope(c Context) error {
 		}
 	}
 	spec, ok := c["spec"].(string)
-	if !ok || !specPattern.MatchString(spec) {
+	if !ok || !validSpec(spec) {
 		return fmt.Errorf("spec must match agent-hooks/<major>.<minor>")
 	}
 	ps, ok := c["interception_point"].(string)
@@ -85,7 +79,7 @@ func ValidateEnvelope(c Context) error {
 	if id, ok := agent["id"].(string); !ok || id == "" {
 		return fmt.Errorf("agent.id is not a non-empty string")
 	}
-	if fw, ok := agent["framework"].(string); !ok || !frameworkPattern.MatchString(fw) {
+	if fw, ok := agent["framework"].(string); !ok || !validFramework(fw) {
 		return fmt.Errorf("agent.framework must match ^[a-z0-9_-]+$")
 	}
 	session, ok := c["session"].(map[string]any)
@@ -137,7 +131,7 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Msg }
 
 // ValidFramework reports whether s is a valid agent.framework (§4.1).
-func ValidFramework(s string) bool { return frameworkPattern.MatchString(s) }
+func ValidFramework(s string) bool { return validFramework(s) }
 
 // isNonNegativeInteger reports whether v is an integer-typed JSON number ≥ 0
 // (a float token such as 0.0 fails).

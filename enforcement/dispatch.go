@@ -27,6 +27,24 @@ type emission struct {
 
 	inputID    *string
 	enforcedID *string
+	// inputIDValue holds *inputID: one allocation less per emission.
+	inputIDValue string
+	// proj is the storage of the identity projection.
+	proj projection
+	// Storage the emission's pointers and slices use instead of allocations
+	// of their own: the options, the verdict pool and summaries of up to
+	// poolSlots interceptors, decided_by, fold_truncated, the record's
+	// timestamp and trace, the record and the outcome. release drops the
+	// emission's references into contexts, since a kept record keeps it.
+	settings     emitSettings
+	poolArr      [poolSlots + 1]Verdict
+	summaryArr   [poolSlots]VerdictSummary
+	decidedValue int
+	truncValue   bool
+	tsValue      string
+	traceValue   Trace
+	rec          Record
+	out          Outcome
 	// validator is the per-emission write-back check (WithTargetValidator).
 	validator TargetValidator
 	// dispatched is false for emissions rejected before dispatch.
@@ -56,13 +74,14 @@ func (em *emission) admit() bool {
 		em.combined = hostDeny(ReasonContextInvalid, "context rejected: "+err.Error())
 		return false
 	}
-	id, err := em.e.identity.Identity(em.orig)
-	if err != nil {
-		em.combined = hostDeny(ReasonContextInvalid, err.Error())
-		return false
+	if !em.e.identity.IsNull() {
+		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true, &em.proj); err != nil {
+			em.combined = hostDeny(ReasonContextInvalid, err.Error())
+			return false
+		}
+		em.inputID = &em.inputIDValue
+		em.enforcedID = em.inputID
 	}
-	em.inputID = id
-	em.enforcedID = id
 	em.dispatched = true
 	return true
 }
@@ -164,7 +183,24 @@ func (em *emission) setCombined(winner Verdict, decidedBy *int) {
 		}
 	}
 	em.combined = out
-	em.decidedBy = decidedBy
+	em.setDecidedBy(decidedBy)
+}
+
+// setDecidedBy records decided_by by value, so callers may pass pointers
+// to their locals.
+func (em *emission) setDecidedBy(i *int) {
+	if i == nil {
+		em.decidedBy = nil
+		return
+	}
+	em.decidedValue = *i
+	em.decidedBy = &em.decidedValue
+}
+
+// setFoldTruncated records fold_truncated.
+func (em *emission) setFoldTruncated(t bool) {
+	em.truncValue = t
+	em.foldTruncated = &em.truncValue
 }
 
 func containsWarning(ws []Warning, w Warning) bool {
@@ -191,12 +227,12 @@ func intp(i int) *int { return &i }
 func (em *emission) firstDeny() {
 	n := len(em.e.regs)
 	stoppedAt := n - 1
-	lastTransform, lastIdx := (*Verdict)(nil), -1
+	// The last transform is kept by value: a pointer to a loop variable
+	// would move every verdict to the heap.
+	var lastTransform Verdict
+	lastIdx := -1
 	consulted := -1
-	defer func() {
-		ft := stoppedAt < n-1
-		em.foldTruncated = &ft
-	}()
+	defer func() { em.setFoldTruncated(stoppedAt < n-1) }()
 	for i := 0; i < n; i++ {
 		v := em.invoke(i, em.working)
 		em.addSlot(i, v)
@@ -207,7 +243,7 @@ func (em *emission) firstDeny() {
 				stoppedAt = i
 				return
 			}
-			lastTransform, lastIdx = &v, i
+			lastTransform, lastIdx = v, i
 		case DecisionDeny:
 			if !v.Liftable() || !em.consultable() {
 				em.setCombined(v, intp(i))
@@ -235,13 +271,13 @@ func (em *emission) firstDeny() {
 			// resume: the resolution takes this slot's place and the fold goes on.
 			consulted = i
 			if res.Decision == DecisionTransform {
-				lastTransform, lastIdx = &res, i
+				lastTransform, lastIdx = res, i
 			}
 		}
 	}
 	switch {
-	case lastTransform != nil:
-		em.setCombined(*lastTransform, intp(lastIdx))
+	case lastIdx >= 0:
+		em.setCombined(lastTransform, intp(lastIdx))
 	case consulted >= 0:
 		// §7.6: decided_by stays the index of the consulted deny.
 		em.setCombined(Allow(), intp(consulted))
@@ -258,7 +294,7 @@ func (em *emission) runAll() {
 	n := len(em.e.regs)
 	slots := make([]Verdict, 0, n)
 	truncated := false
-	defer func() { em.foldTruncated = &truncated }()
+	defer func() { em.setFoldTruncated(truncated) }()
 	for i := 0; i < n; i++ {
 		v := em.invoke(i, em.working)
 		if v.Decision == DecisionTransform {
@@ -440,12 +476,12 @@ func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
 	if _, ok := reg.Interceptor.(ReadsOnly); !ok {
 		cp = snapshot.Clone()
 	}
-	fn := func(ctx context.Context) (Verdict, error) { return reg.Interceptor.Intercept(ctx, cp) }
 	var v Verdict
 	var err error
 	if _, ok := reg.Interceptor.(NonBlocking); ok {
-		v, err = recovered(em.ctx, fn)
+		v, err = callRecovered(em.ctx, reg.Interceptor, cp)
 	} else {
+		fn := func(ctx context.Context) (Verdict, error) { return reg.Interceptor.Intercept(ctx, cp) }
 		v, err = callBounded(em.ctx, em.e.timeout, fn)
 	}
 	if err != nil {
@@ -573,6 +609,17 @@ func callBounded[T any](ctx context.Context, timeout time.Duration, fn func(cont
 		}
 		return zero, errTimeout
 	}
+}
+
+// callRecovered is recovered for an interceptor call, without the closure
+// (an allocation per call on the non-blocking path).
+func callRecovered(ctx context.Context, ic Interceptor, c Context) (v Verdict, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w (%T)", errPanic, r)
+		}
+	}()
+	return ic.Intercept(ctx, c)
 }
 
 func recovered[T any](ctx context.Context, fn func(context.Context) (T, error)) (v T, err error) {
@@ -726,7 +773,8 @@ func sameIdentity(a, b *string) bool {
 
 // record builds the emission's payload-free record (§10.3).
 func (em *emission) record() *Record {
-	rec := &Record{
+	rec := &em.rec
+	*rec = Record{
 		InterceptionPoint:      em.point,
 		Mode:                   em.mode,
 		Verdict:                em.combined,
@@ -746,17 +794,28 @@ func (em *emission) record() *Record {
 		rec.InputIdentity, rec.EnforcedIdentity = em.inputID, em.enforcedID
 	}
 	if ts, ok := em.orig["timestamp"].(string); ok {
-		rec.Timestamp = &ts
+		em.tsValue = ts
+		rec.Timestamp = &em.tsValue
 	}
 	if tr, ok := em.orig["trace"].(map[string]any); ok {
-		t := Trace{}
+		t := &em.traceValue
 		t.TraceID, _ = tr["trace_id"].(string)
 		t.SpanID, _ = tr["span_id"].(string)
 		if t.TraceID != "" || t.SpanID != "" {
-			rec.Trace = &t
+			rec.Trace = t
 		}
 	}
 	return rec
+}
+
+// release drops the emission's references into contexts and verdicts it
+// no longer needs: the record and outcome it returns live inside it.
+func (em *emission) release() {
+	em.ctx, em.orig, em.working, em.validator = nil, nil, nil, nil
+	em.settings = emitSettings{}
+	clear(em.poolArr[:])
+	em.pool = nil
+	em.proj.reset()
 }
 
 // nilIfEmpty keeps a record without interceptor verdicts (a host's

@@ -404,7 +404,8 @@ func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOpti
 	rec := em.record()
 	e.observe(rec, time.Since(start))
 	e.deliver(ctx, rec)
-	out := &Outcome{
+	out := &em.out
+	*out = Outcome{
 		Verdict: em.combined,
 		Context: c,
 		Record:  rec,
@@ -414,6 +415,7 @@ func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOpti
 	if mode == Enforce && em.combined.IsPermit() {
 		out.Context = em.working
 	}
+	em.release()
 	if em.canceled != nil {
 		return out, fmt.Errorf("agent-hooks: %s emission canceled: %w", point, em.canceled)
 	}
@@ -434,24 +436,34 @@ func (e *Emitter) Refuse(ctx context.Context, c Context, reason, message string,
 	rec := em.record()
 	e.observe(rec, time.Since(start))
 	e.deliver(ctx, rec)
-	return &Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: em.mode, Proceed: em.mode == EvaluateOnly}
+	em.out = Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: em.mode, Proceed: em.mode == EvaluateOnly}
+	em.release()
+	return &em.out
 }
+
+// poolSlots is the longest interceptor chain whose verdicts an emission
+// keeps in its own storage.
+const poolSlots = 4
 
 // newEmission applies the emission options and resolves the mode.
 func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption) *emission {
-	var settings emitSettings
+	em := &emission{e: e, ctx: ctx, orig: c, working: c}
 	for _, o := range opts {
-		o(&settings)
+		o(&em.settings)
 	}
-	point := c.Point()
-	mode := settings.mode
-	if mode == "" {
-		mode = e.ModeFor(point)
+	em.point = c.Point()
+	em.mode = em.settings.mode
+	if em.mode == "" {
+		em.mode = e.ModeFor(em.point)
 	}
-	em := &emission{e: e, ctx: ctx, point: point, mode: mode, orig: c, working: c, validator: settings.validator}
-	if n := len(e.regs); n > 0 {
-		// Sized once: a verdict per interceptor, one more for an approval
-		// resolution.
+	em.validator = em.settings.validator
+	// Sized once: a verdict per interceptor, one more for an approval
+	// resolution; in the emission's own storage for a short chain.
+	switch n := len(e.regs); {
+	case n == 0:
+	case n <= poolSlots:
+		em.pool, em.summaries = em.poolArr[:0:n+1], em.summaryArr[:0:n]
+	default:
 		em.pool, em.summaries = make([]Verdict, 0, n+1), make([]VerdictSummary, 0, n)
 	}
 	return em
@@ -511,13 +523,19 @@ func (e *Emitter) observe(rec *Record, d time.Duration) {
 // and to the bounded buffer.
 func (e *Emitter) deliver(ctx context.Context, rec *Record) {
 	if e.sink != nil {
+		if ctx.Done() != nil {
+			// Detach the sink from cancellation; a context whose Done is
+			// nil never ends (the agent_shutdown path already detached
+			// it), so it is passed as it is, without another wrapper.
+			ctx = context.WithoutCancel(ctx)
+		}
 		func() {
 			defer func() {
 				if recover() != nil {
 					e.sinkErr.Add(1)
 				}
 			}()
-			if err := e.sink.WriteRecord(context.WithoutCancel(ctx), rec); err != nil {
+			if err := e.sink.WriteRecord(ctx, rec); err != nil {
 				e.sinkErr.Add(1)
 			}
 		}()

@@ -64,25 +64,44 @@ func (p IdentityProvider) IsNull() bool { return p.name == "" }
 // Identity computes the context identity. The null provider returns nil.
 // Any failure (a panic included) is an error: the caller denies the emission
 // with host_error:context_invalid before dispatch (§10.1).
-func (p IdentityProvider) Identity(c Context) (id *string, err error) {
+func (p IdentityProvider) Identity(c Context) (*string, error) {
 	if p.IsNull() {
 		return nil, nil
 	}
+	s := new(string)
+	if err := p.identityInto(s, c, false, nil); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// identityInto is Identity into *dst for a provider that is not null.
+// validated says the caller has just run ValidateEnvelope on c, so the
+// jcs-sha256 provider does not run it again (a custom provider is handed
+// c as always). proj, when not nil, is the storage the jcs-sha256
+// projection uses; it is reset before returning.
+func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, proj *projection) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			id, err = nil, fmt.Errorf("identity provider %s panicked: %T", p.name, r)
+			err = fmt.Errorf("identity provider %s panicked: %T", p.name, r)
 		}
 	}()
 	var s string
-	if p.compute != nil {
+	switch {
+	case p.compute != nil:
 		s, err = p.compute(c)
-	} else {
+	case validated && proj != nil:
+		s, err = validatedIdentity(c, p.maxDepth, proj)
+	case validated:
+		s, err = validatedIdentity(c, p.maxDepth, new(projection))
+	default:
 		s, err = ContextIdentity(c, p.maxDepth)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("identity provider %s: %w", p.name, err)
+		return fmt.Errorf("identity provider %s: %w", p.name, err)
 	}
-	return &s, nil
+	*dst = s
+	return nil
 }
 
 // ContextIdentity is the jcs-sha256 identity of c: the envelope check, the
@@ -92,10 +111,17 @@ func ContextIdentity(c Context, maxDepth int) (string, error) {
 	if err := ValidateEnvelope(c); err != nil {
 		return "", err
 	}
+	return validatedIdentity(c, maxDepth, new(projection))
+}
+
+// validatedIdentity is ContextIdentity after the envelope check, projecting
+// into proj (reset before it returns).
+func validatedIdentity(c Context, maxDepth int, proj *projection) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	return jcs.SHA256Identity(identityObject(c), maxDepth)
+	defer proj.reset()
+	return jcs.SHA256Identity(proj.object(c, maxDepth), maxDepth)
 }
 
 // IdentityProjection returns the closed required+conditional projection of
@@ -121,34 +147,138 @@ func IdentityProjection(c Context) map[string]any {
 // identityObject is IdentityProjection as a jcs.Object: the same members,
 // without the maps, which cost more than hashing a small context.
 func identityObject(c Context) jcs.Object {
-	fields := shapes[c.Point()].fields
-	out := make(jcs.Object, 0, 7+len(fields))
-	for _, k := range [...]string{"spec", "interception_point", "timestamp", "sequence", "target"} {
-		out = append(out, jcs.Member{Key: k, Value: c[k]})
-	}
-	out = append(out,
-		jcs.Member{Key: "agent", Value: pickObject(c["agent"], "id", "framework")},
-		jcs.Member{Key: "session", Value: pickObject(c["session"], "id")})
-	for _, f := range fields {
-		if f.subfields == nil {
-			out = append(out, jcs.Member{Key: f.field, Value: c[f.field]})
-		} else {
-			out = append(out, jcs.Member{Key: f.field, Value: pickObject(c[f.field], f.subfields...)})
-		}
-	}
-	return out
+	return *new(projection).object(c, 0)
 }
 
-// pickObject is pick as a jcs.Object.
-func pickObject(v any, keys ...string) jcs.Object {
-	obj, _ := v.(map[string]any)
-	out := make(jcs.Object, 0, len(keys))
+// projection is the storage of one identity projection: the members and
+// the picked sub-objects live in fixed arrays, so projecting costs no
+// allocation of its own (an emission embeds one). Sizes: the seven core
+// members plus at most two conditional ones; agent's two subfields,
+// session's one and at most five whitelisted subfields of the
+// conditional members (post_tool_call's tool_call and tool_result).
+type projection struct {
+	top   [9]jcs.Member
+	sub   [8]jcs.Member
+	boxes [4]jcs.Object
+	root  jcs.Object
+	nsub  int
+	nbox  int
+	// target is the target's canonical bytes when they are written twice
+	// (see shareTarget).
+	target jcs.Canonical
+}
+
+// object fills p with the projection of c and returns it (a pointer, which
+// boxes without an allocation). It shares values with c; p must not be
+// reused until the result is no longer used, and must be reset after.
+// maxDepth > 0 lets the target's canonical bytes be made once for both
+// places it appears (shareTarget) under that depth bound; 0 projects
+// plainly.
+func (p *projection) object(c Context, maxDepth int) *jcs.Object {
+	p.nsub, p.nbox = 0, 0
+	point := c.Point()
+	shape := shapes[point]
+	var shared *jcs.Canonical
+	if maxDepth > 0 {
+		shared = p.shareTarget(c, point, maxDepth)
+	}
+	out := jcs.Object(p.top[:0])
+	for _, k := range [...]string{"spec", "interception_point", "timestamp", "sequence"} {
+		out = append(out, jcs.Member{Key: k, Value: c[k]})
+	}
+	if shared != nil {
+		out = append(out, jcs.Member{Key: "target", Value: shared})
+	} else {
+		out = append(out, jcs.Member{Key: "target", Value: c["target"]})
+	}
+	out = append(out,
+		jcs.Member{Key: "agent", Value: p.pick(c["agent"], "", nil, "id", "framework")},
+		jcs.Member{Key: "session", Value: p.pick(c["session"], "", nil, "id")})
+	for _, f := range shape.fields {
+		var v any = c[f.field]
+		switch {
+		case shared == nil || f.field != shape.targetOf[0]:
+			if f.subfields != nil {
+				v = p.pick(v, "", nil, f.subfields...)
+			}
+		case len(shape.targetOf) == 2:
+			// tool_call.args, tool_result.value: the target is one member
+			// of the picked object.
+			v = p.pick(v, shape.targetOf[1], shared, f.subfields...)
+		case f.subfields == nil || p.pickedWhole(v, f.subfields):
+			// The member is the target, taken whole or with every one of
+			// its keys whitelisted: the same canonical bytes.
+			v = shared
+		default:
+			v = p.pick(v, "", nil, f.subfields...)
+		}
+		out = append(out, jcs.Member{Key: f.field, Value: v})
+	}
+	p.root = out
+	return &p.root
+}
+
+// shareTarget makes the target's canonical bytes when the target is the
+// very container its mirror member holds (as Builder makes it), so they
+// stand for both: canonicalizing a large message list or response once
+// rather than twice. They are made at the deeper of the two levels the
+// value sits at (the root is 1: target is at 2, a nested mirror such as
+// tool_call.args at 3). Any failure returns nil: the plain walk then
+// finds and reports the first violation exactly as before.
+func (p *projection) shareTarget(c Context, point Point, maxDepth int) *jcs.Canonical {
+	target := c["target"]
+	alias, ok := targetAlias(c, point)
+	if !ok || !sameValue(alias, target) {
+		return nil
+	}
+	if err := p.target.Encode(target, 1+len(shapes[point].targetOf), maxDepth); err != nil {
+		return nil
+	}
+	return &p.target
+}
+
+// pickedWhole reports whether picking keys from v keeps all of v: then
+// the picked object canonicalizes exactly as v does.
+func (p *projection) pickedWhole(v any, keys []string) bool {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	n := 0
 	for _, k := range keys {
-		if x, ok := obj[k]; ok {
-			out = append(out, jcs.Member{Key: k, Value: x})
+		if _, ok := obj[k]; ok {
+			n++
 		}
 	}
-	return out
+	return n == len(obj)
+}
+
+// pick is the sub-object of v's members under keys, as a *jcs.Object
+// into p's storage (a pointer boxes without an allocation). The member
+// named sharedKey, when not "", is written as shared.
+func (p *projection) pick(v any, sharedKey string, shared *jcs.Canonical, keys ...string) *jcs.Object {
+	obj, _ := v.(map[string]any)
+	start := p.nsub
+	for _, k := range keys {
+		if x, ok := obj[k]; ok {
+			if sharedKey != "" && k == sharedKey {
+				x = shared
+			}
+			p.sub[p.nsub] = jcs.Member{Key: k, Value: x}
+			p.nsub++
+		}
+	}
+	box := &p.boxes[p.nbox]
+	p.nbox++
+	*box = p.sub[start:p.nsub:p.nsub]
+	return box
+}
+
+// reset drops the references into the last projected context and
+// returns the target's bytes to their pool.
+func (p *projection) reset() {
+	p.target.Release()
+	*p = projection{}
 }
 
 func pick(v any, keys ...string) map[string]any {

@@ -189,6 +189,10 @@ func checkDomain(v any, depth int) *Error {
 		if best != nil {
 			return best.inKey(bestKey, safepath.Rank(maps.Keys(x), bestKey))
 		}
+	case *Object:
+		if x != nil {
+			return checkDomain(*x, depth)
+		}
 	case Object:
 		var best *Error
 		var bestKey string
@@ -293,6 +297,16 @@ func (e *encoder) encode(v any, depth int) *Error {
 		return e.object(x, depth)
 	case Object:
 		return e.objectMembers(x, depth)
+	case *Object:
+		if x == nil {
+			return e.objectMembers(nil, depth)
+		}
+		return e.objectMembers(*x, depth)
+	case *Canonical:
+		if x == nil || x.bytes == nil {
+			return &Error{err: ErrUnsupportedType, typ: "unencoded *jcs.Canonical"}
+		}
+		e.writeCanonical(x.bytes)
 	case []any:
 		return e.array(x, depth)
 	case json.Number:

@@ -1,0 +1,7 @@
+//go:build race
+
+package enforcement
+
+// raceEnabled reports whether the race detector is on; it changes
+// allocation counts.
+const raceEnabled = true
