@@ -6,6 +6,7 @@ import (
 	"errors"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -564,22 +565,19 @@ func (r *Request) ToolNames() []string { return slices.Clone(r.toolNames) }
 // message decoded as-is (role, content as string / part array / null,
 // tool_calls with function.arguments as the wire has it, tool_call_id,
 // name, unknown members), with content set to null where the wire omits
-// it. The result is a fresh tree the caller may mutate.
-func (r *Request) Messages() []any {
-	out := make([]any, len(r.msgs))
-	for i, m := range r.msgs {
-		out[i] = jsonvalue.DeepCopy(m)
-	}
-	return out
-}
+// it. The slice is the caller's; the message trees are the Request's,
+// shared by every call, and must not be modified (the engine adopts them
+// into contexts and copies before any transform).
+func (r *Request) Messages() []any { return slices.Clone(r.msgs) }
 
 // Tools returns the context's optional tools: [{name, description?,
-// schema?}], or nil when the request declares none.
+// schema?}], or nil when the request declares none. Like Messages, the
+// trees are shared and read-only.
 func (r *Request) Tools() []any {
 	if len(r.tools) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.tools).([]any)
+	return slices.Clone(r.tools)
 }
 
 // Params returns model.params: every top-level member other than model,
@@ -587,10 +585,11 @@ func (r *Request) Tools() []any {
 // top_p, max_tokens, stop, response_format, tool_choice, seed, user,
 // metadata, ..., and the members the deployment allows). Standard members
 // set to null are left out (null means "not set"); allowed extras keep
-// theirs. It is nil when there are none.
+// theirs. It is nil when there are none. The map is the caller's; its
+// values are shared and read-only, as with Messages.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.params).(map[string]any)
+	return maps.Clone(r.params)
 }

@@ -3,6 +3,8 @@ package messages
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -540,34 +542,38 @@ func (r *Request) Operation() wire.Operation { return r.op }
 func (r *Request) ToolNames() []string { return append([]string(nil), r.toolNames...) }
 
 // Messages implements wire.Request: the system member (if any) as a
-// leading system message, then every wire message's projection.
+// leading system message, then every wire message's projection. The
+// slice is the caller's; the message trees are the Request's, shared by
+// every call, and must not be modified.
 func (r *Request) Messages() []any {
-	out := make([]any, 0, len(r.groups)+1)
-	for _, m := range r.sysProj {
-		out = append(out, jsonvalue.DeepCopy(m))
-	}
+	n := len(r.sysProj)
 	for _, g := range r.groups {
-		for _, m := range g {
-			out = append(out, jsonvalue.DeepCopy(m))
-		}
+		n += len(g)
+	}
+	out := make([]any, 0, n)
+	out = append(out, r.sysProj...)
+	for _, g := range r.groups {
+		out = append(out, g...)
 	}
 	return out
 }
 
-// Tools implements wire.Request.
+// Tools implements wire.Request. The trees are shared and read-only, as
+// with Messages.
 func (r *Request) Tools() []any {
 	if len(r.tools) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.tools).([]any)
+	return slices.Clone(r.tools)
 }
 
 // Params implements wire.Request: every top-level member other than
 // model, messages, system, tools, stream and mcp_servers, verbatim, plus
-// partial_context: true when provider-executed tools are declared.
+// partial_context: true when provider-executed tools are declared. The
+// map is the caller's; its values are shared and read-only.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.params).(map[string]any)
+	return maps.Clone(r.params)
 }

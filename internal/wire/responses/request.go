@@ -3,10 +3,10 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -202,33 +202,37 @@ func (r *Request) Operation() wire.Operation { return wire.OpResponses }
 func (r *Request) ToolNames() []string { return slices.Clone(r.toolNames) }
 
 // Messages returns the normalized conversation: the instructions as a
-// leading system message, then one message per input segment.
+// leading system message, then one message per input segment. The slice
+// is the caller's; the message trees are the Request's, shared by every
+// call, and must not be modified.
 func (r *Request) Messages() []any {
 	out := make([]any, 0, len(r.segs)+1)
 	if r.instr != nil {
-		out = append(out, jsonvalue.DeepCopy(r.instr))
+		out = append(out, r.instr)
 	}
 	for _, sg := range r.segs {
-		out = append(out, jsonvalue.DeepCopy(sg.msg))
+		out = append(out, sg.msg)
 	}
 	return out
 }
 
-// Tools returns [{name, description?, schema?}], or nil.
+// Tools returns [{name, description?, schema?}], or nil. The trees are
+// shared and read-only, as with Messages.
 func (r *Request) Tools() []any {
 	if len(r.tools) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.tools).([]any)
+	return slices.Clone(r.tools)
 }
 
 // Params returns model.params, or nil. With server-side state it holds
-// partial_context: true.
+// partial_context: true. The map is the caller's; its values are shared
+// and read-only, as with Messages.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.params).(map[string]any)
+	return maps.Clone(r.params)
 }
 
 func fieldIndex(base string, i int) string { return base + "[" + strconv.Itoa(i) + "]" }
