@@ -139,7 +139,14 @@ func (p *parser) value(i int) (any, int, error) {
 	case '[':
 		return p.array(i)
 	case '"':
-		s, j, err := p.str(i)
+		start := i + 1
+		j, high := stringRun(d, start)
+		if !high && j < len(d) && d[j] == '"' {
+			if v := wellKnown(d[start:j]); v != nil {
+				return v, j + 1, nil // a constant: no allocation
+			}
+		}
+		s, j, err := p.strRest(start, j, high, false)
 		if err != nil {
 			return nil, j, err
 		}
@@ -389,9 +396,17 @@ func tooDeepError(i int) error {
 // is converted straight from the input; the first backslash hands over to
 // unescape.
 func (p *parser) str(i int) (string, int, error) {
-	d := p.data
 	start := i + 1
-	j, high := stringRun(d, start)
+	j, high := stringRun(p.data, start)
+	return p.strRest(start, j, high, true)
+}
+
+// strRest finishes the string whose contents start at d[start], given
+// stringRun's result for start: the end j of its plain run and whether
+// that run holds bytes >= 0x80; intern says whether a well-known string
+// is to be returned as its constant (value has already tried).
+func (p *parser) strRest(start, j int, high, intern bool) (string, int, error) {
+	d := p.data
 	if j >= len(d) {
 		return "", j, unexpectedEnd(j)
 	}
@@ -400,6 +415,11 @@ func (p *parser) str(i int) (string, int, error) {
 	}
 	switch d[j] {
 	case '"':
+		if intern && !high {
+			if v := wellKnown(d[start:j]); v != nil {
+				return v.(string), j + 1, nil // a constant: no allocation
+			}
+		}
 		return string(d[start:j]), j + 1, nil
 	case '\\':
 		return p.unescape(start, j)

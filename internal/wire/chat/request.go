@@ -212,15 +212,16 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
 	}
 	r.msgs = make([]any, len(r.msgRaw))
+	// The field name is built only for an error: most requests have none.
+	field := func(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 	for i, es := range r.msgRaw {
-		field := "messages[" + strconv.Itoa(i) + "]"
 		v, err := jsonvalue.DecodeStrict(r.body[es.Start:es.End])
 		if err != nil {
-			return &wire.RequestError{Field: field, Msg: rawjson.DecodeProblem(err)}
+			return &wire.RequestError{Field: field(i), Msg: rawjson.DecodeProblem(err)}
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return &wire.RequestError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(v)}
+			return &wire.RequestError{Field: field(i), Msg: "must be an object, got " + rawjson.TypeName(v)}
 		}
 		// The context schema requires content on every message; OpenAI
 		// omits it on tool-call turns, where it means null.
@@ -228,7 +229,7 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 			m["content"] = nil
 		}
 		if sub, msg := messageProblem(m); msg != "" {
-			return &wire.RequestError{Field: field + sub, Msg: msg}
+			return &wire.RequestError{Field: field(i) + sub, Msg: msg}
 		}
 		r.msgs[i] = m
 	}

@@ -102,6 +102,8 @@ func ScanObject(b []byte, v Span) ([]Member, error) {
 	if b[i] == '}' {
 		return ms, nil
 	}
+	// One allocation covers the members of a typical request or message.
+	ms = make([]Member, 0, 8)
 	for {
 		keyEnd := StringEnd(b, i)
 		key, err := DecodeKey(b[i:keyEnd])
@@ -168,6 +170,9 @@ func HasDuplicateKeys(b []byte, s Span) bool {
 // decoded so that they cannot smuggle a member past a lookup by name.
 func DecodeKey(raw []byte) (string, error) {
 	if bytes.IndexByte(raw, '\\') < 0 {
+		if k := knownKey(raw[1 : len(raw)-1]); k != "" {
+			return k, nil
+		}
 		return string(raw[1 : len(raw)-1]), nil
 	}
 	var s string
@@ -182,6 +187,7 @@ func ScanArray(b []byte, v Span) []Span {
 	if b[i] == ']' {
 		return es
 	}
+	es = make([]Span, 0, 16) // one allocation for most conversations
 	for {
 		e := ValueEnd(b, i)
 		es = append(es, Span{i, e})
