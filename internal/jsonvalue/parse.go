@@ -39,6 +39,7 @@ type parser struct {
 	data   []byte
 	strict bool   // report duplicate keys (DecodeStrict)
 	depth  int    // containers currently open
+	outer  int    // containers open around data (DecodeStrictNested)
 	lone   int    // offset of the first lone surrogate escape, or -1
 	elems  []any  // spilled elements of the open arrays, innermost last
 	mems   []kv   // spilled members of the open objects, innermost last
@@ -55,8 +56,10 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return e.msg }
 
-func decode(data []byte, strict bool) (any, error) {
-	p := parser{data: data, strict: strict, lone: -1}
+// decode parses data as a value nested inside outer open containers,
+// which count toward the nesting limit.
+func decode(data []byte, strict bool, outer int) (any, error) {
+	p := parser{data: data, strict: strict, lone: -1, depth: outer, outer: outer}
 	i := skipSpace(data, 0)
 	if i == len(data) {
 		return nil, p.fail(&syntaxError{off: -1, msg: "empty input"})
@@ -95,7 +98,7 @@ func (p *parser) fail(err error) error {
 	case *PathError:
 		// A duplicate key ends the strict parse early; the rest of the
 		// input may still hold an error that outranks it.
-		tree, derr := decode(p.data, false)
+		tree, derr := decode(p.data, false, p.outer)
 		if derr != nil {
 			return derr
 		}

@@ -96,6 +96,23 @@ func ParseRequest(body []byte) (*Request, error) {
 // target), audio output (its transcript would bypass policy), and tools
 // other than function tools.
 func (p *RequestParser) Parse(body []byte) (*Request, error) {
+	// One pass: ScanRoot validates every member but messages, whose
+	// elements the strict decoder validates as it projects them. Any
+	// failure takes the Valid-first path, which decides the error: a
+	// request is accepted only when that path would accept it, with the
+	// same result (FuzzParseOnePass).
+	if root, ms, ok := rawjson.ScanRoot(body, "messages"); ok {
+		r := &Request{body: body, root: root, members: ms}
+		if p.parseMembers(r) == nil {
+			return r, nil
+		}
+	}
+	return p.parseValidated(body)
+}
+
+// parseValidated is Parse behind encoding/json.Valid over the whole body:
+// the path that decides every refusal.
+func (p *RequestParser) parseValidated(body []byte) (*Request, error) {
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
 			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
@@ -111,31 +128,42 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
+	if err := p.parseMembers(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseMembers projects r's members (r.members of r.body). Each value is
+// valid JSON, except that a messages array may still be unvalidated
+// (ScanRoot): parseMessages checks it, failing on anything invalid.
+func (p *RequestParser) parseMembers(r *Request) error {
+	body, ms := r.body, r.members
 	if rawjson.ArrayLonger(body, ms, "messages", p.maxMessages) {
-		return nil, wire.TooManyMessages("messages", p.maxMessages)
+		return wire.TooManyMessages("messages", p.maxMessages)
 	}
 	var haveModel, haveMessages bool
 	for _, m := range ms {
 		spec := requestMembersByName[m.Key]
 		if spec == nil {
 			if err := r.parseExtra(p.allow, m); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		haveModel = haveModel || spec.treat == projectModel
 		haveMessages = haveMessages || spec.treat == projectTarget
 		if err := r.parseKnown(spec, m); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	switch {
 	case !haveModel:
-		return nil, &wire.RequestError{Field: "model", Msg: "is required"}
+		return &wire.RequestError{Field: "model", Msg: "is required"}
 	case !haveMessages:
-		return nil, &wire.RequestError{Field: "messages", Msg: "is required"}
+		return &wire.RequestError{Field: "messages", Msg: "is required"}
 	}
-	return r, nil
+	return nil
 }
 
 // parseKnown handles one known top-level member by its treatment.
@@ -207,7 +235,12 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 	if s.Kind(r.body) != '[' {
 		return &wire.RequestError{Field: "messages", Msg: "must be an array, got " + rawjson.KindName(r.body, s)}
 	}
-	r.msgSpan, r.msgRaw = s, rawjson.ScanArray(r.body, s)
+	raw, ok := rawjson.ScanArrayChecked(r.body, s)
+	if !ok {
+		// Only an unvalidated array (ScanRoot) gets here.
+		return &wire.RequestError{Field: "messages", Msg: "is not valid JSON"}
+	}
+	r.msgSpan, r.msgRaw = s, raw
 	if len(r.msgRaw) == 0 {
 		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
 	}
@@ -215,7 +248,9 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 	// The field name is built only for an error: most requests have none.
 	field := func(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 	for i, es := range r.msgRaw {
-		v, err := jsonvalue.DecodeStrict(r.body[es.Start:es.End])
+		// Inside the body's object and the messages array: the nesting
+		// limit counts them, as encoding/json.Valid does.
+		v, err := jsonvalue.DecodeStrictNested(r.body[es.Start:es.End], 2)
 		if err != nil {
 			return &wire.RequestError{Field: field(i), Msg: rawjson.DecodeProblem(err)}
 		}

@@ -213,9 +213,14 @@ func ArrayLonger(b []byte, ms []Member, name string, limit int) bool {
 // CountElements counts the elements of the array at v, stopping once it
 // has counted more than limit (limit < 0: no stop). It allocates nothing:
 // a bound on elements can be checked before any element is decoded.
+//
+// It never reads outside v, so it may run on an array whose elements have
+// not been validated yet (ScanRoot's lazy member): its count is then
+// meaningless but harmless, since validation follows.
 func CountElements(b []byte, v Span, limit int) int {
+	b = b[:v.End]
 	i := SkipSpace(b, v.Start+1)
-	if b[i] == ']' {
+	if i >= len(b) || b[i] == ']' {
 		return 0
 	}
 	n := 0
@@ -225,10 +230,12 @@ func CountElements(b []byte, v Span, limit int) int {
 			return n
 		}
 		i = SkipSpace(b, ValueEnd(b, i))
-		if b[i] == ']' {
+		if i >= len(b) || b[i] == ']' {
 			return n
 		}
-		i = SkipSpace(b, i+1)
+		if i = SkipSpace(b, i+1); i >= len(b) {
+			return n
+		}
 	}
 }
 
