@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // onePassSeeds are requests around which the one-pass parse is checked
@@ -126,4 +127,18 @@ func FuzzParseOnePass(f *testing.F) {
 		checkOnePass(t, &p, body)
 		checkOnePass(t, allow, body)
 	})
+}
+
+// TestParseOnePassTaken pins that valid requests take the one-pass path.
+func TestParseOnePassTaken(t *testing.T) {
+	for _, seed := range onePassSeeds[:7] {
+		root, ms, ok := rawjson.ScanRoot([]byte(seed), "messages")
+		if !ok {
+			t.Fatalf("ScanRoot refused %q", seed)
+		}
+		r := &Request{body: []byte(seed), root: root, members: ms}
+		if err := NewRequestParser([]string{"x_extra"}).parseMembers(r); err != nil {
+			t.Fatalf("one pass refused %q: %v", seed, err)
+		}
+	}
 }

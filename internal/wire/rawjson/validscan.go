@@ -23,6 +23,19 @@ const maxNesting = 10000
 // document being valid. ok is false when the document is not such an
 // object, a member repeats a key, or a validated value is invalid.
 func ScanRoot(b []byte, lazy string) (root Span, ms []Member, ok bool) {
+	return scanRoot(b, lazy, false)
+}
+
+// ScanRootDeferred is ScanRoot with every member lazy: it checks only the
+// object's own syntax and its keys, for a caller that decodes every member
+// value strictly, as nested inside the object (outer 1), before relying on
+// the document being valid. Until then a value may only be read through
+// functions that stay inside its span (CountElements).
+func ScanRootDeferred(b []byte) (root Span, ms []Member, ok bool) {
+	return scanRoot(b, "", true)
+}
+
+func scanRoot(b []byte, lazy string, all bool) (root Span, ms []Member, ok bool) {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return Span{}, nil, false
@@ -63,7 +76,7 @@ func ScanRoot(b []byte, lazy string) (root Span, ms []Member, ok bool) {
 			return Span{}, nil, false
 		}
 		var ve int
-		if key == lazy {
+		if all || key == lazy {
 			ve = ValueEnd(b, vs)
 		} else if ve, ok = validValue(b, vs, 1); !ok {
 			return Span{}, nil, false
