@@ -23,8 +23,22 @@ const maxNesting = 10000
 // document being valid. ok is false when the document is not such an
 // object, a member repeats a key, or a validated value is invalid.
 func ScanRoot(b []byte, lazy string) (root Span, ms []Member, ok bool) {
-	return scanRoot(b, lazy, false)
+	return scanRoot(b, lazyNamed, lazy)
 }
+
+// ScanRootValid is ScanRoot with no lazy member: ok means the document is
+// valid JSON, as encoding/json.Valid judges, holding one object whose
+// keys do not repeat.
+func ScanRootValid(b []byte) (root Span, ms []Member, ok bool) {
+	return scanRoot(b, lazyNone, "")
+}
+
+// Which member values scanRoot leaves unvalidated.
+const (
+	lazyNamed = iota // the one named
+	lazyAll
+	lazyNone
+)
 
 // ScanRootDeferred is ScanRoot with every member lazy: it checks only the
 // object's own syntax and its keys, for a caller that decodes every member
@@ -32,10 +46,10 @@ func ScanRoot(b []byte, lazy string) (root Span, ms []Member, ok bool) {
 // the document being valid. Until then a value may only be read through
 // functions that stay inside its span (CountElements).
 func ScanRootDeferred(b []byte) (root Span, ms []Member, ok bool) {
-	return scanRoot(b, "", true)
+	return scanRoot(b, lazyAll, "")
 }
 
-func scanRoot(b []byte, lazy string, all bool) (root Span, ms []Member, ok bool) {
+func scanRoot(b []byte, mode int, lazy string) (root Span, ms []Member, ok bool) {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return Span{}, nil, false
@@ -76,7 +90,7 @@ func scanRoot(b []byte, lazy string, all bool) (root Span, ms []Member, ok bool)
 			return Span{}, nil, false
 		}
 		var ve int
-		if all || key == lazy {
+		if mode == lazyAll || mode == lazyNamed && key == lazy {
 			ve = ValueEnd(b, vs)
 		} else if ve, ok = validValue(b, vs, 1); !ok {
 			return Span{}, nil, false

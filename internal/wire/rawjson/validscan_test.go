@@ -18,7 +18,7 @@ var validSeeds = []string{
 	``, ` `, `{}`, `[]`, `""`, `"\u00e9\ud800"`, "\"\xff\xfe\"", `"\x"`, `"\u12"`, `"a` + "\x01" + `"`,
 	`0`, `-0`, `01`, `1.`, `1.5e+3`, `-`, `1e`, `tru`, `true`, `nul`, `null `, `false1`,
 	`{"a":1,}`, `{"a" 1}`, `{"a":1 "b":2}`, `{1:2}`, `[1,,2]`, `[1 2]`, `[1,]`, `{"a":[{"b":null}],"c":"d"}`,
-	` {"model":"m","messages":[{"role":"user","content":"hi"}]} `, `{"a":1}x`, `{"a":1}}`, `[[[]]`,
+	` {"model":"m","messages":[{"role":"user","content":"hi"}]} `, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"":1,"b":[]}`, `{"a":1}x`, `{"a":1}}`, `[[[]]`,
 }
 
 // mutate returns b with a few random byte edits.
@@ -55,6 +55,7 @@ func TestValidValueMatchesValid(t *testing.T) {
 			if got, want := validDoc(m), json.Valid(m); got != want {
 				t.Fatalf("validDoc(%q) = %v, json.Valid %v", m, got, want)
 			}
+			checkScanRootValid(t, m)
 		}
 	}
 }
@@ -67,29 +68,34 @@ func FuzzValidValueMatchesValid(f *testing.F) {
 		if got, want := validDoc(b), json.Valid(b); got != want {
 			t.Fatalf("validDoc(%q) = %v, json.Valid %v", b, got, want)
 		}
-		// ScanRoot with nothing lazy accepts exactly the valid objects
-		// without a repeated top-level key.
-		_, ms, ok := ScanRoot(b, "\x00none")
-		want := json.Valid(b) && b[SkipSpace(b, 0)] == '{'
-		if want {
-			_, err := ScanObject(b, RootSpan(b))
-			want = err == nil
-		}
-		if ok != want {
-			t.Fatalf("ScanRoot(%q) ok = %v, want %v", b, ok, want)
-		}
-		if ok {
-			old, _ := ScanObject(b, RootSpan(b))
-			if len(old) != len(ms) {
-				t.Fatalf("ScanRoot(%q) members differ from ScanObject", b)
-			}
-			for i := range ms {
-				if ms[i] != old[i] {
-					t.Fatalf("ScanRoot(%q) member %d = %+v, ScanObject %+v", b, i, ms[i], old[i])
-				}
-			}
-		}
+		checkScanRootValid(t, b)
 	})
+}
+
+// checkScanRootValid checks that ScanRootValid accepts exactly the valid
+// objects without a repeated top-level key, with ScanObject's members.
+func checkScanRootValid(t *testing.T, b []byte) {
+	t.Helper()
+	_, ms, ok := ScanRootValid(b)
+	want := json.Valid(b) && b[SkipSpace(b, 0)] == '{'
+	if want {
+		_, err := ScanObject(b, RootSpan(b))
+		want = err == nil
+	}
+	if ok != want {
+		t.Fatalf("ScanRoot(%q) ok = %v, want %v", b, ok, want)
+	}
+	if ok {
+		old, _ := ScanObject(b, RootSpan(b))
+		if len(old) != len(ms) {
+			t.Fatalf("ScanRoot(%q) members differ from ScanObject", b)
+		}
+		for i := range ms {
+			if ms[i] != old[i] {
+				t.Fatalf("ScanRoot(%q) member %d = %+v, ScanObject %+v", b, i, ms[i], old[i])
+			}
+		}
+	}
 }
 
 // TestValidValueNesting pins encoding/json's nesting limit.

@@ -53,21 +53,28 @@ type segment struct {
 
 // parseRequest validates body and projects it.
 func (s *Surface) parseRequest(body []byte) (*Request, error) {
-	if !json.Valid(body) {
-		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
-			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
+	// ScanRootValid validates the body and lists its members in one
+	// allocation-free pass, in place of encoding/json.Valid plus a member
+	// scan; when it says no, the Valid-first checks below decide the
+	// error, so refusals are unchanged.
+	root, ms, ok := rawjson.ScanRootValid(body)
+	if !ok {
+		if !json.Valid(body) {
+			if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
+				return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
+			}
+			return nil, &wire.RequestError{Msg: "body is not valid JSON"}
 		}
-		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
+		root = rawjson.RootSpan(body)
+		if root.Kind(body) != '{' {
+			return nil, &wire.RequestError{Msg: "body must be a JSON object"}
+		}
+		var err error
+		if ms, err = rawjson.ScanObject(body, root); err != nil {
+			return nil, &wire.RequestError{Msg: "body has a duplicate member"}
+		}
 	}
-	r := &Request{body: body, root: rawjson.RootSpan(body)}
-	if r.root.Kind(body) != '{' {
-		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
-	}
-	ms, err := rawjson.ScanObject(body, r.root)
-	if err != nil {
-		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
-	}
-	r.members = ms
+	r := &Request{body: body, root: root, members: ms}
 	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}
