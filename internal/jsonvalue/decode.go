@@ -35,7 +35,7 @@ var ErrDuplicateKey = errors.New("duplicate object key")
 //
 // Decode applies no size limit; run Check on the result to enforce Limits.
 func Decode(data []byte) (any, error) {
-	return decode(data, false)
+	return decode(data, false, 0)
 }
 
 // DecodeStrict is Decode, except that an object naming the same member
@@ -51,7 +51,15 @@ func Decode(data []byte) (any, error) {
 // the first repeated key of the object that closes first (innermost
 // objects close before the objects containing them).
 func DecodeStrict(data []byte) (any, error) {
-	return decode(data, true)
+	return decode(data, true, 0)
+}
+
+// DecodeStrictNested is DecodeStrict for data that is one value taken
+// from inside outer open arrays and objects of a larger document (outer
+// >= 0): the nesting limit counts them, so the value is refused exactly
+// when decoding the whole document would refuse its nesting.
+func DecodeStrictNested(data []byte, outer int) (any, error) {
+	return decode(data, true, max(outer, 0))
 }
 
 // invalidUTF8Offset returns the offset of the first byte of data that does

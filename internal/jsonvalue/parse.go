@@ -39,6 +39,7 @@ type parser struct {
 	data   []byte
 	strict bool   // report duplicate keys (DecodeStrict)
 	depth  int    // containers currently open
+	outer  int    // containers open around data (DecodeStrictNested)
 	lone   int    // offset of the first lone surrogate escape, or -1
 	elems  []any  // spilled elements of the open arrays, innermost last
 	mems   []kv   // spilled members of the open objects, innermost last
@@ -55,8 +56,10 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return e.msg }
 
-func decode(data []byte, strict bool) (any, error) {
-	p := parser{data: data, strict: strict, lone: -1}
+// decode parses data as a value nested inside outer open containers,
+// which count toward the nesting limit.
+func decode(data []byte, strict bool, outer int) (any, error) {
+	p := parser{data: data, strict: strict, lone: -1, depth: outer, outer: outer}
 	i := skipSpace(data, 0)
 	if i == len(data) {
 		return nil, p.fail(&syntaxError{off: -1, msg: "empty input"})
@@ -95,7 +98,7 @@ func (p *parser) fail(err error) error {
 	case *PathError:
 		// A duplicate key ends the strict parse early; the rest of the
 		// input may still hold an error that outranks it.
-		tree, derr := decode(p.data, false)
+		tree, derr := decode(p.data, false, p.outer)
 		if derr != nil {
 			return derr
 		}
@@ -139,7 +142,14 @@ func (p *parser) value(i int) (any, int, error) {
 	case '[':
 		return p.array(i)
 	case '"':
-		s, j, err := p.str(i)
+		start := i + 1
+		j, high := stringRun(d, start)
+		if !high && j < len(d) && d[j] == '"' {
+			if v := wellKnown(d[start:j]); v != nil {
+				return v, j + 1, nil // a constant: no allocation
+			}
+		}
+		s, j, err := p.strRest(start, j, high, false)
 		if err != nil {
 			return nil, j, err
 		}
@@ -389,9 +399,17 @@ func tooDeepError(i int) error {
 // is converted straight from the input; the first backslash hands over to
 // unescape.
 func (p *parser) str(i int) (string, int, error) {
-	d := p.data
 	start := i + 1
-	j, high := stringRun(d, start)
+	j, high := stringRun(p.data, start)
+	return p.strRest(start, j, high, true)
+}
+
+// strRest finishes the string whose contents start at d[start], given
+// stringRun's result for start: the end j of its plain run and whether
+// that run holds bytes >= 0x80; intern says whether a well-known string
+// is to be returned as its constant (value has already tried).
+func (p *parser) strRest(start, j int, high, intern bool) (string, int, error) {
+	d := p.data
 	if j >= len(d) {
 		return "", j, unexpectedEnd(j)
 	}
@@ -400,6 +418,11 @@ func (p *parser) str(i int) (string, int, error) {
 	}
 	switch d[j] {
 	case '"':
+		if intern && !high {
+			if v := wellKnown(d[start:j]); v != nil {
+				return v.(string), j + 1, nil // a constant: no allocation
+			}
+		}
 		return string(d[start:j]), j + 1, nil
 	case '\\':
 		return p.unescape(start, j)

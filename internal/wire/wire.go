@@ -113,13 +113,16 @@ type Request interface {
 	// ToolNames lists the request's function tools in order
 	// (agent_startup's tools_registered).
 	ToolNames() []string
-	// Messages is the normalized projection of the conversation: a fresh
-	// tree the caller may mutate.
+	// Messages is the normalized projection of the conversation. The
+	// slice is the caller's, but the message trees are the Request's,
+	// shared by every call: the caller must not modify them (the engine
+	// adopts them into contexts and copies before a transform).
 	Messages() []any
 	// Tools is the context's tools ([{name, description?, schema?}]), or
-	// nil.
+	// nil; read-only like Messages.
 	Tools() []any
-	// Params is model.params, or nil.
+	// Params is model.params, or nil. The map is the caller's; its
+	// values are read-only like Messages.
 	Params() map[string]any
 	// CheckMessages reports whether a verdicted pre_model_call target can
 	// be written onto this request's wire; its errors are *WriteBackError

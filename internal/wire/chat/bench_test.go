@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // stream200 is a 200-chunk stream: 150 content pieces and two tool calls
@@ -60,7 +62,7 @@ func request2KiB() string {
 func BenchmarkUpstreamBody2KiB(b *testing.B) {
 	body := request2KiB()
 	r := mustRequest(b, body)
-	msgs := r.Messages()
+	msgs := jsonvalue.DeepCopy(r.Messages()).([]any) // shared trees are read-only
 	msgs[5].(map[string]any)["content"] = "[REDACTED]"
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,6 +96,23 @@ func ParseRequest(body []byte) (*Request, error) {
 // target), audio output (its transcript would bypass policy), and tools
 // other than function tools.
 func (p *RequestParser) Parse(body []byte) (*Request, error) {
+	// One pass: ScanRoot validates every member but messages, whose
+	// elements the strict decoder validates as it projects them. Any
+	// failure takes the Valid-first path, which decides the error: a
+	// request is accepted only when that path would accept it, with the
+	// same result (FuzzParseOnePass).
+	if root, ms, ok := rawjson.ScanRoot(body, "messages"); ok {
+		r := &Request{body: body, root: root, members: ms}
+		if p.parseMembers(r) == nil {
+			return r, nil
+		}
+	}
+	return p.parseValidated(body)
+}
+
+// parseValidated is Parse behind encoding/json.Valid over the whole body:
+// the path that decides every refusal.
+func (p *RequestParser) parseValidated(body []byte) (*Request, error) {
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
 			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
@@ -110,31 +128,42 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
+	if err := p.parseMembers(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseMembers projects r's members (r.members of r.body). Each value is
+// valid JSON, except that a messages array may still be unvalidated
+// (ScanRoot): parseMessages checks it, failing on anything invalid.
+func (p *RequestParser) parseMembers(r *Request) error {
+	body, ms := r.body, r.members
 	if rawjson.ArrayLonger(body, ms, "messages", p.maxMessages) {
-		return nil, wire.TooManyMessages("messages", p.maxMessages)
+		return wire.TooManyMessages("messages", p.maxMessages)
 	}
 	var haveModel, haveMessages bool
 	for _, m := range ms {
 		spec := requestMembersByName[m.Key]
 		if spec == nil {
 			if err := r.parseExtra(p.allow, m); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		haveModel = haveModel || spec.treat == projectModel
 		haveMessages = haveMessages || spec.treat == projectTarget
 		if err := r.parseKnown(spec, m); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	switch {
 	case !haveModel:
-		return nil, &wire.RequestError{Field: "model", Msg: "is required"}
+		return &wire.RequestError{Field: "model", Msg: "is required"}
 	case !haveMessages:
-		return nil, &wire.RequestError{Field: "messages", Msg: "is required"}
+		return &wire.RequestError{Field: "messages", Msg: "is required"}
 	}
-	return r, nil
+	return nil
 }
 
 // parseKnown handles one known top-level member by its treatment.
@@ -206,20 +235,28 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 	if s.Kind(r.body) != '[' {
 		return &wire.RequestError{Field: "messages", Msg: "must be an array, got " + rawjson.KindName(r.body, s)}
 	}
-	r.msgSpan, r.msgRaw = s, rawjson.ScanArray(r.body, s)
+	raw, ok := rawjson.ScanArrayChecked(r.body, s)
+	if !ok {
+		// Only an unvalidated array (ScanRoot) gets here.
+		return &wire.RequestError{Field: "messages", Msg: "is not valid JSON"}
+	}
+	r.msgSpan, r.msgRaw = s, raw
 	if len(r.msgRaw) == 0 {
 		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
 	}
 	r.msgs = make([]any, len(r.msgRaw))
+	// The field name is built only for an error: most requests have none.
+	field := func(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 	for i, es := range r.msgRaw {
-		field := "messages[" + strconv.Itoa(i) + "]"
-		v, err := jsonvalue.DecodeStrict(r.body[es.Start:es.End])
+		// Inside the body's object and the messages array: the nesting
+		// limit counts them, as encoding/json.Valid does.
+		v, err := jsonvalue.DecodeStrictNested(r.body[es.Start:es.End], 2)
 		if err != nil {
-			return &wire.RequestError{Field: field, Msg: rawjson.DecodeProblem(err)}
+			return &wire.RequestError{Field: field(i), Msg: rawjson.DecodeProblem(err)}
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return &wire.RequestError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(v)}
+			return &wire.RequestError{Field: field(i), Msg: "must be an object, got " + rawjson.TypeName(v)}
 		}
 		// The context schema requires content on every message; OpenAI
 		// omits it on tool-call turns, where it means null.
@@ -227,7 +264,7 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 			m["content"] = nil
 		}
 		if sub, msg := messageProblem(m); msg != "" {
-			return &wire.RequestError{Field: field + sub, Msg: msg}
+			return &wire.RequestError{Field: field(i) + sub, Msg: msg}
 		}
 		r.msgs[i] = m
 	}
@@ -564,22 +601,19 @@ func (r *Request) ToolNames() []string { return slices.Clone(r.toolNames) }
 // message decoded as-is (role, content as string / part array / null,
 // tool_calls with function.arguments as the wire has it, tool_call_id,
 // name, unknown members), with content set to null where the wire omits
-// it. The result is a fresh tree the caller may mutate.
-func (r *Request) Messages() []any {
-	out := make([]any, len(r.msgs))
-	for i, m := range r.msgs {
-		out[i] = jsonvalue.DeepCopy(m)
-	}
-	return out
-}
+// it. The slice is the caller's; the message trees are the Request's,
+// shared by every call, and must not be modified (the engine adopts them
+// into contexts and copies before any transform).
+func (r *Request) Messages() []any { return slices.Clone(r.msgs) }
 
 // Tools returns the context's optional tools: [{name, description?,
-// schema?}], or nil when the request declares none.
+// schema?}], or nil when the request declares none. Like Messages, the
+// trees are shared and read-only.
 func (r *Request) Tools() []any {
 	if len(r.tools) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.tools).([]any)
+	return slices.Clone(r.tools)
 }
 
 // Params returns model.params: every top-level member other than model,
@@ -587,10 +621,11 @@ func (r *Request) Tools() []any {
 // top_p, max_tokens, stop, response_format, tool_choice, seed, user,
 // metadata, ..., and the members the deployment allows). Standard members
 // set to null are left out (null means "not set"); allowed extras keep
-// theirs. It is nil when there are none.
+// theirs. It is nil when there are none. The map is the caller's; its
+// values are shared and read-only, as with Messages.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.params).(map[string]any)
+	return maps.Clone(r.params)
 }

@@ -134,11 +134,11 @@ func TestRequestAccessors(t *testing.T) {
 	if !jsonvalue.Equal(any(msgs), want) {
 		t.Errorf("Messages = %s", mustJSON(t, msgs))
 	}
-	// The projection is the caller's to mutate.
-	msgs[0].(map[string]any)["content"] = "changed"
+	// The slice is the caller's; the trees are shared and read-only.
+	msgs[0] = "changed"
 	again := r.Messages()
 	if again[0].(map[string]any)["content"] != "You are a travel agent." {
-		t.Error("Messages shares state between calls")
+		t.Error("Messages shares its slice between calls")
 	}
 	if r.Params()["chat_template_kwargs"] == nil || r.Tools() == nil {
 		t.Error("params or tools lost")

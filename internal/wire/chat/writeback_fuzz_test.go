@@ -51,7 +51,7 @@ func FuzzRequestWriteBack(f *testing.F) {
 		if !ok {
 			return
 		}
-		msgs := r.Messages()
+		msgs := jsonvalue.DeepCopy(r.Messages()).([]any) // shared trees are read-only
 		i := int(at) % len(msgs)
 		msgs[i].(map[string]any)["content"] = v
 		out, err := r.UpstreamBody(msgs, false)

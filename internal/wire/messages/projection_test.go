@@ -52,7 +52,7 @@ func TestWriteBackProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	written := 0
 	for iter := range 300 {
-		target := r.Messages()
+		target := jsonvalue.DeepCopy(r.Messages()).([]any) // mutated below
 		for range 1 + rng.IntN(3) {
 			mutate(rng, target, iter)
 		}

@@ -3,6 +3,8 @@ package messages
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -40,6 +42,23 @@ type Request struct {
 
 // parse validates body as a request for op.
 func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
+	// One pass: ScanRootDeferred checks the object's syntax and every
+	// member value is decoded strictly, which validates it. Any failure
+	// takes the Valid-first path, which decides every error, so a request
+	// is accepted only when that path would accept it, with the same
+	// result (TestParseOnePassMatchesValidFirst).
+	if root, ms, ok := rawjson.ScanRootDeferred(body); ok {
+		r := &Request{s: s, body: body, root: root, members: ms, op: op, sysMember: -1}
+		if s.parseMembers(r) == nil {
+			return r, nil
+		}
+	}
+	return s.parseValidated(body, op)
+}
+
+// parseValidated is parse behind encoding/json.Valid over the whole body:
+// the path that decides every refusal.
+func (s *Surface) parseValidated(body []byte, op wire.Operation) (*Request, error) {
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
 			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
@@ -55,8 +74,18 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
+	if err := s.parseMembers(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseMembers projects r's members (r.members of r.body), decoding every
+// value strictly, which validates it where ScanRootDeferred has not.
+func (s *Surface) parseMembers(r *Request) error {
+	body, ms, op := r.body, r.members, r.op
 	if rawjson.ArrayLonger(body, ms, "messages", s.maxMessages) {
-		return nil, wire.TooManyMessages("messages", s.maxMessages)
+		return wire.TooManyMessages("messages", s.maxMessages)
 	}
 	seen := map[treatment]bool{}
 	haveMaxTokens := false
@@ -64,7 +93,7 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 		spec := requestMembersByName[m.Key]
 		if spec == nil {
 			if err := r.parseExtra(m); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
@@ -74,20 +103,20 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 			r.sysMember = i
 		}
 		if err := r.parseKnown(spec, m); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	switch {
 	case !seen[projectModel]:
-		return nil, &wire.RequestError{Field: "model", Msg: "is required"}
+		return &wire.RequestError{Field: "model", Msg: "is required"}
 	case !seen[projectTarget]:
-		return nil, &wire.RequestError{Field: "messages", Msg: "is required"}
+		return &wire.RequestError{Field: "messages", Msg: "is required"}
 	case op == wire.OpMessages && !haveMaxTokens:
-		return nil, &wire.RequestError{Field: "max_tokens", Msg: "is required"}
+		return &wire.RequestError{Field: "max_tokens", Msg: "is required"}
 	case op == wire.OpCountTokens && r.stream:
-		return nil, &wire.RequestError{Field: "stream", Msg: "count_tokens does not stream"}
+		return &wire.RequestError{Field: "stream", Msg: "count_tokens does not stream"}
 	}
-	return r, nil
+	return nil
 }
 
 func (r *Request) parseExtra(m rawjson.Member) error {
@@ -97,7 +126,7 @@ func (r *Request) parseExtra(m rawjson.Member) error {
 	if !r.s.allowReq.Has(m.Key) {
 		return unknownMemberError(m.Key)
 	}
-	v, err := jsonvalue.DecodeStrict(r.body[m.Val.Start:m.Val.End])
+	v, err := jsonvalue.DecodeStrictNested(r.body[m.Val.Start:m.Val.End], 1) // inside the body's object
 	if err != nil {
 		return &wire.RequestError{Field: m.Key, Msg: rawjson.DecodeProblem(err)}
 	}
@@ -122,7 +151,7 @@ func (r *Request) setParam(k string, v any) {
 // parseKnown decodes one known member strictly (duplicate keys anywhere
 // inside are refused) and handles it by its treatment.
 func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
-	v, err := jsonvalue.DecodeStrict(r.body[m.Val.Start:m.Val.End])
+	v, err := jsonvalue.DecodeStrictNested(r.body[m.Val.Start:m.Val.End], 1) // inside the body's object
 	if err != nil {
 		return &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
 	}
@@ -540,34 +569,38 @@ func (r *Request) Operation() wire.Operation { return r.op }
 func (r *Request) ToolNames() []string { return append([]string(nil), r.toolNames...) }
 
 // Messages implements wire.Request: the system member (if any) as a
-// leading system message, then every wire message's projection.
+// leading system message, then every wire message's projection. The
+// slice is the caller's; the message trees are the Request's, shared by
+// every call, and must not be modified.
 func (r *Request) Messages() []any {
-	out := make([]any, 0, len(r.groups)+1)
-	for _, m := range r.sysProj {
-		out = append(out, jsonvalue.DeepCopy(m))
-	}
+	n := len(r.sysProj)
 	for _, g := range r.groups {
-		for _, m := range g {
-			out = append(out, jsonvalue.DeepCopy(m))
-		}
+		n += len(g)
+	}
+	out := make([]any, 0, n)
+	out = append(out, r.sysProj...)
+	for _, g := range r.groups {
+		out = append(out, g...)
 	}
 	return out
 }
 
-// Tools implements wire.Request.
+// Tools implements wire.Request. The trees are shared and read-only, as
+// with Messages.
 func (r *Request) Tools() []any {
 	if len(r.tools) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.tools).([]any)
+	return slices.Clone(r.tools)
 }
 
 // Params implements wire.Request: every top-level member other than
 // model, messages, system, tools, stream and mcp_servers, verbatim, plus
-// partial_context: true when provider-executed tools are declared.
+// partial_context: true when provider-executed tools are declared. The
+// map is the caller's; its values are shared and read-only.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.params).(map[string]any)
+	return maps.Clone(r.params)
 }

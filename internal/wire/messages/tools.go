@@ -3,7 +3,6 @@ package messages
 import (
 	"strconv"
 
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -82,7 +81,9 @@ func (r *Request) customTool(field string, t map[string]any) error {
 	if !ok {
 		return &wire.RequestError{Field: field + ".input_schema", Msg: "must be an object"}
 	}
-	tool["schema"] = jsonvalue.DeepCopy(schema)
+	// The schema was decoded for this request alone and nothing writes
+	// into it (Tools hands it out read-only): no copy.
+	tool["schema"] = schema
 	for _, k := range []string{"defer_loading", "strict", "eager_input_streaming"} {
 		if v, present := t[k]; present {
 			if _, ok := v.(bool); !ok {

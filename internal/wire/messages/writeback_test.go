@@ -17,8 +17,9 @@ func claudeCodeEdit(t *testing.T, f func(msgs []any) []any) (*Request, []byte, e
 		t.Fatal(err)
 	}
 	r := wr.(*Request)
-	out, err := r.UpstreamBody(f(r.Messages()))
-	if cerr := r.CheckMessages(f(r.Messages())); (cerr == nil) != (err == nil) {
+	// f may modify its argument; Messages' trees are shared and read-only.
+	out, err := r.UpstreamBody(f(jsonvalue.DeepCopy(r.Messages()).([]any)))
+	if cerr := r.CheckMessages(f(jsonvalue.DeepCopy(r.Messages()).([]any))); (cerr == nil) != (err == nil) {
 		t.Errorf("CheckMessages = %v but UpstreamBody = %v", cerr, err)
 	}
 	return r, out, err
@@ -186,7 +187,7 @@ func TestToolResultSplitAndJoin(t *testing.T) {
 	body := `{"model":"m","max_tokens":9,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},{"type":"tool_use","id":"b","name":"f","input":{}}]},
 	 {"role":"user","content":[{"type":"text","text":"before"},{"type":"tool_result","tool_use_id":"a","content":"A","is_error":true},{"type":"tool_result","tool_use_id":"b"},{"type":"text","text":"after"}]}]}`
 	r := parseOK(t, New(Options{}), body)
-	m := r.Messages()
+	m := jsonvalue.DeepCopy(r.Messages()).([]any) // modified below
 	want := mustJSON(t, `[{"role":"assistant","content":[],"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]},
 	 {"role":"user","content":[{"type":"text","text":"before"}]},{"role":"tool","tool_call_id":"a","content":"A","is_error":true},{"role":"tool","tool_call_id":"b","content":null},{"role":"user","content":[{"type":"text","text":"after"}]}]`)
 	if !jsonvalue.Equal(any(m), want) {

@@ -102,6 +102,8 @@ func ScanObject(b []byte, v Span) ([]Member, error) {
 	if b[i] == '}' {
 		return ms, nil
 	}
+	// One allocation covers the members of a typical request or message.
+	ms = make([]Member, 0, 8)
 	for {
 		keyEnd := StringEnd(b, i)
 		key, err := DecodeKey(b[i:keyEnd])
@@ -168,6 +170,9 @@ func HasDuplicateKeys(b []byte, s Span) bool {
 // decoded so that they cannot smuggle a member past a lookup by name.
 func DecodeKey(raw []byte) (string, error) {
 	if bytes.IndexByte(raw, '\\') < 0 {
+		if k := knownKey(raw[1 : len(raw)-1]); k != "" {
+			return k, nil
+		}
 		return string(raw[1 : len(raw)-1]), nil
 	}
 	var s string
@@ -182,6 +187,7 @@ func ScanArray(b []byte, v Span) []Span {
 	if b[i] == ']' {
 		return es
 	}
+	es = make([]Span, 0, 16) // one allocation for most conversations
 	for {
 		e := ValueEnd(b, i)
 		es = append(es, Span{i, e})
@@ -207,9 +213,14 @@ func ArrayLonger(b []byte, ms []Member, name string, limit int) bool {
 // CountElements counts the elements of the array at v, stopping once it
 // has counted more than limit (limit < 0: no stop). It allocates nothing:
 // a bound on elements can be checked before any element is decoded.
+//
+// It never reads outside v, so it may run on an array whose elements have
+// not been validated yet (ScanRoot's lazy member): its count is then
+// meaningless but harmless, since validation follows.
 func CountElements(b []byte, v Span, limit int) int {
+	b = b[:v.End]
 	i := SkipSpace(b, v.Start+1)
-	if b[i] == ']' {
+	if i >= len(b) || b[i] == ']' {
 		return 0
 	}
 	n := 0
@@ -219,10 +230,12 @@ func CountElements(b []byte, v Span, limit int) int {
 			return n
 		}
 		i = SkipSpace(b, ValueEnd(b, i))
-		if b[i] == ']' {
+		if i >= len(b) || b[i] == ']' {
 			return n
 		}
-		i = SkipSpace(b, i+1)
+		if i = SkipSpace(b, i+1); i >= len(b) {
+			return n
+		}
 	}
 }
 

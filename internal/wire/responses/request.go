@@ -3,10 +3,10 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -53,21 +53,28 @@ type segment struct {
 
 // parseRequest validates body and projects it.
 func (s *Surface) parseRequest(body []byte) (*Request, error) {
-	if !json.Valid(body) {
-		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
-			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
+	// ScanRootValid validates the body and lists its members in one
+	// allocation-free pass, in place of encoding/json.Valid plus a member
+	// scan; when it says no, the Valid-first checks below decide the
+	// error, so refusals are unchanged.
+	root, ms, ok := rawjson.ScanRootValid(body)
+	if !ok {
+		if !json.Valid(body) {
+			if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
+				return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
+			}
+			return nil, &wire.RequestError{Msg: "body is not valid JSON"}
 		}
-		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
+		root = rawjson.RootSpan(body)
+		if root.Kind(body) != '{' {
+			return nil, &wire.RequestError{Msg: "body must be a JSON object"}
+		}
+		var err error
+		if ms, err = rawjson.ScanObject(body, root); err != nil {
+			return nil, &wire.RequestError{Msg: "body has a duplicate member"}
+		}
 	}
-	r := &Request{body: body, root: rawjson.RootSpan(body)}
-	if r.root.Kind(body) != '{' {
-		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
-	}
-	ms, err := rawjson.ScanObject(body, r.root)
-	if err != nil {
-		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
-	}
-	r.members = ms
+	r := &Request{body: body, root: root, members: ms}
 	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}
@@ -202,33 +209,37 @@ func (r *Request) Operation() wire.Operation { return wire.OpResponses }
 func (r *Request) ToolNames() []string { return slices.Clone(r.toolNames) }
 
 // Messages returns the normalized conversation: the instructions as a
-// leading system message, then one message per input segment.
+// leading system message, then one message per input segment. The slice
+// is the caller's; the message trees are the Request's, shared by every
+// call, and must not be modified.
 func (r *Request) Messages() []any {
 	out := make([]any, 0, len(r.segs)+1)
 	if r.instr != nil {
-		out = append(out, jsonvalue.DeepCopy(r.instr))
+		out = append(out, r.instr)
 	}
 	for _, sg := range r.segs {
-		out = append(out, jsonvalue.DeepCopy(sg.msg))
+		out = append(out, sg.msg)
 	}
 	return out
 }
 
-// Tools returns [{name, description?, schema?}], or nil.
+// Tools returns [{name, description?, schema?}], or nil. The trees are
+// shared and read-only, as with Messages.
 func (r *Request) Tools() []any {
 	if len(r.tools) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.tools).([]any)
+	return slices.Clone(r.tools)
 }
 
 // Params returns model.params, or nil. With server-side state it holds
-// partial_context: true.
+// partial_context: true. The map is the caller's; its values are shared
+// and read-only, as with Messages.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.params).(map[string]any)
+	return maps.Clone(r.params)
 }
 
 func fieldIndex(base string, i int) string { return base + "[" + strconv.Itoa(i) + "]" }

@@ -116,7 +116,7 @@ func TestRequestRefusals(t *testing.T) {
 func TestWriteBack(t *testing.T) {
 	s := New(Options{})
 	r := mustParse(t, s, `{"model":"m","instructions":"be nice","input":[{"role":"user","content":"secret 123"},{"type":"function_call","id":"fc_1","call_id":"c1","name":"f","arguments":"{}"},{"type":"reasoning","id":"rs","summary":[{"type":"summary_text","text":"t"}],"encrypted_content":"E"}]}`)
-	msgs := r.Messages()
+	msgs := jsonvalue.DeepCopy(r.Messages()).([]any) // shared trees are read-only
 	msgs[1].(map[string]any)["content"] = "secret [redacted]"
 	body, err := r.UpstreamBody(msgs)
 	if err != nil {
@@ -127,7 +127,7 @@ func TestWriteBack(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", body, want)
 	}
 	// Instructions rewritten, tool call arguments changed.
-	msgs = r.Messages()
+	msgs = jsonvalue.DeepCopy(r.Messages()).([]any)
 	msgs[0].(map[string]any)["content"] = "be brief"
 	msgs[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)["arguments"] = `{"a":1}`
 	body, err = r.UpstreamBody(msgs)
@@ -141,7 +141,7 @@ func TestWriteBack(t *testing.T) {
 		"extra member":      func(m []any) { m[1].(map[string]any)["name"] = "x" },
 	}
 	for name, mutate := range bad {
-		m := r.Messages()
+		m := jsonvalue.DeepCopy(r.Messages()).([]any)
 		mutate(m)
 		var we *wire.WriteBackError
 		if err := r.CheckMessages(m); !errors.As(err, &we) {

@@ -1,0 +1,142 @@
+package rawjson
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// validDoc is validValue over a whole document, as json.Valid judges one.
+func validDoc(b []byte) bool {
+	i := SkipSpace(b, 0)
+	end, ok := validValue(b, i, 0)
+	return ok && SkipSpace(b, end) == len(b)
+}
+
+var validSeeds = []string{
+	``, ` `, `{}`, `[]`, `""`, `"\u00e9\ud800"`, "\"\xff\xfe\"", `"\x"`, `"\u12"`, `"a` + "\x01" + `"`,
+	`0`, `-0`, `01`, `1.`, `1.5e+3`, `-`, `1e`, `tru`, `true`, `nul`, `null `, `false1`,
+	`{"a":1,}`, `{"a" 1}`, `{"a":1 "b":2}`, `{1:2}`, `[1,,2]`, `[1 2]`, `[1,]`, `{"a":[{"b":null}],"c":"d"}`,
+	` {"model":"m","messages":[{"role":"user","content":"hi"}]} `, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"":1,"b":[]}`, `{"a":1}x`, `{"a":1}}`, `[[[]]`,
+}
+
+// mutate returns b with a few random byte edits.
+func mutate(rng *rand.Rand, b []byte) []byte {
+	out := append([]byte(nil), b...)
+	const alphabet = "{}[]\":,\\ tfnrue0123456789.-+Eaxu\x00\x1f\xff"
+	for range 1 + rng.IntN(3) {
+		c := alphabet[rng.IntN(len(alphabet))]
+		switch k := rng.IntN(3); {
+		case len(out) == 0 || k == 0:
+			at := rng.IntN(len(out) + 1)
+			out = append(out[:at], append([]byte{c}, out[at:]...)...)
+		case k == 1:
+			out[rng.IntN(len(out))] = c
+		default:
+			at := rng.IntN(len(out))
+			out = append(out[:at], out[at+1:]...)
+		}
+	}
+	return out
+}
+
+// TestValidValueMatchesValid checks the validator against encoding/json
+// on seeds and thousands of random mutations of them.
+func TestValidValueMatchesValid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 16))
+	for _, s := range validSeeds {
+		b := []byte(s)
+		if got, want := validDoc(b), json.Valid(b); got != want {
+			t.Errorf("validDoc(%q) = %v, json.Valid %v", b, got, want)
+		}
+		for range 2000 {
+			m := mutate(rng, b)
+			if got, want := validDoc(m), json.Valid(m); got != want {
+				t.Fatalf("validDoc(%q) = %v, json.Valid %v", m, got, want)
+			}
+			checkScanRootValid(t, m)
+		}
+	}
+}
+
+func FuzzValidValueMatchesValid(f *testing.F) {
+	for _, s := range validSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validDoc(b), json.Valid(b); got != want {
+			t.Fatalf("validDoc(%q) = %v, json.Valid %v", b, got, want)
+		}
+		checkScanRootValid(t, b)
+	})
+}
+
+// checkScanRootValid checks that ScanRootValid accepts exactly the valid
+// objects without a repeated top-level key, with ScanObject's members.
+func checkScanRootValid(t *testing.T, b []byte) {
+	t.Helper()
+	_, ms, ok := ScanRootValid(b)
+	want := json.Valid(b) && b[SkipSpace(b, 0)] == '{'
+	if want {
+		_, err := ScanObject(b, RootSpan(b))
+		want = err == nil
+	}
+	if ok != want {
+		t.Fatalf("ScanRoot(%q) ok = %v, want %v", b, ok, want)
+	}
+	if ok {
+		old, _ := ScanObject(b, RootSpan(b))
+		if len(old) != len(ms) {
+			t.Fatalf("ScanRoot(%q) members differ from ScanObject", b)
+		}
+		for i := range ms {
+			if ms[i] != old[i] {
+				t.Fatalf("ScanRoot(%q) member %d = %+v, ScanObject %+v", b, i, ms[i], old[i])
+			}
+		}
+	}
+}
+
+// TestValidValueNesting pins encoding/json's nesting limit.
+func TestValidValueNesting(t *testing.T) {
+	for _, n := range []int{maxNesting, maxNesting + 1} {
+		b := []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+		if got, want := validDoc(b), json.Valid(b); got != want {
+			t.Errorf("depth %d: validDoc %v, json.Valid %v", n, got, want)
+		}
+		obj := []byte(`{"a":` + string(b[:len(b)-2]) + `}`)
+		if got, want := validDoc(obj), json.Valid(obj); got != want {
+			t.Errorf("object, depth %d: validDoc %v, json.Valid %v", n, got, want)
+		}
+	}
+}
+
+// TestScanArrayChecked checks the array syntax around elements and that
+// CountElements stays inside the span on invalid arrays.
+func TestScanArrayChecked(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		n  int
+		ok bool
+	}{
+		{`[]`, 0, true}, {`[ ]`, 0, true}, {`[1]`, 1, true}, {`[ {"a":"]"} , 2 ]`, 2, true},
+		{`[1,]`, 0, false}, {`[,1]`, 2, true /* the empty element fails its decode */}, {`[1 2]`, 0, false}, {`[1`, 0, false}, {`{}`, 0, false},
+	} {
+		b := []byte(c.in)
+		es, ok := ScanArrayChecked(b, Span{0, len(b)})
+		if ok != c.ok || ok && len(es) != c.n {
+			t.Errorf("ScanArrayChecked(%s) = %v, %v", c.in, es, ok)
+		}
+		_ = CountElements(b, Span{0, len(b)}, -1) // must not panic
+	}
+	b := []byte(`{"messages":[1 "x],"b":"]}`)
+	_, ms, ok := ScanRoot(b, "messages")
+	if !ok {
+		t.Fatal("ScanRoot refused the lazy member's garbage")
+	}
+	_ = CountElements(b, ms[0].Val, -1)
+	if _, ok := ScanArrayChecked(b, ms[0].Val); ok {
+		t.Error("ScanArrayChecked accepted garbage")
+	}
+}
