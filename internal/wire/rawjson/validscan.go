@@ -11,10 +11,6 @@ package rawjson
 // error applies: the caller then takes its Valid-first path, so errors
 // stay exactly those of that path.
 
-// maxNesting is encoding/json's nesting limit: a value inside more open
-// arrays and objects than this is invalid.
-const maxNesting = 10000
-
 // ScanRoot scans a document that must be one object, optionally
 // surrounded by whitespace, and returns its span and members (keys
 // decoded as DecodeKey does). Every member value is validated except the
@@ -160,126 +156,18 @@ func ScanArrayChecked(b []byte, v Span) ([]Span, bool) {
 }
 
 // validValue validates the value at b[i] (not whitespace), nested inside
-// depth open containers, and returns the offset just past it.
+// depth open containers, and returns the offset just past it. It is
+// CheckDocument's checker with duplicate keys not looked for (dup set
+// from the start: no key is collected).
 func validValue(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch c := b[i]; c {
-	case '"':
-		return validString(b, i)
-	case '{', '[':
-		if depth+1 > maxNesting {
-			return 0, false
-		}
-		return validContainer(b, i, depth+1)
-	case 't':
-		return literal(b, i, "true")
-	case 'f':
-		return literal(b, i, "false")
-	case 'n':
-		return literal(b, i, "null")
-	default:
-		if c == '-' || c >= '0' && c <= '9' {
-			return StrictNumber(b, i)
-		}
-		return 0, false
-	}
-}
-
-func literal(b []byte, i int, lit string) (int, bool) {
-	j := i + len(lit)
-	if j <= len(b) && string(b[i:j]) == lit {
-		return j, true
-	}
-	return 0, false
-}
-
-// validContainer validates the object or array at b[i], which is the
-// depth-th open container.
-func validContainer(b []byte, i, depth int) (int, bool) {
-	obj := b[i] == '{'
-	closer := byte(']')
-	if obj {
-		closer = '}'
-	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == closer {
-		return i + 1, true
-	}
-	for {
-		if obj {
-			if i >= len(b) || b[i] != '"' {
-				return 0, false
-			}
-			j, ok := validString(b, i)
-			if !ok {
-				return 0, false
-			}
-			j = SkipSpace(b, j)
-			if j >= len(b) || b[j] != ':' {
-				return 0, false
-			}
-			i = SkipSpace(b, j+1)
-		}
-		j, ok := validValue(b, i, depth)
-		if !ok {
-			return 0, false
-		}
-		i = SkipSpace(b, j)
-		if i >= len(b) {
-			return 0, false
-		}
-		if b[i] == closer {
-			return i + 1, true
-		}
-		if b[i] != ',' {
-			return 0, false
-		}
-		i = SkipSpace(b, i+1)
-	}
+	c := checker{b: b, dup: true}
+	return c.value(i, depth+1)
 }
 
 // validString validates the string token at b[i] == '"' as
-// encoding/json does: no raw control bytes, only JSON escapes; other
-// bytes, invalid UTF-8 included, are accepted.
+// encoding/json does (see checker.str).
 func validString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return 0, false
-		case c == '\\':
-			if i+1 >= len(b) {
-				return 0, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if !hex4(b, i+2) {
-					return 0, false
-				}
-				i += 6
-			default:
-				return 0, false
-			}
-		default:
-			i++
-		}
-	}
-	return 0, false
-}
-
-func hex4(b []byte, at int) bool {
-	if at+4 > len(b) {
-		return false
-	}
-	for _, c := range b[at : at+4] {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	c := checker{b: b}
+	end, _, ok := c.str(i)
+	return end, ok
 }
