@@ -34,8 +34,9 @@ type emission struct {
 	// Storage the emission's pointers and slices use instead of allocations
 	// of their own: the options, the verdict pool and summaries of up to
 	// poolSlots interceptors, decided_by, fold_truncated, the record's
-	// timestamp and trace, the record and the outcome. release drops the
-	// emission's references into contexts, since a kept record keeps it.
+	// timestamp and trace, and the record. release drops the emission's
+	// references into contexts, since a kept record keeps it (the outcome,
+	// which holds a context, is allocated apart for that reason).
 	settings     emitSettings
 	poolArr      [poolSlots + 1]Verdict
 	summaryArr   [poolSlots]VerdictSummary
@@ -44,7 +45,6 @@ type emission struct {
 	tsValue      string
 	traceValue   Trace
 	rec          Record
-	out          Outcome
 	// validator is the per-emission write-back check (WithTargetValidator).
 	validator TargetValidator
 	// dispatched is false for emissions rejected before dispatch.
@@ -809,7 +809,7 @@ func (em *emission) record() *Record {
 }
 
 // release drops the emission's references into contexts and verdicts it
-// no longer needs: the record and outcome it returns live inside it.
+// no longer needs: the record it returns lives inside it.
 func (em *emission) release() {
 	em.ctx, em.orig, em.working, em.validator = nil, nil, nil, nil
 	em.settings = emitSettings{}

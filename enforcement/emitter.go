@@ -404,8 +404,9 @@ func (e *Emitter) EmitUnchecked(ctx context.Context, c Context, opts ...EmitOpti
 	rec := em.record()
 	e.observe(rec, time.Since(start))
 	e.deliver(ctx, rec)
-	out := &em.out
-	*out = Outcome{
+	// The outcome is an allocation of its own: it holds the context, which
+	// a record kept by a sink or the bounded buffer must not keep alive.
+	out := &Outcome{
 		Verdict: em.combined,
 		Context: c,
 		Record:  rec,
@@ -436,9 +437,9 @@ func (e *Emitter) Refuse(ctx context.Context, c Context, reason, message string,
 	rec := em.record()
 	e.observe(rec, time.Since(start))
 	e.deliver(ctx, rec)
-	em.out = Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: em.mode, Proceed: em.mode == EvaluateOnly}
+	out := &Outcome{Verdict: em.combined, Context: c, Record: rec, Mode: em.mode, Proceed: em.mode == EvaluateOnly}
 	em.release()
-	return &em.out
+	return out
 }
 
 // poolSlots is the longest interceptor chain whose verdicts an emission

@@ -151,7 +151,7 @@ type modelCall struct {
 	clientTurn bool
 	// budget holds the call's share of the buffer budget.
 	budget *membudget.Account
-	// extensions is the contexts' extensions member, once built.
+	// extensions is the contexts' extensions member, once looked up.
 	extensions map[string]any
 	// modelID and vendor are the model member's values, boxed once for
 	// the call's contexts.
@@ -171,8 +171,8 @@ func (mc *modelCall) model() map[string]any {
 // modelFields are the members of a model call's contexts: model, and the
 // policy's context extensions with the surface added
 // (extensions.hooks_gateway.api). The extensions member is built once per
-// call and shared by its contexts (they adopt their fields and nothing
-// writes into them).
+// policy and surface (Policy.contextExtensionsFor) and shared by every
+// call's contexts (they adopt their fields and nothing writes into them).
 func (mc *modelCall) modelFields(model map[string]any) map[string]any {
 	if mc.extensions == nil {
 		mc.extensions = mc.contextExtensions()
