@@ -25,8 +25,8 @@ func (a *assembler) fastDelta(ev sseEvent) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	spec, ok := deltaTypes[d.typ]
-	if !ok || d.typ == "citations_delta" || d.member != spec.member {
+	spec, ok := deltaTypes[string(d.typ)]
+	if !ok || string(d.typ) == "citations_delta" || string(d.member) != spec.member {
 		return false, nil
 	}
 	// What handle does for a known, collision-free event, then delta.
@@ -48,14 +48,15 @@ func (a *assembler) fastDelta(ev sseEvent) (bool, error) {
 		a.scratch = rawjson.AppendUnescaped(a.scratch[:0], ev.data[d.text.Start:d.text.End])
 		text = a.scratch
 	}
-	return true, a.textDelta(b, d.typ, text)
+	return true, a.textDelta(b, string(d.typ), text)
 }
 
-// fastDeltaEvent is a scanned content_block_delta.
+// fastDeltaEvent is a scanned content_block_delta. typ and member point
+// into the event data (nil: not seen), so a scan allocates nothing.
 type fastDeltaEvent struct {
 	index   int
-	typ     string // the delta's type
-	member  string // the delta's other member
+	typ     []byte // the delta's type
+	member  []byte // the delta's other member
 	text    rawjson.Span
 	escaped bool
 }
@@ -105,15 +106,15 @@ func (d *fastDeltaEvent) delta(b []byte, i int) (int, bool) {
 		case n > 2:
 			return 0, false
 		case string(key) == "type":
-			if escaped || d.typ != "" {
+			if escaped || d.typ != nil {
 				return 0, false
 			}
-			d.typ = string(b[at+1 : end-1])
+			d.typ = b[at+1 : end-1]
 		default:
-			if d.member != "" {
+			if d.member != nil {
 				return 0, false
 			}
-			d.member = string(key)
+			d.member = key
 			d.text, d.escaped = rawjson.Span{Start: at, End: end}, escaped
 		}
 		return end, true
