@@ -67,7 +67,7 @@ func scanDelta(b []byte) (fastDeltaEvent, bool) {
 	var d fastDeltaEvent
 	var seen uint8
 	i := rawjson.SkipSpace(b, 0)
-	end, ok := members(b, i, func(key []byte, at int) (int, bool) {
+	end, ok := rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		switch string(key) {
 		case "type":
 			end, _, ok := rawjson.StrictString(b, at)
@@ -93,7 +93,7 @@ func scanDelta(b []byte) (fastDeltaEvent, bool) {
 // delta scans the delta object: its type and one string member.
 func (d *fastDeltaEvent) delta(b []byte, i int) (int, bool) {
 	n := 0
-	return members(b, i, func(key []byte, at int) (int, bool) {
+	return rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		if at >= len(b) || b[at] != '"' {
 			return 0, false
 		}
@@ -119,50 +119,6 @@ func (d *fastDeltaEvent) delta(b []byte, i int) (int, bool) {
 		}
 		return end, true
 	}) // n == 2 is checked by the caller: typ and member both set
-}
-
-// members walks the object at b[i], calling member with each escape-free
-// name and the offset of its value; member returns the offset past it.
-func members(b []byte, i int, member func(key []byte, at int) (int, bool)) (int, bool) {
-	if i >= len(b) || b[i] != '{' {
-		return 0, false
-	}
-	i = rawjson.SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return 0, false
-		}
-		ke, esc, ok := rawjson.StrictString(b, i)
-		if !ok || esc {
-			return 0, false
-		}
-		key := b[i+1 : ke-1]
-		i = rawjson.SkipSpace(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, i+1)
-		if i >= len(b) {
-			return 0, false
-		}
-		ve, ok := member(key, i)
-		if !ok {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, ve)
-		switch {
-		case i >= len(b):
-			return 0, false
-		case b[i] == '}':
-			return i + 1, true
-		case b[i] != ',':
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, i+1)
-	}
 }
 
 // once marks bit in seen and reports whether it was clear.
