@@ -3,7 +3,6 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -69,9 +68,7 @@ func (a *assembler) addFast(b []byte) (ok, usageOnly bool) {
 	}
 	a.applyFast(b)
 	if u != nil {
-		u.raw = slices.Clone(u.raw) // raw may point into a buffer the reader replaces
-		a.usage = u
-		a.replayable = a.replayable && u.clean
+		a.keepUsage(u)
 	}
 	return true, u != nil && len(fc.choices) == 0
 }
