@@ -29,6 +29,8 @@ var fastDeltaCases = []string{
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","text":"y"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","type":"text_delta"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","thinking":"x"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"","type":"text_delta"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","":"x"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"t\u0065xt_delta","text":"x"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","t\u0065xt":"x"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"Text_delta","text":"x"}}`,
