@@ -112,10 +112,15 @@ func (a *assembler) readUsage(raw []byte, v any) error {
 	if err != nil {
 		return err
 	}
+	a.keepUsage(u)
+	return nil
+}
+
+// keepUsage makes u, read from a chunk, the stream's usage.
+func (a *assembler) keepUsage(u *usage) {
 	u.raw = slices.Clone(u.raw) // raw may point into a buffer the reader replaces
 	a.usage = u
 	a.replayable = a.replayable && u.clean
-	return nil
 }
 
 // readMeta keeps the first well-shaped value of each metadata member; a

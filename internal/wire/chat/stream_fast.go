@@ -3,7 +3,6 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -69,59 +68,12 @@ func (a *assembler) addFast(b []byte) (ok, usageOnly bool) {
 	}
 	a.applyFast(b)
 	if u != nil {
-		u.raw = slices.Clone(u.raw) // raw may point into a buffer the reader replaces
-		a.usage = u
-		a.replayable = a.replayable && u.clean
+		a.keepUsage(u)
 	}
 	return true, u != nil && len(fc.choices) == 0
 }
 
-// objectEach walks the object at b[i], calling member for each member
-// with its name (escape-free) and the offset of its value; member
-// returns the offset past the value. Escaped names are not fast.
-func objectEach(b []byte, i int, member func(key []byte, at int) (int, bool)) (int, bool) {
-	if i >= len(b) || b[i] != '{' {
-		return 0, false
-	}
-	i = rawjson.SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return 0, false
-		}
-		ke, esc, ok := rawjson.StrictString(b, i)
-		if !ok || esc {
-			return 0, false
-		}
-		key := b[i+1 : ke-1]
-		i = rawjson.SkipSpace(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, i+1)
-		if i >= len(b) {
-			return 0, false
-		}
-		ve, ok := member(key, i)
-		if !ok {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, ve)
-		switch {
-		case i >= len(b):
-			return 0, false
-		case b[i] == '}':
-			return i + 1, true
-		case b[i] != ',':
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, i+1)
-	}
-}
-
-// arrayEach walks the array at b[i] like objectEach.
+// arrayEach walks the array at b[i] like rawjson.ObjectEach.
 func arrayEach(b []byte, i int, elem func(at int) (int, bool)) (int, bool) {
 	if i >= len(b) || b[i] != '[' {
 		return 0, false
@@ -189,7 +141,7 @@ func once(seen *uint16, bit uint16) bool {
 
 func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 	var seen uint16
-	return objectEach(b, i, func(key []byte, at int) (int, bool) {
+	return rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		for k, name := range fastMetaKeys {
 			if string(key) == name {
 				end, ok := scalar(b, at)
@@ -238,7 +190,7 @@ func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 func (fc *fastChunk) choice(b []byte, i int) (int, bool) {
 	c := fastChoice{frags: len(fc.frags)}
 	var seen uint16
-	end, ok := objectEach(b, i, func(key []byte, at int) (int, bool) {
+	end, ok := rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		switch string(key) {
 		case "index": // only choice 0
 			end, ok := scalar(b, at)
@@ -270,7 +222,7 @@ func (fc *fastChunk) choice(b []byte, i int) (int, bool) {
 
 func (fc *fastChunk) delta(b []byte, i int, c *fastChoice) (int, bool) {
 	var seen uint16
-	return objectEach(b, i, func(key []byte, at int) (int, bool) {
+	return rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		var dst *rawjson.Span
 		var bit uint16
 		switch string(key) {
@@ -305,7 +257,7 @@ func (fc *fastChunk) delta(b []byte, i int, c *fastChoice) (int, bool) {
 func (fc *fastChunk) frag(b []byte, i int) (int, bool) {
 	f := fastFrag{index: -1}
 	var seen uint16
-	end, ok := objectEach(b, i, func(key []byte, at int) (int, bool) {
+	end, ok := rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		switch string(key) {
 		case "index":
 			end, ok := scalar(b, at)
@@ -334,7 +286,7 @@ func (fc *fastChunk) frag(b []byte, i int) (int, bool) {
 				return end, ok
 			}
 			var fseen uint16
-			return objectEach(b, at, func(key []byte, at int) (int, bool) {
+			return rawjson.ObjectEach(b, at, func(key []byte, at int) (int, bool) {
 				var dst *rawjson.Span
 				var bit uint16
 				switch string(key) {
@@ -364,7 +316,7 @@ func (fc *fastChunk) frag(b []byte, i int) (int, bool) {
 func countsObject(b []byte, i, depth int) (int, bool) {
 	var keys [maxFastMembers][]byte
 	n := 0
-	return objectEach(b, i, func(key []byte, at int) (int, bool) {
+	return rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		if n == maxFastMembers {
 			return 0, false
 		}

@@ -25,8 +25,8 @@ func (a *assembler) fastDelta(ev sseEvent) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	spec, ok := deltaTypes[d.typ]
-	if !ok || d.typ == "citations_delta" || d.member != spec.member {
+	spec, ok := deltaTypes[string(d.typ)]
+	if !ok || string(d.typ) == "citations_delta" || string(d.member) != spec.member {
 		return false, nil
 	}
 	// What handle does for a known, collision-free event, then delta.
@@ -48,14 +48,15 @@ func (a *assembler) fastDelta(ev sseEvent) (bool, error) {
 		a.scratch = rawjson.AppendUnescaped(a.scratch[:0], ev.data[d.text.Start:d.text.End])
 		text = a.scratch
 	}
-	return true, a.textDelta(b, d.typ, text)
+	return true, a.textDelta(b, string(d.typ), text)
 }
 
-// fastDeltaEvent is a scanned content_block_delta.
+// fastDeltaEvent is a scanned content_block_delta. typ and member point
+// into the event data (nil: not seen), so a scan allocates nothing.
 type fastDeltaEvent struct {
 	index   int
-	typ     string // the delta's type
-	member  string // the delta's other member
+	typ     []byte // the delta's type
+	member  []byte // the delta's other member
 	text    rawjson.Span
 	escaped bool
 }
@@ -66,7 +67,7 @@ func scanDelta(b []byte) (fastDeltaEvent, bool) {
 	var d fastDeltaEvent
 	var seen uint8
 	i := rawjson.SkipSpace(b, 0)
-	end, ok := members(b, i, func(key []byte, at int) (int, bool) {
+	end, ok := rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		switch string(key) {
 		case "type":
 			end, _, ok := rawjson.StrictString(b, at)
@@ -92,7 +93,7 @@ func scanDelta(b []byte) (fastDeltaEvent, bool) {
 // delta scans the delta object: its type and one string member.
 func (d *fastDeltaEvent) delta(b []byte, i int) (int, bool) {
 	n := 0
-	return members(b, i, func(key []byte, at int) (int, bool) {
+	return rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		if at >= len(b) || b[at] != '"' {
 			return 0, false
 		}
@@ -105,63 +106,19 @@ func (d *fastDeltaEvent) delta(b []byte, i int) (int, bool) {
 		case n > 2:
 			return 0, false
 		case string(key) == "type":
-			if escaped || d.typ != "" {
+			if escaped || d.typ != nil {
 				return 0, false
 			}
-			d.typ = string(b[at+1 : end-1])
+			d.typ = b[at+1 : end-1]
 		default:
-			if d.member != "" {
+			if d.member != nil {
 				return 0, false
 			}
-			d.member = string(key)
+			d.member = key
 			d.text, d.escaped = rawjson.Span{Start: at, End: end}, escaped
 		}
 		return end, true
 	}) // n == 2 is checked by the caller: typ and member both set
-}
-
-// members walks the object at b[i], calling member with each escape-free
-// name and the offset of its value; member returns the offset past it.
-func members(b []byte, i int, member func(key []byte, at int) (int, bool)) (int, bool) {
-	if i >= len(b) || b[i] != '{' {
-		return 0, false
-	}
-	i = rawjson.SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return 0, false
-		}
-		ke, esc, ok := rawjson.StrictString(b, i)
-		if !ok || esc {
-			return 0, false
-		}
-		key := b[i+1 : ke-1]
-		i = rawjson.SkipSpace(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, i+1)
-		if i >= len(b) {
-			return 0, false
-		}
-		ve, ok := member(key, i)
-		if !ok {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, ve)
-		switch {
-		case i >= len(b):
-			return 0, false
-		case b[i] == '}':
-			return i + 1, true
-		case b[i] != ',':
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, i+1)
-	}
 }
 
 // once marks bit in seen and reports whether it was clear.

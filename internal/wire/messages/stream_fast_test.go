@@ -29,6 +29,8 @@ var fastDeltaCases = []string{
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","text":"y"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","type":"text_delta"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","thinking":"x"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"","type":"text_delta"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","":"x"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"t\u0065xt_delta","text":"x"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","t\u0065xt":"x"}}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"Text_delta","text":"x"}}`,
@@ -149,4 +151,21 @@ func FuzzFastDeltaAgreesWithTree(f *testing.F) {
 		}
 		agreeFast(t, []byte(fastStream("content_block_delta", c)))
 	})
+}
+
+// TestFastDeltaAllocs: a fast text delta on an open block allocates
+// nothing of its own (the event list grows amortized, so it is sized first).
+func TestFastDeltaAllocs(t *testing.T) {
+	a := &assembler{s: New(Options{}), replayable: true, msg: map[string]any{}}
+	a.blocks = []*sblock{{obj: map[string]any{"type": "text"}, open: true}}
+	a.blocks[0].text.Grow(1 << 16)
+	a.events = make([]sseEvent, 0, 1<<12)
+	ev := sseEvent{name: "content_block_delta", data: []byte(fastDeltaCases[0])}
+	if n := testing.AllocsPerRun(100, func() {
+		if ok, err := a.fastDelta(ev); !ok || err != nil {
+			t.Fatalf("fast %v, %v", ok, err)
+		}
+	}); n != 0 {
+		t.Fatalf("a fast delta allocates %v times", n)
+	}
 }

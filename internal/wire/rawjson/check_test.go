@@ -19,12 +19,37 @@ var checkCorpus = []string{
 	`{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":1}}`,
 }
 
+// hasDuplicateKeysOld is the recursive HasDuplicateKeys that one
+// CheckDocument pass replaced, kept as the reference the pass is checked
+// against: whether any object in the value at s repeats a key.
+func hasDuplicateKeysOld(b []byte, s Span) bool {
+	switch s.Kind(b) {
+	case '{':
+		ms, err := ScanObject(b, s)
+		if err != nil {
+			return true
+		}
+		for _, m := range ms {
+			if k := m.Val.Kind(b); (k == '{' || k == '[') && hasDuplicateKeysOld(b, m.Val) {
+				return true
+			}
+		}
+	case '[':
+		for _, e := range ScanArray(b, s) {
+			if k := e.Kind(b); (k == '{' || k == '[') && hasDuplicateKeysOld(b, e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func oldCheck(b []byte) (Span, bool, bool) {
 	if !json.Valid(b) {
 		return Span{}, false, false
 	}
 	root := RootSpan(b)
-	return root, true, HasDuplicateKeys(b, root)
+	return root, true, hasDuplicateKeysOld(b, root)
 }
 
 func agree(t *testing.T, doc string) {
@@ -152,5 +177,38 @@ func TestScanObjectInterned(t *testing.T) {
 		if root, valid, _ := CheckDocument(b); valid {
 			sameScan(t, b, root, keys)
 		}
+	}
+}
+
+// TestHasDuplicateKeysSpans: on every value inside a valid document (the
+// spans callers pass) HasDuplicateKeys answers as the recursive check did;
+// a span that is not a value counts as a duplicate.
+func TestHasDuplicateKeysSpans(t *testing.T) {
+	var walk func(b []byte, s Span)
+	walk = func(b []byte, s Span) {
+		if got, want := HasDuplicateKeys(b, s), hasDuplicateKeysOld(b, s); got != want {
+			t.Fatalf("HasDuplicateKeys(%q) = %v, recursive check %v", b[s.Start:s.End], got, want)
+		}
+		switch s.Kind(b) {
+		case '{':
+			if ms, err := ScanObject(b, s); err == nil {
+				for _, m := range ms {
+					walk(b, m.Val)
+				}
+			}
+		case '[':
+			for _, e := range ScanArray(b, s) {
+				walk(b, e)
+			}
+		}
+	}
+	docs := append(checkCorpus, `{"a":[{"b":1,"c":{"b":2,"b":3}}],"d":{"\u0065":1,"e":2},"f":"x"}`, `[1,{"a":{"a":{"a":1}}},[[{"x":1,"x":1}]]]`)
+	for _, d := range docs {
+		if json.Valid([]byte(d)) {
+			walk([]byte(d), RootSpan([]byte(d)))
+		}
+	}
+	if b := []byte(`{"a":{"b":1}}`); !HasDuplicateKeys(b, Span{0, 8}) {
+		t.Fatal("a span that is not a value passed as free of duplicates")
 	}
 }

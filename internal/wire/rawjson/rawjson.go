@@ -141,29 +141,15 @@ func ScanObject(b []byte, v Span) ([]Member, error) {
 }
 
 // HasDuplicateKeys reports whether any object in the value at s repeats a
-// key. Decode (like encoding/json) keeps the last duplicate while other
-// parsers keep the first, so such input is refused, or, for tool-call
-// arguments, shown to the policy as the raw string.
+// key (compared as DecodeKey decodes keys). Decode (like encoding/json)
+// keeps the last duplicate while other parsers keep the first, so such
+// input is refused, or, for tool-call arguments, shown to the policy as the
+// raw string. The value of a member of a valid document is a valid
+// document itself, so one CheckDocument pass answers; a span that is not
+// (which no caller passes) counts as a duplicate, failing closed.
 func HasDuplicateKeys(b []byte, s Span) bool {
-	switch s.Kind(b) {
-	case '{':
-		ms, err := ScanObject(b, s)
-		if err != nil {
-			return true
-		}
-		for _, m := range ms {
-			if k := m.Val.Kind(b); (k == '{' || k == '[') && HasDuplicateKeys(b, m.Val) {
-				return true
-			}
-		}
-	case '[':
-		for _, e := range ScanArray(b, s) {
-			if k := e.Kind(b); (k == '{' || k == '[') && HasDuplicateKeys(b, e) {
-				return true
-			}
-		}
-	}
-	return false
+	_, valid, dup := CheckDocument(b[s.Start:s.End])
+	return !valid || dup
 }
 
 // DecodeKey unescapes a raw key token. Escaped keys ("\u006dodel") are

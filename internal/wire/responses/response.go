@@ -92,9 +92,7 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span) 
 	r := &Response{req: req, body: body, root: root, top: ms, clean: true, drop: map[int]bool{}}
 	haveOutput := false
 	for i, m := range ms {
-		// The value of a member of a valid document is one itself: one
-		// pass finds its duplicates (as HasDuplicateKeys does).
-		if _, _, dup := rawjson.CheckDocument(body[m.Val.Start:m.Val.End]); dup {
+		if rawjson.HasDuplicateKeys(body, m.Val) {
 			return nil, respErr(safeField(m.Key), "has an object with a duplicate member")
 		}
 		if responseKnown.Collides(m.Key) {
