@@ -336,8 +336,14 @@ func (r *Redis) BeginCall(ctx context.Context, k Key, owner Owner, call Call) (C
 		return CallStart{}, err
 	}
 	if err := r.index(ctx, k, code); err != nil {
-		// The lease (if any) expires on its own; no number was taken
-		// (beginCallScript takes none with codes 1 and 2).
+		// The caller fails closed and never learns of the lease: release
+		// it here (should that fail too, it expires on its own). No
+		// number was taken (beginCallScript takes none with codes 1 and 2).
+		if leased == 1 {
+			if rErr := r.Release(context.WithoutCancel(ctx), k, call.ID); rErr != nil {
+				err = errors.Join(err, rErr)
+			}
+		}
 		return CallStart{}, err
 	}
 	return CallStart{Claimed: code == 1, Status: st, Leased: leased == 1, Seq: seq}, nil
