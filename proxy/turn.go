@@ -230,14 +230,17 @@ func (s *Server) startManagedTurn(ctx context.Context, r *http.Request, pol *Pol
 	t.managed, t.key = true, key
 	t.builder.SessionID = trailSessionID(key)
 	t.builder.Sequence = sessions.Sequence(s.opts.Store, key)
-	if cs.Seq >= 0 {
-		// BeginCall took the first emission's number (an admitted session
-		// is neither ended nor blocked, checked above from the same step).
-		t.builder.Sequence = &reservedFirst{n: cs.Seq, next: t.builder.Sequence}
+	// The first emission's number is already taken: by the claim (0, for
+	// this startup) or by BeginCall in an admitted session (which is
+	// neither ended nor blocked, checked above from the same step).
+	first := cs.Seq
+	if claimed {
+		first = 0
+	}
+	if first >= 0 {
+		t.builder.Sequence = &reservedFirst{n: first, next: t.builder.Sequence}
 	}
 	if claimed {
-		// The claim reserved sequence 0 for this startup.
-		t.builder.Sequence = &reservedFirst{next: t.builder.Sequence}
 		_, err := t.emit(ctx, enforcement.AgentStartup, enforcement.StartupFields(tools))
 		if err := s.settleStartup(ctx, pol, key, err); err != nil {
 			return nil, err

@@ -118,17 +118,37 @@ func (m *Memory) end(s *memSession, now time.Time) {
 	s.forgetAt = now.Add(m.opts.Retention)
 }
 
+// join returns s, the session under k, creating it for owner (claimed)
+// when there is none, or ErrForeignSession when another key owns it.
+func (m *Memory) join(k Key, s *memSession, owner Owner) (_ *memSession, claimed bool, err error) {
+	if s == nil {
+		// The claim reserves sequence 0 for the claimer's agent_startup.
+		s = &memSession{owner: owner, seq: 1, starting: true}
+		m.sessions[k] = s
+		claimed = true
+	}
+	if s.owner.KeyID != owner.KeyID {
+		return nil, false, ErrForeignSession
+	}
+	return s, claimed, nil
+}
+
+// lease holds s for callID until until: a session is not forgotten while
+// a call may still use it.
+func (m *Memory) lease(s *memSession, callID string, until time.Time) {
+	if s.leases == nil {
+		s.leases = make(map[string]time.Time)
+	}
+	s.leases[callID] = until
+	m.keep(s, until.Add(m.opts.Retention))
+}
+
 // Begin implements [Store.Begin].
 func (m *Memory) Begin(_ context.Context, k Key, owner Owner) (claimed bool, st Status, err error) {
 	err = m.with(k, func(s *memSession, now time.Time) error {
-		if s == nil {
-			// The claim reserves sequence 0 for the claimer's agent_startup.
-			s = &memSession{owner: owner, seq: 1, starting: true}
-			m.sessions[k] = s
-			claimed = true
-		}
-		if s.owner.KeyID != owner.KeyID {
-			return ErrForeignSession
+		var err error
+		if s, claimed, err = m.join(k, s, owner); err != nil {
+			return err
 		}
 		if !s.ended {
 			m.touch(s, now)
@@ -146,14 +166,9 @@ func (m *Memory) BeginCall(_ context.Context, k Key, owner Owner, call Call) (cs
 	}
 	cs.Seq = -1
 	err = m.with(k, func(s *memSession, now time.Time) error {
-		if s == nil {
-			// The claim reserves sequence 0 for the claimer's agent_startup.
-			s = &memSession{owner: owner, seq: 1, starting: true}
-			m.sessions[k] = s
-			cs.Claimed = true
-		}
-		if s.owner.KeyID != owner.KeyID {
-			return ErrForeignSession
+		var err error
+		if s, cs.Claimed, err = m.join(k, s, owner); err != nil {
+			return err
 		}
 		cs.Status = s.status()
 		if s.ended {
@@ -163,12 +178,7 @@ func (m *Memory) BeginCall(_ context.Context, k Key, owner Owner, call Call) (cs
 		if s.blocked || (call.Agent != "" && s.owner.AgentID != call.Agent) {
 			return nil
 		}
-		if s.leases == nil {
-			s.leases = make(map[string]time.Time)
-		}
-		until := now.Add(call.Lease)
-		s.leases[call.ID] = until
-		m.keep(s, until.Add(m.opts.Retention))
+		m.lease(s, call.ID, now.Add(call.Lease))
 		cs.Leased = true
 		if !cs.Claimed && !s.starting {
 			cs.Seq = s.seq
@@ -236,14 +246,8 @@ func (m *Memory) Acquire(_ context.Context, k Key, callID string, lease time.Dur
 		case s.ended:
 			return ErrSessionEnded
 		}
-		if s.leases == nil {
-			s.leases = make(map[string]time.Time)
-		}
-		until := now.Add(lease)
-		s.leases[callID] = until
 		m.touch(s, now)
-		// A session is not forgotten while a call may still use it.
-		m.keep(s, until.Add(m.opts.Retention))
+		m.lease(s, callID, now.Add(lease))
 		return nil
 	})
 }

@@ -250,8 +250,9 @@ func (r *Redis) runCode(ctx context.Context, op string, s script, k Key, args ..
 }
 
 // runStatus runs a session script replying a status (code, starting,
-// blocked, ended, sealed, owner key id, agent id) or just a negative code.
-func (r *Redis) runStatus(ctx context.Context, op string, s script, k Key, args ...any) (int64, Status, error) {
+// blocked, ended, sealed, owner key id, agent id), followed by
+// len(tail) integers it stores into tail, or just a negative code.
+func (r *Redis) runStatus(ctx context.Context, op string, s script, k Key, tail []*int64, args ...any) (int64, Status, error) {
 	if err := ValidateKey(k); err != nil {
 		return 0, Status{}, err
 	}
@@ -269,7 +270,14 @@ func (r *Redis) runStatus(ctx context.Context, op string, s script, k Key, args 
 	if err := redisErr(code); err != nil {
 		return 0, Status{}, err
 	}
-	st, err := parseStatus(v[1:])
+	end := max(len(v)-len(tail), 1)
+	st, err := parseStatus(v[1:end])
+	for i := 0; err == nil && i < len(tail); i++ {
+		var ok bool
+		if *tail[i], ok = v[end+i].(int64); !ok {
+			err = errors.New("unexpected reply: a trailing value is not an integer")
+		}
+	}
 	if err != nil {
 		return 0, Status{}, fmt.Errorf("sessions: redis %s: %w", op, err)
 	}
@@ -305,7 +313,7 @@ func parseStatus(v []any) (Status, error) {
 // the caller does not emit its agent_startup, and the next Begin indexes
 // it (two more round trips: ZADD, then HDEL of the mark).
 func (r *Redis) Begin(ctx context.Context, k Key, owner Owner) (bool, Status, error) {
-	code, st, err := r.runStatus(ctx, "begin", beginScript, k, owner.KeyID, owner.AgentID, k.Tenant, k.ID)
+	code, st, err := r.runStatus(ctx, "begin", beginScript, k, nil, owner.KeyID, owner.AgentID, k.Tenant, k.ID)
 	if err != nil {
 		return false, Status{}, err
 	}
@@ -321,40 +329,21 @@ func (r *Redis) BeginCall(ctx context.Context, k Key, owner Owner, call Call) (C
 	if err := checkLease(call.ID, call.Lease); err != nil {
 		return CallStart{}, err
 	}
-	if err := ValidateKey(k); err != nil {
-		return CallStart{}, err
-	}
-	const op = "begin call"
-	v, err := r.runSession(ctx, beginCallScript, k, owner.KeyID, owner.AgentID, k.Tenant, k.ID,
-		call.ID, ceilMS(call.Lease), call.Agent).Slice()
+	var leased, seq int64
+	code, st, err := r.runStatus(ctx, "begin call", beginCallScript, k, []*int64{&leased, &seq},
+		owner.KeyID, owner.AgentID, k.Tenant, k.ID, call.ID, ceilMS(call.Lease), call.Agent)
 	if err != nil {
-		return CallStart{}, fmt.Errorf("sessions: redis %s: %w", op, err)
-	}
-	code, ok := int64(0), len(v) > 0
-	if ok {
-		code, ok = v[0].(int64)
-	}
-	if !ok {
-		return CallStart{}, fmt.Errorf("sessions: redis %s: unexpected reply", op)
-	}
-	if err := redisErr(code); err != nil {
 		return CallStart{}, err
-	}
-	if len(v) != 9 {
-		return CallStart{}, fmt.Errorf("sessions: redis %s: unexpected reply of %d values", op, len(v))
-	}
-	st, err := parseStatus(v[1:7])
-	leased, ok1 := v[7].(int64)
-	seq, ok2 := v[8].(int64)
-	if err == nil && (!ok1 || !ok2) {
-		err = errors.New("unexpected reply: lease or sequence is not an integer")
-	}
-	if err != nil {
-		return CallStart{}, fmt.Errorf("sessions: redis %s: %w", op, err)
 	}
 	if err := r.index(ctx, k, code); err != nil {
-		// The lease (if any) expires on its own; no number was taken
-		// (beginCallScript takes none with codes 1 and 2).
+		// The caller fails closed and never learns of the lease: release
+		// it here (should that fail too, it expires on its own). No
+		// number was taken (beginCallScript takes none with codes 1 and 2).
+		if leased == 1 {
+			if rErr := r.Release(context.WithoutCancel(ctx), k, call.ID); rErr != nil {
+				err = errors.Join(err, rErr)
+			}
+		}
 		return CallStart{}, err
 	}
 	return CallStart{Claimed: code == 1, Status: st, Leased: leased == 1, Seq: seq}, nil
@@ -435,7 +424,7 @@ func (r *Redis) InFlight(ctx context.Context, k Key) (int, error) {
 // the session has ended anyway and a sweep drops its entry, so End still
 // reports success.
 func (r *Redis) End(ctx context.Context, k Key, owner Owner) (bool, Status, error) {
-	code, st, err := r.runStatus(ctx, "end", endScript, k, owner.KeyID)
+	code, st, err := r.runStatus(ctx, "end", endScript, k, nil, owner.KeyID)
 	if err == nil && code == 1 {
 		_, member := r.sessionKeys(k)
 		_ = r.client.ZRem(ctx, r.idleKeyOf(member), member).Err()

@@ -538,3 +538,62 @@ func TestRedisRoundTrips(t *testing.T) {
 		})
 	}
 }
+
+// failZAdd fails every ZADD a client sends while on is set.
+type failZAdd struct{ on atomic.Bool }
+
+func (h *failZAdd) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *failZAdd) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.on.Load() && cmd.Name() == "zadd" {
+			cmd.SetErr(errors.New("zadd refused"))
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *failZAdd) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRedisBeginCallIndexError checks a BeginCall whose idle-index ZADD
+// fails (after its script took the lease) fails closed without leaving
+// the call's lease behind, both for the claim and for a join that
+// indexes a session its claimer has not confirmed.
+func TestRedisBeginCallIndexError(t *testing.T) {
+	url, _ := redistest.Start(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := redis.NewClient(opt)
+	defer client.Close()
+	h := &failZAdd{}
+	client.AddHook(h)
+	r := newRedis(t, sessions.RedisOptions{Client: client, KeyPrefix: "ie:"})
+	ctx := context.Background()
+	k := key("unindexed")
+	h.on.Store(true)
+	if _, err := r.BeginCall(ctx, k, owner, sessions.Call{ID: "call-1", Lease: time.Minute}); err == nil {
+		t.Fatal("claim with a failing ZADD succeeded")
+	}
+	if n := inFlight(t, r, k); n != 0 {
+		t.Fatalf("InFlight after the claim's indexing error = %d; want 0", n)
+	}
+	if _, err := r.BeginCall(ctx, k, owner, sessions.Call{ID: "call-2", Lease: time.Minute}); err == nil {
+		t.Fatal("join of an unindexed session with a failing ZADD succeeded")
+	}
+	if n := inFlight(t, r, k); n != 0 {
+		t.Fatalf("InFlight after the join's indexing error = %d; want 0", n)
+	}
+	h.on.Store(false)
+	cs, err := r.BeginCall(ctx, k, owner, sessions.Call{ID: "call-3", Lease: time.Minute})
+	if err != nil || !cs.Leased || cs.Seq != -1 {
+		t.Fatalf("join once ZADD works = %+v, %v; want leased, no number (still Starting)", cs, err)
+	}
+	if n := inFlight(t, r, k); n != 1 {
+		t.Fatalf("InFlight = %d; want 1", n)
+	}
+}

@@ -140,9 +140,10 @@ type Store interface {
 	// and, when the session is admitted (neither claimed by this call nor
 	// Starting), Next for the turn's first emission. The caller must emit
 	// with that number: taken and unused it would leave a hole in the
-	// session's sequence. Errors and validation are Begin's and Acquire's
-	// (nothing is changed on error). One round trip on Redis for a known
-	// session.
+	// session's sequence. Errors and validation are Begin's and Acquire's;
+	// an error leaves the call without a lease (like Begin's, an indexing
+	// error on Redis leaves the session created). One round trip on Redis
+	// for a known session.
 	BeginCall(ctx context.Context, k Key, owner Owner, call Call) (CallStart, error)
 
 	// Admit ends the Starting state after an agent_startup that proceeded.
