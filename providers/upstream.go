@@ -3,7 +3,6 @@ package providers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // Upstream sends model requests to one model provider.
@@ -46,18 +46,49 @@ var ErrUnsupported = errors.New("operation not served by this upstream")
 
 const userAgent = "hooks-gateway"
 
+// errNotRequestObject is scanRequest's one error.
+var errNotRequestObject = fmt.Errorf("%w: body is not a JSON request object", ErrInvalidRequest)
+
 // requestInfo is the little the adapters need to know about a body.
 type requestInfo struct {
-	Model  string `json:"model"`
-	Stream bool   `json:"stream"`
+	Model  string
+	Stream bool
 }
 
-// scanRequest reads the model and stream flag from body. The error never
-// quotes the body: encoding/json syntax errors can carry a byte of it.
+// scanRequest reads the model and stream flag from body, a JSON object
+// (the verdicted request the gateway wrote), without decoding the rest:
+// one validating scan of the top level, as strict as encoding/json (keys
+// compared exactly, a repeated key refused). A member of the wrong type
+// is an error, as it is to encoding/json; null is its absence. The error
+// never quotes the body.
 func scanRequest(body []byte) (requestInfo, error) {
 	var info requestInfo
-	if err := json.Unmarshal(body, &info); err != nil {
-		return requestInfo{}, fmt.Errorf("%w: body is not a JSON request object", ErrInvalidRequest)
+	bad := errNotRequestObject
+	_, ms, ok := rawjson.ScanRootValid(body)
+	if !ok {
+		return requestInfo{}, bad
+	}
+	if i := rawjson.Find(ms, "model"); i >= 0 {
+		switch tok := body[ms[i].Val.Start:ms[i].Val.End]; {
+		case string(tok) == "null":
+		case tok[0] == '"':
+			m, err := rawjson.DecodeKey(tok)
+			if err != nil {
+				return requestInfo{}, bad
+			}
+			info.Model = m
+		default:
+			return requestInfo{}, bad
+		}
+	}
+	if i := rawjson.Find(ms, "stream"); i >= 0 {
+		switch string(body[ms[i].Val.Start:ms[i].Val.End]) {
+		case "true":
+			info.Stream = true
+		case "false", "null":
+		default:
+			return requestInfo{}, bad
+		}
 	}
 	return info, nil
 }
