@@ -24,44 +24,7 @@ func ScanObjectInterned(b []byte, v Span, t KeyTable) ([]Member, error) {
 	if b[i] == '}' {
 		return nil, nil
 	}
-	ms := make([]Member, 0, countMembers(b, i))
-	var seen map[string]struct{}
-	for {
-		keyEnd := StringEnd(b, i)
-		key, ok := t[string(b[i+1:keyEnd-1])]
-		if !ok || hasBackslash(b[i:keyEnd]) {
-			var err error
-			if key, err = DecodeKey(b[i:keyEnd]); err != nil {
-				return nil, err
-			}
-		}
-		if seen != nil {
-			if _, dup := seen[key]; dup {
-				return nil, ErrDuplicateKey
-			}
-			seen[key] = struct{}{}
-		} else {
-			for _, m := range ms {
-				if m.Key == key {
-					return nil, ErrDuplicateKey
-				}
-			}
-		}
-		vs := SkipSpace(b, SkipSpace(b, keyEnd)+1) // past ':'
-		ve := ValueEnd(b, vs)
-		ms = append(ms, Member{Key: key, KeyAt: i, Val: Span{vs, ve}})
-		if len(ms) == smallObject {
-			seen = make(map[string]struct{}, 2*smallObject)
-			for _, m := range ms {
-				seen[m.Key] = struct{}{}
-			}
-		}
-		i = SkipSpace(b, ve)
-		if b[i] == '}' {
-			return ms, nil
-		}
-		i = SkipSpace(b, i+1) // past ','
-	}
+	return scanMembers(b, i, t, countMembers(b, i))
 }
 
 // countMembers counts the members of an object whose first key starts at

@@ -96,19 +96,28 @@ const smallObject = 16
 // ScanObject lists the members of the object at v in document order. It
 // reports errDuplicateKey when a key (after unescaping) occurs twice.
 func ScanObject(b []byte, v Span) ([]Member, error) {
-	var ms []Member
-	var seen map[string]struct{}
 	i := SkipSpace(b, v.Start+1)
 	if b[i] == '}' {
-		return ms, nil
+		return nil, nil
 	}
 	// One allocation covers the members of a typical request or message.
-	ms = make([]Member, 0, 8)
+	return scanMembers(b, i, nil, 8)
+}
+
+// scanMembers lists the members of an object whose first key starts at
+// b[i], into a list of capacity n; unescaped keys found in t are taken
+// from t (a nil t finds none).
+func scanMembers(b []byte, i int, t KeyTable, n int) ([]Member, error) {
+	ms := make([]Member, 0, n)
+	var seen map[string]struct{}
 	for {
 		keyEnd := StringEnd(b, i)
-		key, err := DecodeKey(b[i:keyEnd])
-		if err != nil {
-			return nil, err
+		key, ok := t[string(b[i+1:keyEnd-1])]
+		if !ok || hasBackslash(b[i:keyEnd]) {
+			var err error
+			if key, err = DecodeKey(b[i:keyEnd]); err != nil {
+				return nil, err
+			}
 		}
 		if seen != nil {
 			if _, dup := seen[key]; dup {
