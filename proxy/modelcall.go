@@ -33,8 +33,25 @@ func (s *Server) handleModelCall(surf wire.Surface) http.HandlerFunc {
 			return
 		}
 		defer mc.budget.Close()
+		mc.t.releaseLate = true
 		mc.close(r.Context(), w, mc.run(r.Context(), w, r))
+		mc.finish(r.Context(), w)
 	}
+}
+
+// finish gives up a managed turn's lease once its answer is on the wire:
+// the answer is flushed first, so the client does not wait for the store.
+// The lease only ever outlives the answer by this one round trip: End
+// waits for it like for any call in flight, and nothing is emitted under
+// it after the turn ended.
+func (mc *modelCall) finish(ctx context.Context, w http.ResponseWriter) {
+	if mc.t.lease == "" {
+		return
+	}
+	if f, ok := w.(http.Flusher); ok && ctx.Err() == nil {
+		f.Flush()
+	}
+	mc.t.release(ctx)
 }
 
 // openModelCall admits a model-call request, parses it with parse, routes

@@ -28,6 +28,10 @@ type turn struct {
 	// ("" once released, and for the emit API's turns).
 	key   sessions.Key
 	lease string
+	// releaseLate leaves the lease to the handler, which gives it up once
+	// the answer is on the wire (see modelCall.finish): a Redis round trip
+	// less before the client has its answer.
+	releaseLate bool
 	// worst is the most severe decision seen, for the response header.
 	worst enforcement.Decision
 	mode  enforcement.Mode
@@ -335,13 +339,15 @@ func (t *turn) release(ctx context.Context) {
 }
 
 // end closes a per-request session with agent_shutdown, once, and releases
-// a managed turn's lease. It runs before the answer is released, so a
-// client that has its answer can rely on the session's trail being
-// complete. Managed sessions end on the end endpoint, the emit API or idle
-// expiry instead.
+// a managed turn's lease (unless releaseLate leaves it to the handler). It
+// runs before the answer is released, so a client that has its answer can
+// rely on the session's trail being complete. Managed sessions end on the
+// end endpoint, the emit API or idle expiry instead.
 func (t *turn) end(ctx context.Context, reason string) {
 	if t.managed {
-		t.release(ctx)
+		if !t.releaseLate {
+			t.release(ctx)
+		}
 		return
 	}
 	if t.ended {
