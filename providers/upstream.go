@@ -63,10 +63,9 @@ type requestInfo struct {
 // never quotes the body.
 func scanRequest(body []byte) (requestInfo, error) {
 	var info requestInfo
-	bad := errNotRequestObject
 	_, ms, ok := rawjson.ScanRootValid(body)
 	if !ok {
-		return requestInfo{}, bad
+		return requestInfo{}, errNotRequestObject
 	}
 	if i := rawjson.Find(ms, "model"); i >= 0 {
 		switch tok := body[ms[i].Val.Start:ms[i].Val.End]; {
@@ -74,11 +73,11 @@ func scanRequest(body []byte) (requestInfo, error) {
 		case tok[0] == '"':
 			m, err := rawjson.DecodeKey(tok)
 			if err != nil {
-				return requestInfo{}, bad
+				return requestInfo{}, errNotRequestObject
 			}
 			info.Model = m
 		default:
-			return requestInfo{}, bad
+			return requestInfo{}, errNotRequestObject
 		}
 	}
 	if i := rawjson.Find(ms, "stream"); i >= 0 {
@@ -87,7 +86,7 @@ func scanRequest(body []byte) (requestInfo, error) {
 			info.Stream = true
 		case "false", "null":
 		default:
-			return requestInfo{}, bad
+			return requestInfo{}, errNotRequestObject
 		}
 	}
 	return info, nil
