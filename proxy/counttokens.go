@@ -35,6 +35,7 @@ func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.Hand
 		}
 		defer mc.budget.Close()
 		ctx := r.Context()
+		defer mc.finish(ctx, w)
 		out, err := mc.countTokens(ctx, r, tc)
 		mc.close(ctx, w, err)
 		if err != nil {

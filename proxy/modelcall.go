@@ -33,7 +33,6 @@ func (s *Server) handleModelCall(surf wire.Surface) http.HandlerFunc {
 			return
 		}
 		defer mc.budget.Close()
-		mc.t.releaseLate = true
 		mc.close(r.Context(), w, mc.run(r.Context(), w, r))
 		mc.finish(r.Context(), w)
 	}
@@ -58,7 +57,8 @@ func (mc *modelCall) finish(ctx context.Context, w http.ResponseWriter) {
 // it to an upstream serving its operation, reserves its first bytes of the
 // buffer budget and begins its turn; inputs says whether the call emits
 // input for its trailing user messages. On failure it has answered the
-// client in surf's envelope; on success the caller closes mc.budget.
+// client in surf's envelope; on success the caller closes mc.budget and,
+// once it has answered, calls mc.finish.
 //
 // Cheap checks come before expensive ones: the body's size (reading it),
 // the number of messages (counted before any is decoded), authorization
@@ -116,6 +116,7 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		writeSurfaceError(w, surf, err)
 		return nil, false
 	}
+	t.releaseLate = true // the caller's finish gives the lease up
 	return &modelCall{s: s, surf: surf, t: t, req: req, orig: orig, up: up, clientTurn: clientTurn, budget: budget}, true
 }
 
