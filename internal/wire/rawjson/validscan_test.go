@@ -105,9 +105,21 @@ func TestValidValueNesting(t *testing.T) {
 		if got, want := validDoc(b), json.Valid(b); got != want {
 			t.Errorf("depth %d: validDoc %v, json.Valid %v", n, got, want)
 		}
-		obj := []byte(`{"a":` + string(b[:len(b)-2]) + `}`)
+		// The object and n-1 arrays: n levels, as b has.
+		obj := []byte(`{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
+		if !json.Valid(obj) != (n > maxNesting) {
+			t.Fatalf("object, depth %d: json.Valid %v", n, json.Valid(obj))
+		}
 		if got, want := validDoc(obj), json.Valid(obj); got != want {
 			t.Errorf("object, depth %d: validDoc %v, json.Valid %v", n, got, want)
+		}
+		// ScanRoot and ScanRootValid validate member values as nested in
+		// the root object: the limit counts it.
+		if _, _, got := ScanRootValid(obj); got != json.Valid(obj) {
+			t.Errorf("object, depth %d: ScanRootValid %v, json.Valid %v", n, got, json.Valid(obj))
+		}
+		if _, _, got := ScanRoot(obj, "messages"); got != json.Valid(obj) {
+			t.Errorf("object, depth %d: ScanRoot %v, json.Valid %v", n, got, json.Valid(obj))
 		}
 	}
 }
