@@ -41,12 +41,3 @@ func countMembers(b []byte, i int) int {
 		i = SkipSpace(b, i+1)
 	}
 }
-
-func hasBackslash(tok []byte) bool {
-	for _, c := range tok {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
-}

@@ -113,7 +113,7 @@ func scanMembers(b []byte, i int, t KeyTable, n int) ([]Member, error) {
 	for {
 		keyEnd := StringEnd(b, i)
 		key, ok := t[string(b[i+1:keyEnd-1])]
-		if !ok || hasBackslash(b[i:keyEnd]) {
+		if !ok || bytes.IndexByte(b[i:keyEnd], '\\') >= 0 {
 			var err error
 			if key, err = DecodeKey(b[i:keyEnd]); err != nil {
 				return nil, err
