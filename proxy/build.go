@@ -184,8 +184,9 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	if err != nil {
 		return nil, err
 	}
-	pol := &Policy{apiExtensions: new(extensionsCache), Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
+	pol := &Policy{Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
 		ContextExtensions: policyExtensions(doc.Version, "")}
+	pol.apiExtensions = surfaceExtensions(pol)
 	pol.RequireKeys, pol.KeysVersion = cfg.Auth.RequiresKeys(), cfg.Auth.Version()
 	pol.Principals, pol.revokedKeys = principals(cfg.Auth.Keys())
 	return pol, nil

@@ -1,27 +1,15 @@
 package proxy
 
 import (
-	"reflect"
-	"sync/atomic"
-
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
-// extensionsCache keeps a policy's model-call extensions per surface:
-// they depend on the policy's ContextExtensions and the surface only.
-type extensionsCache struct {
-	byAPI [3]atomic.Pointer[builtExtensions] // by extensionsSlot
-}
+// modelCallSurfaces is how many surfaces a compiled policy keeps
+// extensions for (see extensionsSlot).
+const modelCallSurfaces = 3
 
-// builtExtensions is one surface's extensions and the ContextExtensions
-// map they were built from: a copy of the policy given other extensions
-// shares the cache but not the entry.
-type builtExtensions struct {
-	from any // the source map, compared by identity
-	ext  map[string]any
-}
-
-// extensionsSlot is api's slot in extensionsCache, -1 for none.
+// extensionsSlot is api's slot in a compiled policy's extensions, -1 for
+// none.
 func extensionsSlot(api wire.API) int {
 	switch api {
 	case wire.ChatCompletions:
@@ -34,22 +22,26 @@ func extensionsSlot(api wire.API) int {
 	return -1
 }
 
+// surfaceExtensions builds pol's extensions for every model-call surface,
+// once, when the policy is compiled: they depend on ContextExtensions
+// (read-only) and the surface only.
+func surfaceExtensions(pol *Policy) *[modelCallSurfaces]map[string]any {
+	var ext [modelCallSurfaces]map[string]any
+	for _, api := range [...]wire.API{wire.ChatCompletions, wire.Responses, wire.Messages} {
+		ext[extensionsSlot(api)] = buildContextExtensions(pol, api)
+	}
+	return &ext
+}
+
 // contextExtensionsFor is the extensions member of a model call's contexts
-// on surface api, built once per surface when the policy has a cache and
-// then shared, read-only like ContextExtensions itself, by every call. Two
-// calls racing to build it build equal maps; either is kept.
+// on surface api: the one built when the policy was compiled, shared
+// read-only by every call, or a fresh build for a policy that was not
+// compiled (or another surface).
 func (p *Policy) contextExtensionsFor(api wire.API) map[string]any {
-	i := extensionsSlot(api)
-	if p.apiExtensions == nil || i < 0 {
-		return buildContextExtensions(p, api)
+	if i := extensionsSlot(api); p.apiExtensions != nil && i >= 0 {
+		return p.apiExtensions[i]
 	}
-	src := reflect.ValueOf(p.ContextExtensions).UnsafePointer()
-	if b := p.apiExtensions.byAPI[i].Load(); b != nil && b.from == src {
-		return b.ext
-	}
-	ext := buildContextExtensions(p, api)
-	p.apiExtensions.byAPI[i].Store(&builtExtensions{from: src, ext: ext})
-	return ext
+	return buildContextExtensions(p, api)
 }
 
 // buildContextExtensions is the policy's context extensions (pol may be

@@ -73,9 +73,10 @@ type Policy struct {
 	// contexts the gateway builds for model calls (extensions take no
 	// part in context identity). Read-only.
 	ContextExtensions map[string]any
-	// apiExtensions caches the model calls' extensions per surface (see
+	// apiExtensions is each model-call surface's extensions member, built
+	// from ContextExtensions when the policy is compiled (see
 	// contextExtensionsFor); nil builds them per call.
-	apiExtensions *extensionsCache
+	apiExtensions *[modelCallSurfaces]map[string]any
 }
 
 // Options configures a Server.
