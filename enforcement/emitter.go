@@ -524,22 +524,16 @@ func (e *Emitter) observe(rec *Record, d time.Duration) {
 // and to the bounded buffer.
 func (e *Emitter) deliver(ctx context.Context, rec *Record) {
 	if e.sink != nil {
-		if ctx.Done() != nil {
-			// Detach the sink from cancellation; a context whose Done is
-			// nil never ends (the agent_shutdown path already detached
-			// it), so it is passed as it is, without another wrapper.
-			ctx = context.WithoutCancel(ctx)
-		}
-		func() {
-			defer func() {
-				if recover() != nil {
-					e.sinkErr.Add(1)
-				}
-			}()
-			if err := e.sink.WriteRecord(ctx, rec); err != nil {
-				e.sinkErr.Add(1)
+		if h := HeldRecordsFrom(ctx); h == nil || !h.add(e, rec) {
+			if ctx.Done() != nil {
+				// Detach the sink from cancellation; a context whose Done
+				// is nil never ends (the agent_shutdown path already
+				// detached it), so it is passed as it is, without another
+				// wrapper.
+				ctx = context.WithoutCancel(ctx)
 			}
-		}()
+			e.writeSink(ctx, rec)
+		}
 	}
 	if len(e.ring.buf) == 0 {
 		return
@@ -549,6 +543,18 @@ func (e *Emitter) deliver(ctx context.Context, rec *Record) {
 		e.dropped.Add(1)
 	}
 	e.mu.Unlock()
+}
+
+// writeSink writes rec to the sink, counting a failure or a panic.
+func (e *Emitter) writeSink(ctx context.Context, rec *Record) {
+	defer func() {
+		if recover() != nil {
+			e.sinkErr.Add(1)
+		}
+	}()
+	if err := e.sink.WriteRecord(ctx, rec); err != nil {
+		e.sinkErr.Add(1)
+	}
 }
 
 // TakeRecords returns and clears the buffered records, oldest first.

@@ -49,6 +49,25 @@ func (s *instrumentedSink) WriteAttributed(ctx context.Context, r *enforcement.R
 	return s.count(records.WriteAttributed(ctx, s.sink, r, a))
 }
 
+// WriteAttributedBatch implements records.AttributedBatchSink, passing
+// the batch on; each record counts once, all of them as errors when the
+// batch fails.
+func (s *instrumentedSink) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a records.Attribution) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.err.Add(float64(len(rs)))
+			panic(p)
+		}
+	}()
+	err = records.WriteAttributedBatch(ctx, s.sink, rs, a)
+	if err != nil {
+		s.err.Add(float64(len(rs)))
+	} else {
+		s.ok.Add(float64(len(rs)))
+	}
+	return err
+}
+
 // count counts one write's result.
 func (s *instrumentedSink) count(err error) error {
 	if err != nil {

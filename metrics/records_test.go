@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -50,5 +51,35 @@ func TestInstrumentedSinkPassesAttribution(t *testing.T) {
 		"result=ok,sink=stdout": 1, "result=error,sink=stdout": 0,
 		"result=ok,sink=custom": 1, "result=error,sink=custom": 0,
 		"result=ok,sink=redis": 0, "result=error,sink=redis": 1,
+	})
+}
+
+// A batch (a held request's records) counts each of its records, as ok
+// or, when the batch fails, as errors.
+func TestInstrumentedSinkCountsBatches(t *testing.T) {
+	m := New(Options{NoRuntimeCollectors: true})
+	a := records.Attribution{PolicyVersion: "v1"}
+	var buf bytes.Buffer
+	ok := m.InstrumentSink("stdout", records.NewFramedWriter(&buf, records.Framing{}))
+	bad := m.InstrumentSink("jsonl", enforcement.RecordSinkFunc(func(context.Context, *enforcement.Record) error {
+		return errors.New("disk full")
+	}))
+	rs := []*enforcement.Record{
+		{InterceptionPoint: enforcement.Input, Mode: enforcement.Enforce, Verdict: enforcement.Allow(), SessionID: "s"},
+		{InterceptionPoint: enforcement.Output, Mode: enforcement.Enforce, Verdict: enforcement.Allow(), SessionID: "s", Sequence: 1},
+		{InterceptionPoint: enforcement.AgentShutdown, Mode: enforcement.Enforce, Verdict: enforcement.Allow(), SessionID: "s", Sequence: 2},
+	}
+	if err := records.Attributed(records.Fanout{ok}, a).(enforcement.RecordBatchSink).WriteRecords(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := records.Attributed(records.Fanout{bad}, a).(enforcement.RecordBatchSink).WriteRecords(context.Background(), rs); err == nil {
+		t.Error("a failing batch reported no error")
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 3 {
+		t.Errorf("%d lines written, want 3", n)
+	}
+	metricstest.WantSeries(t, scrape(t, m), "agent_hooks_records_total", map[string]float64{
+		"result=ok,sink=stdout": 3, "result=error,sink=stdout": 0,
+		"result=ok,sink=jsonl": 0, "result=error,sink=jsonl": 3,
 	})
 }

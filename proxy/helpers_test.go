@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -156,6 +157,10 @@ type gatewayConfig struct {
 	streaming config.Streaming
 	// maxRequests is server.max_requests; 0 is no cap.
 	maxRequests int
+	// sink, when set, takes the records as the emitter's own sink (not
+	// instrumented, so its WriteRecords is called when it has one);
+	// gateway.records then stays empty.
+	sink enforcement.RecordSink
 }
 
 func newGateway(t *testing.T, gc gatewayConfig) *gateway {
@@ -172,7 +177,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		Interceptors: []enforcement.Registration{{Name: "test", Interceptor: gc.policy}},
 		Mode:         gc.mode,
 		PointModes:   gc.pointModes,
-		Sink:         m.InstrumentSink("test", sink),
+		Sink:         cmp.Or[enforcement.RecordSink](gc.sink, m.InstrumentSink("test", sink)),
 		Timeout:      gc.interceptTimeout,
 		Observer:     m,
 		Identity:     gc.identity,

@@ -72,11 +72,18 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		start := time.Now()
 		// One allocation for both: they live exactly as long as the request.
 		both := &struct {
-			obs requestObs
-			sw  statusWriter
-		}{requestObs{start: start}, statusWriter{ResponseWriter: w}}
+			obs  requestObs
+			sw   statusWriter
+			held enforcement.HeldRecords
+		}{obs: requestObs{start: start}, sw: statusWriter{ResponseWriter: w}}
 		obs, sw := &both.obs, &both.sw
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestObsKey{}, obs)))
+		// The request's records are held and written together, before
+		// anything reaches the client (statusWriter) or the upstream
+		// (callUpstream), and at the latest when the handler returns.
+		ctx := enforcement.WithHeldRecords(context.WithValue(r.Context(), requestObsKey{}, obs), &both.held)
+		sw.held, sw.ctx = &both.held, ctx
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		both.held.Flush(ctx)
 		route := "unmatched"
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			switch len(rc.RoutePatterns) {
@@ -97,12 +104,19 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 // statusWriter remembers the status a handler answered with. It passes
 // Flush through (streams and keep-alive flush) and unwraps for
 // http.ResponseController.
+//
+// It also writes the request's held records (held, in ctx's context)
+// before anything of the answer: a record reaches its sinks before what
+// its verdict allowed reaches the client.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	held   *enforcement.HeldRecords
+	ctx    context.Context
 }
 
 func (w *statusWriter) WriteHeader(code int) {
+	w.held.Flush(w.ctx)
 	if w.status == 0 {
 		w.status = code
 	}
@@ -110,6 +124,7 @@ func (w *statusWriter) WriteHeader(code int) {
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
+	w.held.Flush(w.ctx)
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -117,6 +132,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Flush() {
+	w.held.Flush(w.ctx)
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}

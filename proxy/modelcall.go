@@ -281,6 +281,9 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 // non-2xx answers to their client-facing errors. uc times the call; the
 // caller ends it once a 2xx body has been read.
 func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up providers.Upstream, op wire.Operation, body []byte, h http.Header) (*http.Response, error) {
+	// The records held so far (agent_startup, input, pre_model_call …)
+	// are written before the request they allowed leaves.
+	enforcement.HeldRecordsFrom(ctx).Flush(ctx)
 	ctx, h = s.startUpstreamSpan(ctx, uc, h)
 	uc.start = time.Now()
 	resp, err := up.Send(ctx, op, body, h)

@@ -45,6 +45,10 @@ func (v *verdicted) release() any {
 
 // evaluate emits post_model_call (and output) over a parsed response.
 func (pc *postCall) evaluate(ctx context.Context, resp wire.Response) (*verdicted, error) {
+	// Hold the answer's records (post_model_call, output, agent_shutdown)
+	// until the answer is written: the upstream has been called, and the
+	// client gets nothing before they are written (statusWriter).
+	enforcement.HeldRecordsFrom(ctx).Hold()
 	post, err := pc.mc.t.emit(ctx, enforcement.PostModelCall, pc.postFields(resp.Project(), resp),
 		enforcement.WithTargetValidator(resp.CheckWriteBack))
 	if err != nil {

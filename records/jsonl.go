@@ -32,8 +32,8 @@ type JSONLOptions struct {
 }
 
 // JSONL is a sink appending one JSON record per line to a file, optionally
-// rotating it by size. Records are written with one write(2) each, under a
-// lock that rotation also holds, so no line is ever torn or split across
+// rotating it by size. Records are written with one write(2) each (a
+// batch with one for all), under a lock that rotation also holds, so no line is ever torn or split across
 // files, and every record written lands in exactly one file. Rotation
 // renames path.(N-1) → path.N … path → path.1 and reopens path.
 //
@@ -97,6 +97,11 @@ func (s *JSONL) WriteRecord(ctx context.Context, r *enforcement.Record) error {
 // WriteAttributed is WriteRecord with the attribution given (records.AttributedSink).
 func (s *JSONL) WriteAttributed(ctx context.Context, r *enforcement.Record, a Attribution) error {
 	return s.fr.emitAs(ctx, r, a, s.write)
+}
+
+// WriteAttributedBatch appends rs with one write (records.AttributedBatchSink).
+func (s *JSONL) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a Attribution) error {
+	return s.fr.emitBatch(ctx, rs, a, s.write)
 }
 
 // MarkPolicy writes a policy marker for version when one is due.

@@ -69,6 +69,11 @@ func (s *Writer) WriteAttributed(ctx context.Context, r *enforcement.Record, a A
 	return s.fr.emitAs(ctx, r, a, s.write)
 }
 
+// WriteAttributedBatch writes rs and flushes once (records.AttributedBatchSink).
+func (s *Writer) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a Attribution) error {
+	return s.fr.emitBatch(ctx, rs, a, s.write)
+}
+
 // MarkPolicy writes a policy marker for version when one is due.
 func (s *Writer) MarkPolicy(ctx context.Context, version string) error {
 	return s.fr.markPolicy(ctx, version, s.write)
@@ -103,6 +108,18 @@ func (f Fanout) WriteRecord(ctx context.Context, r *enforcement.Record) error {
 	var errs []error
 	for _, s := range f {
 		if err := s.WriteRecord(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WriteAttributedBatch writes rs to every sink with attribution a
+// (WriteAttributedBatch); a failing sink does not stop the others.
+func (f Fanout) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a Attribution) error {
+	var errs []error
+	for _, s := range f {
+		if err := WriteAttributedBatch(ctx, s, rs, a); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -122,6 +122,12 @@ func (s *RedisStream) WriteAttributed(ctx context.Context, r *enforcement.Record
 	return s.fr.emitAs(ctx, r, a, s.add)
 }
 
+// WriteAttributedBatch adds rs in one MULTI/EXEC: one round trip
+// (records.AttributedBatchSink).
+func (s *RedisStream) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a Attribution) error {
+	return s.fr.emitBatch(ctx, rs, a, s.add)
+}
+
 // MarkPolicy adds a policy marker entry for version when one is due.
 func (s *RedisStream) MarkPolicy(ctx context.Context, version string) error {
 	return s.fr.markPolicy(ctx, version, s.add)

@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+)
+
+// callSink records each call the emitter makes on it: the points of the
+// records it was given, one slice per call.
+type callSink struct {
+	mu    sync.Mutex
+	calls [][]enforcement.Point
+}
+
+func (s *callSink) WriteRecord(_ context.Context, r *enforcement.Record) error {
+	return s.WriteRecords(context.Background(), []*enforcement.Record{r})
+}
+
+func (s *callSink) WriteRecords(_ context.Context, rs []*enforcement.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	call := make([]enforcement.Point, len(rs))
+	for i, r := range rs {
+		call[i] = r.InterceptionPoint
+	}
+	s.calls = append(s.calls, call)
+	return nil
+}
+
+// written is how many records the sink has taken.
+func (s *callSink) written() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		n += len(c)
+	}
+	return n
+}
+
+func (s *callSink) snapshot() [][]enforcement.Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]enforcement.Point(nil), s.calls...)
+}
+
+// TestHeldRecordsReachSinkBeforeEffects: a request's records reach the
+// sink in one call per exchange — the records before the model call
+// before the upstream gets the request, the answer's before the client
+// gets a byte of it — on the JSON, buffered-stream and denied paths.
+func TestHeldRecordsReachSinkBeforeEffects(t *testing.T) {
+	const (
+		startup  = enforcement.AgentStartup
+		input    = enforcement.Input
+		pre      = enforcement.PreModelCall
+		post     = enforcement.PostModelCall
+		output   = enforcement.Output
+		shutdown = enforcement.AgentShutdown
+	)
+	deny := func(p enforcement.Point) policy {
+		return func(c enforcement.Context) enforcement.Verdict {
+			if c.Point() == p {
+				return enforcement.Deny("policy:test", "denied")
+			}
+			return enforcement.Allow()
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		policy     policy
+		stream     bool
+		atUpstream int // records written when the upstream got the request
+		calls      [][]enforcement.Point
+	}{
+		{name: "json", atUpstream: 3,
+			calls: [][]enforcement.Point{{startup, input, pre}, {post, output, shutdown}}},
+		{name: "buffered stream", stream: true, atUpstream: 3,
+			calls: [][]enforcement.Point{{startup, input, pre}, {post, output, shutdown}}},
+		{name: "input denied", policy: deny(input), atUpstream: -1,
+			calls: [][]enforcement.Point{{startup, input, shutdown}}},
+		{name: "answer denied", policy: deny(post), atUpstream: 3,
+			calls: [][]enforcement.Point{{startup, input, pre}, {post, shutdown}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &callSink{}
+			atUpstream := -1
+			reply := jsonReply(completionJSON)
+			if tc.stream {
+				reply = sseReply(chunk(`{"role":"assistant","content":"Hello"}`, ""), chunk(`{"content":" there"}`, "stop"), "[DONE]")
+			}
+			u := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				atUpstream = sink.written()
+				reply(w, r, body)
+			})
+			g := newGateway(t, gatewayConfig{upstream: u.URL + "/v1", policy: tc.policy, sink: sink})
+			body := `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]`
+			if tc.stream {
+				body += `,"stream":true`
+			}
+			req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(body+"}"))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The answer's head is here: everything its verdicts allowed
+			// has been written.
+			atAnswer := sink.written()
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			want := 0
+			for _, c := range tc.calls {
+				want += len(c)
+			}
+			if atAnswer != want {
+				t.Errorf("records written when the answer arrived: %d, want %d", atAnswer, want)
+			}
+			if atUpstream != tc.atUpstream {
+				t.Errorf("records written when the upstream got the request: %d, want %d", atUpstream, tc.atUpstream)
+			}
+			got := sink.snapshot()
+			if len(got) != len(tc.calls) {
+				t.Fatalf("sink calls %v, want %v", got, tc.calls)
+			}
+			for i := range got {
+				if !equalPointList(got[i], tc.calls[i]) {
+					t.Errorf("sink call %d: %v, want %v", i, got[i], tc.calls[i])
+				}
+			}
+		})
+	}
+}
+
+func equalPointList(a, b []enforcement.Point) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,126 @@
+package records
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/sessions/redistest"
+)
+
+// The package's sinks and Fanout take batches; Attributed's sink passes
+// them on (enforcement.RecordBatchSink).
+var (
+	_ AttributedBatchSink         = (*Writer)(nil)
+	_ AttributedBatchSink         = (*JSONL)(nil)
+	_ AttributedBatchSink         = (*RedisStream)(nil)
+	_ AttributedBatchSink         = Fanout(nil)
+	_ enforcement.RecordBatchSink = attributedSink{}
+)
+
+// countingWriter counts the writes it takes.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(b)
+}
+
+// A batch writes exactly the lines its records written one by one write,
+// markers included, with one write: on the writer, the JSONL file, fanned
+// out, in both formats, across a policy change.
+func TestBatchWritesTheLinesOfSingleWrites(t *testing.T) {
+	recs := []*enforcement.Record{
+		sessionRecord("a", 0, enforcement.AgentStartup),
+		sessionRecord("a", 1, enforcement.Input),
+		sessionRecord("a", 2, enforcement.PreModelCall),
+	}
+	for _, framing := range []Framing{marked, {Format: FormatEnvelope}, {}} {
+		for _, a := range []Attribution{{PolicyVersion: "v1"}, {PolicyVersion: "v2", Route: "r"}} {
+			var want bytes.Buffer
+			ref := NewFramedWriter(&want, framing)
+			var got countingWriter
+			w := NewFramedWriter(&got, framing)
+			path := filepath.Join(t.TempDir(), "r.jsonl")
+			j, err := OpenJSONL(path, JSONLOptions{Framing: framing})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Marker lines carry the time they are written at.
+			now := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+			ref.fr.now, w.fr.now, j.fr.now = now, now, now
+			for _, v := range []string{"v1", a.PolicyVersion} { // a policy change between batches
+				a := Attribution{PolicyVersion: v, Route: a.Route}
+				for _, r := range recs {
+					if err := ref.WriteAttributed(context.Background(), r, a); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := got.writes
+				if err := Attributed(w, a).(enforcement.RecordBatchSink).WriteRecords(context.Background(), recs); err != nil {
+					t.Fatal(err)
+				}
+				if n := got.writes - before; n != 1 {
+					t.Errorf("%+v %+v: a batch of %d took %d writes, want 1", framing, a, len(recs), n)
+				}
+				if err := WriteAttributedBatch(context.Background(), Fanout{j}, recs, a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j.Close()
+			if got.String() != want.String() {
+				t.Errorf("%+v %+v: writer:\n got %s\nwant %s", framing, a, got.String(), want.String())
+			}
+			if b, err := os.ReadFile(path); err != nil || string(b) != want.String() {
+				t.Errorf("%+v %+v: jsonl (%v):\n got %s\nwant %s", framing, a, err, b, want.String())
+			}
+		}
+	}
+}
+
+// Sinks without batches get the records one by one, the errors joined.
+func TestBatchFallsBackToSingleWrites(t *testing.T) {
+	var n int
+	boom := errors.New("boom")
+	one := enforcement.RecordSinkFunc(func(ctx context.Context, _ *enforcement.Record) error {
+		n++
+		if AttributionFrom(ctx).PolicyVersion != "v1" {
+			t.Error("a sink without WriteAttributed lost the attribution")
+		}
+		return boom
+	})
+	recs := []*enforcement.Record{sessionRecord("a", 0, enforcement.Input), sessionRecord("a", 1, enforcement.Output)}
+	err := WriteAttributedBatch(context.Background(), one, recs, Attribution{PolicyVersion: "v1"})
+	if n != 2 || !errors.Is(err, boom) {
+		t.Errorf("%d writes, error %v; want 2 and boom", n, err)
+	}
+}
+
+// The Redis stream adds a batch in one MULTI/EXEC, marker first.
+func TestRedisStreamBatch(t *testing.T) {
+	url, _ := redistest.Start(t)
+	s, err := NewRedisStream(RedisStreamOptions{URL: url, Framing: marked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs := []*enforcement.Record{sessionRecord("a", 0, enforcement.Input), sessionRecord("b", 1, enforcement.Output)}
+	if err := s.WriteAttributedBatch(context.Background(), recs, Attribution{PolicyVersion: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range xrange(t, url, DefaultStream) {
+		for field, v := range m.Values {
+			got = append(got, field+"="+kinds(t, v.(string))[0])
+		}
+	}
+	wantKinds(t, got, "policy=m:v1", "record=r:a", "record=r:b")
+}
