@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The byte-at-a-time loops the fast string scanners replaced, kept as the
@@ -124,11 +125,13 @@ func BenchmarkStringEnd(b *testing.B) {
 		}{{"old", refStringEnd}, {"new", StringEnd}} {
 			b.Run(name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
+				cpu0 := processCPU()
 				for b.Loop() {
 					if impl.fn(s, 0) != len(s) {
 						b.Fatal("bad end")
 					}
 				}
+				reportCPU(b, cpu0)
 			})
 		}
 	}
@@ -144,20 +147,24 @@ func BenchmarkValueEnd(b *testing.B) {
 	}{{"old", refStringEnd}, {"new", StringEnd}} {
 		b.Run(impl.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
+			cpu0 := processCPU()
 			for b.Loop() {
 				if valueEndWith(body, 0, impl.fn) != len(body) {
 					b.Fatal("bad end")
 				}
 			}
+			reportCPU(b, cpu0)
 		})
 	}
 	b.Run("ValueEnd", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
+		cpu0 := processCPU()
 		for b.Loop() {
 			if ValueEnd(body, 0) != len(body) {
 				b.Fatal("bad end")
 			}
 		}
+		reportCPU(b, cpu0)
 	})
 }
 
@@ -191,4 +198,126 @@ func chatRequest2KiB() []byte {
 	}
 	b.WriteString(`,{"role":"user","content":"And what should we do next quarter?"}],"temperature":0.2,"stream":false}`)
 	return []byte(b.String())
+}
+
+// refCheckStr is checker.str's old byte loop.
+func refCheckStr(b []byte, i int) (end int, escaped, ok bool) {
+	for i++; i < len(b); i++ {
+		switch ch := b[i]; {
+		case ch == '"':
+			return i + 1, escaped, true
+		case ch < 0x20:
+			return 0, false, false
+		case ch == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(b) || !isHex(b[k]) {
+						return 0, false, false
+					}
+				}
+				i += 5
+			default:
+				return 0, false, false
+			}
+		}
+	}
+	return 0, false, false
+}
+
+type strScanner func([]byte, int) (int, bool, bool)
+
+func checkStr(b []byte, i int) (int, bool, bool) { return (&checker{b: b}).str(i) }
+
+// sameStringChecks compares the string checkers with their old loops at
+// every start offset of b.
+func sameStringChecks(t *testing.T, b []byte) {
+	t.Helper()
+	for _, p := range []struct {
+		name     string
+		got, ref strScanner
+	}{{"checker.str", checkStr, refCheckStr}} {
+		for i := -1; i < len(b); i++ {
+			e1, x1, ok1 := p.got(b, i)
+			e2, x2, ok2 := p.ref(b, i)
+			if e1 != e2 || x1 != x2 || ok1 != ok2 {
+				t.Fatalf("%s(%q, %d) = %d, %v, %v; old loop: %d, %v, %v", p.name, b, i, e1, x1, ok1, e2, x2, ok2)
+			}
+		}
+	}
+}
+
+func TestStringChecksMatchReference(t *testing.T) {
+	for _, b := range stringInputs() {
+		sameStringChecks(t, b)
+	}
+	for _, s := range benchStrings() {
+		sameStringChecks(t, s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		sameStringChecks(t, randomString(r, r.IntN(40)))
+	}
+	// Long plain runs around the word boundaries, with one flagged byte.
+	for n := 0; n < 24; n++ {
+		for _, c := range []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xe9, 0xff} {
+			for at := 0; at <= n; at++ {
+				b := []byte(`"` + strings.Repeat("a", n) + `"`)
+				b = append(b[:1+at], append([]byte{c}, b[1+at:]...)...)
+				sameStringChecks(t, b)
+			}
+		}
+	}
+}
+
+func FuzzStringChecks(f *testing.F) {
+	for _, b := range stringInputs() {
+		f.Add(b)
+	}
+	f.Fuzz(sameStringChecks)
+}
+
+func BenchmarkStringChecks(b *testing.B) {
+	for name, s := range benchStrings() {
+		for _, impl := range []struct {
+			name string
+			fn   strScanner
+		}{{"checker.str/old", refCheckStr}, {"checker.str/new", checkStr}} {
+			b.Run(name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				cpu0 := processCPU()
+				for b.Loop() {
+					if end, _, ok := impl.fn(s, 0); !ok || end != len(s) {
+						b.Fatal("refused")
+					}
+				}
+				reportCPU(b, cpu0)
+			})
+		}
+	}
+}
+
+// BenchmarkCheckDocument checks the gateway benchmark's 2 KiB chat request.
+func BenchmarkCheckDocument(b *testing.B) {
+	body := chatRequest2KiB()
+	b.SetBytes(int64(len(body)))
+	cpu0 := processCPU()
+	for b.Loop() {
+		if _, ok, _ := CheckDocument(body); !ok {
+			b.Fatal("refused")
+		}
+	}
+	reportCPU(b, cpu0)
+}
+
+// reportCPU reports the process CPU time per op since cpu0: on a shared,
+// oversubscribed machine it is steadier than wall time.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
