@@ -38,3 +38,20 @@ func plainRun(b []byte, i int) int {
 	}
 	return i
 }
+
+// asciiRun returns the offset of the first byte at or after i that is
+// '"', '\\', a control byte or >= 0x80, or len(b).
+func asciiRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if m := stopBytes(w) | w&msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+	}
+	return i
+}

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
 // The byte-at-a-time loops the fast string scanners replaced, kept as the
@@ -231,6 +235,55 @@ func refCheckStr(b []byte, i int) (end int, escaped, ok bool) {
 	return 0, false, false
 }
 
+// refStrictString is StrictString's old byte loop.
+func refStrictString(b []byte, i int) (end int, escaped, ok bool) {
+	for i++; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, escaped, true
+		case c < 0x20:
+			return 0, false, false
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				r, ok := jsonvalue.Hex4(b, i+2)
+				if !ok || r >= 0xDC00 && r <= 0xDFFF {
+					return 0, false, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
+						return 0, false, false
+					}
+					r2, ok := jsonvalue.Hex4(b, i+2)
+					if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
+						return 0, false, false
+					}
+					i += 6
+				}
+			default:
+				return 0, false, false
+			}
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, false, false
+			}
+			i += size
+		}
+	}
+	return 0, false, false
+}
+
 type strScanner func([]byte, int) (int, bool, bool)
 
 func checkStr(b []byte, i int) (int, bool, bool) { return (&checker{b: b}).str(i) }
@@ -242,7 +295,7 @@ func sameStringChecks(t *testing.T, b []byte) {
 	for _, p := range []struct {
 		name     string
 		got, ref strScanner
-	}{{"checker.str", checkStr, refCheckStr}} {
+	}{{"checker.str", checkStr, refCheckStr}, {"StrictString", StrictString, refStrictString}} {
 		for i := -1; i < len(b); i++ {
 			e1, x1, ok1 := p.got(b, i)
 			e2, x2, ok2 := p.ref(b, i)
@@ -288,7 +341,8 @@ func BenchmarkStringChecks(b *testing.B) {
 		for _, impl := range []struct {
 			name string
 			fn   strScanner
-		}{{"checker.str/old", refCheckStr}, {"checker.str/new", checkStr}} {
+		}{{"checker.str/old", refCheckStr}, {"checker.str/new", checkStr},
+			{"StrictString/old", refStrictString}, {"StrictString/new", StrictString}} {
 			b.Run(name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
 				cpu0 := processCPU()
