@@ -2,6 +2,7 @@ package jcs
 
 import (
 	"cmp"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -18,7 +19,13 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 	start := 0
 	for i := 0; i < len(s); {
 		// Skip eight plain ASCII bytes at a time: prose is mostly that.
-		for i+8 <= len(s) && plainASCII8(load64(s[i:])) {
+		// In the word that is not plain, go straight to the first byte
+		// that is not.
+		for i+8 <= len(s) {
+			if m := notPlain8(load64(s[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
 			i += 8
 		}
 		if i == len(s) {
@@ -61,12 +68,13 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 	return append(dst, '"'), true
 }
 
-// plainASCII8 reports whether all eight bytes packed in x are printable
-// ASCII other than '"' and '\\', that is need no escaping and no UTF-8
-// validation. It uses the classic SWAR tests for "has a byte below n" and
-// "has a zero byte"; both may flag bytes after a true hit but never miss
-// one, and any flag only sends the caller to the byte-wise path.
-func plainASCII8(x uint64) bool {
+// notPlain8 flags, in the high bit of each of the eight bytes packed in
+// x, the bytes that are not printable ASCII other than '"' and '\\', that
+// is those that need escaping or UTF-8 validation. It uses the classic
+// SWAR tests for "has a byte below n" and "has a zero byte": both flag
+// every such byte and may flag bytes above one (a borrow) but never below,
+// so the lowest flagged byte is exactly the first one that is not plain.
+func notPlain8(x uint64) uint64 {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
@@ -74,10 +82,10 @@ func plainASCII8(x uint64) bool {
 	quote := x ^ (ones * '"')
 	bslash := x ^ (ones * '\\')
 	flags := x | // any byte >= 0x80
-		(x - ones*0x20) | // any byte < 0x20 (given no byte >= 0x80)
+		(x - ones*0x20) | // any byte < 0x20 (or >= 0x80, flagged anyway)
 		(quote-ones)&^quote |
 		(bslash-ones)&^bslash
-	return flags&highs == 0
+	return flags & highs
 }
 
 // load64 reads eight bytes little-endian; the compiler turns it into one

@@ -1,6 +1,9 @@
 package jsonvalue
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -20,15 +23,16 @@ const (
 // attention (a byte >= 0x80, a control byte, '"' or '\\'), or len(s).
 // Context strings are mostly plain ASCII, so it tests eight bytes at a time
 // with the classic "has a zero byte" and "has a byte less than n" word
-// tricks; they never miss a flagged byte, and a false alarm merely falls
-// back to the byte loop.
+// tricks. Each flags every byte it looks for and may flag bytes above one
+// (a borrow) but never below, so the lowest flagged byte of a word is
+// exactly the first one that needs attention.
 func plainRun(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
 		w := load64(s, i)
 		q := w ^ (lsb * '"')
 		b := w ^ (lsb * '\\')
-		if (w|(w-lsb*0x20)&^w|(q-lsb)&^q|(b-lsb)&^b)&msb != 0 {
-			break
+		if m := (w | (w-lsb*0x20)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; i < len(s); i++ {

@@ -68,7 +68,12 @@ func literal(b []byte, i int, lit string) (int, bool) {
 // digits), any other bytes.
 func (c *checker) str(i int) (end int, escaped, ok bool) {
 	b := c.b
-	for i++; i < len(b); i++ {
+	for i++; ; i++ {
+		// Any bytes >= 0x80 are let through, as encoding/json does.
+		i = plainRun(b, i)
+		if i >= len(b) {
+			return 0, false, false
+		}
 		switch ch := b[i]; {
 		case ch == '"':
 			return i + 1, escaped, true
@@ -94,7 +99,6 @@ func (c *checker) str(i int) (end int, escaped, ok bool) {
 			}
 		}
 	}
-	return 0, false, false
 }
 
 func isHex(ch byte) bool {

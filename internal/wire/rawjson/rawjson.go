@@ -64,15 +64,29 @@ func ValueEnd(b []byte, i int) int {
 	}
 }
 
-// StringEnd returns the offset just past the string starting at b[i] == '"'.
+// StringEnd returns the offset just past the string starting at b[i] == '"',
+// or len(b) when the string is not terminated.
+//
+// It jumps to each '"' with bytes.IndexByte and counts the backslashes
+// right before it: an odd run escapes the quote. The run is counted back
+// no further than where the search started, which is never inside an
+// escape (the string's first byte, or just past an escaped quote).
 func StringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	from := i + 1
+	for from < len(b) {
+		q := bytes.IndexByte(b[from:], '"')
+		if q < 0 {
+			break
 		}
+		q += from
+		k := q
+		for k > from && b[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return q + 1
+		}
+		from = q + 1
 	}
 	return len(b)
 }

@@ -17,9 +17,11 @@ import (
 // surrogate escapes. It returns the offset just past the closing quote
 // and whether the token holds any escape.
 func StrictString(b []byte, i int) (end int, escaped, ok bool) {
-	for i++; i < len(b); {
-		c := b[i]
-		switch {
+	for i++; ; {
+		if i = asciiRun(b, i); i >= len(b) {
+			return 0, false, false
+		}
+		switch c := b[i]; {
 		case c == '"':
 			return i + 1, escaped, true
 		case c < 0x20:
@@ -51,9 +53,7 @@ func StrictString(b []byte, i int) (end int, escaped, ok bool) {
 			default:
 				return 0, false, false
 			}
-		case c < utf8.RuneSelf:
-			i++
-		default:
+		default: // c >= utf8.RuneSelf
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
 				return 0, false, false
@@ -61,7 +61,6 @@ func StrictString(b []byte, i int) (end int, escaped, ok bool) {
 			i += size
 		}
 	}
-	return 0, false, false
 }
 
 // AppendUnescaped appends the text of a string token (quotes included)

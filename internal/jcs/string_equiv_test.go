@@ -1,0 +1,157 @@
+package jcs
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// refAppendString is appendString before it jumped to the first byte
+// that is not plain, kept as the reference it must agree with.
+func refAppendString(dst []byte, s string) ([]byte, bool) {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		for i+8 <= len(s) && refPlainASCII8(load64(s[i:])) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
+		c := s[i]
+		if c >= 0x80 {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst, false
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), true
+}
+
+func refPlainASCII8(x uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	quote := x ^ (ones * '"')
+	bslash := x ^ (ones * '\\')
+	flags := x | (x - ones*0x20) | (quote-ones)&^quote | (bslash-ones)&^bslash
+	return flags&highs == 0
+}
+
+func sameAppendString(t *testing.T, s string) {
+	t.Helper()
+	got, gok := appendString([]byte("x"), s)
+	want, wok := refAppendString([]byte("x"), s)
+	if gok != wok || gok && !bytes.Equal(got, want) {
+		t.Fatalf("appendString(%+q) = %+q, %v; old: %+q, %v", s, got, gok, want, wok)
+	}
+}
+
+// stringCases: every special byte class at every position of strings
+// around the word size, multi-byte and invalid UTF-8, runs of backslashes.
+func stringCases() []string {
+	var out []string
+	specials := []string{`"`, `\`, "\x00", "\x1f", "\n", "\t", " ", "\x7f", "é", "€", "😀", "\u2028",
+		"\xff", "\xc3", "\xed\xa0\x80", "\xf0\x9f\x98", `\\\"`}
+	for n := 0; n < 20; n++ {
+		for _, sp := range specials {
+			for at := 0; at <= n; at++ {
+				p := strings.Repeat("a", n)
+				out = append(out, p[:at]+sp+p[at:], p[:at]+sp+sp+p[at:])
+			}
+		}
+	}
+	for k := 1; k <= 6; k++ {
+		out = append(out, strings.Repeat(`\`, k)+`"`, "abc"+strings.Repeat(`\`, k))
+	}
+	return out
+}
+
+func TestAppendStringMatchesReference(t *testing.T) {
+	for _, s := range stringCases() {
+		sameAppendString(t, s)
+	}
+	const alphabet = "ab \"\\\n\t\x00\x1f\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\xff"
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 50000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			if r.IntN(4) == 0 {
+				b[i] = byte(r.IntN(256))
+			} else {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		sameAppendString(t, string(b))
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range stringCases() {
+		f.Add(s)
+	}
+	f.Fuzz(sameAppendString)
+}
+
+// BenchmarkAppendString escapes a 1 KiB prose string, a short key, a
+// 1 KiB string with an escape about every 20 bytes, a non-ASCII prose
+// string and one chat message's content, with the old and the new loop.
+func BenchmarkAppendString(b *testing.B) {
+	var esc strings.Builder
+	for esc.Len() < 1024 {
+		esc.WriteString("line of text here\n")
+		esc.WriteString(`say "hi" now é `)
+	}
+	inputs := []struct{ name, s string }{
+		{"prose1k", strings.Repeat("Please summarise the quarterly report and list the open items. ", 17)[:1024]},
+		{"key", "content"},
+		{"escapes", esc.String()},
+		{"utf8prose", strings.Repeat("Grüße aus Zürich — ça va? 😀 ", 40)},
+		{"chat", "Question 3: summarise the quarterly report for the finance team please."},
+	}
+	for _, in := range inputs {
+		for _, impl := range []struct {
+			name string
+			fn   func([]byte, string) ([]byte, bool)
+		}{{"old", refAppendString}, {"new", appendString}} {
+			b.Run(in.name+"/"+impl.name, func(b *testing.B) {
+				buf := make([]byte, 0, 4096)
+				cpu0 := processCPU()
+				for b.Loop() {
+					buf, _ = impl.fn(buf[:0], in.s)
+				}
+				b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
