@@ -1,12 +1,14 @@
 package providers
 
 import (
+	"context"
 	"crypto/x509"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +23,52 @@ func TestNewTransportTuning(t *testing.T) {
 	tr = newTransport(2*time.Second, 5*time.Second)
 	if tr.ResponseHeaderTimeout != 5*time.Second || tr.TLSHandshakeTimeout != 2*time.Second {
 		t.Errorf("timeouts not applied: header %v tls %v", tr.ResponseHeaderTimeout, tr.TLSHandshakeTimeout)
+	}
+}
+
+// countingConn counts the reads of a connection.
+type countingConn struct {
+	net.Conn
+	reads *atomic.Int32
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.Conn.Read(p)
+}
+
+// TestStreamReadSyscalls: a 64 KiB answer written at once is read in a
+// few reads of the connection, not one per 4 KiB (net/http's default
+// buffer, which took at least 16).
+func TestStreamReadSyscalls(t *testing.T) {
+	body := strings.Repeat("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n", 64<<10/64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	var reads atomic.Int32
+	tr := newTransport(time.Second, 0)
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{Conn: c, reads: &reads}, nil
+	}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(got) != body {
+		t.Fatalf("read %d bytes, err %v", len(got), err)
+	}
+	if n := reads.Load(); n >= 16 {
+		t.Errorf("a %d-byte answer took %d reads of the connection", len(body), n)
 	}
 }
 

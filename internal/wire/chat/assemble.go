@@ -33,9 +33,13 @@ var (
 // official clients would assemble the fragments differently from each
 // other (a name or id in several fragments, a fragment without index).
 type assembler struct {
-	pc         partsCollector
-	meta       chunkMeta
-	metaSeen   map[string]string // first value of each metadata member
+	pc       partsCollector
+	meta     chunkMeta
+	metaSeen map[string]string // first value of each metadata member
+	// fastFirst caches metaSeen[fastMetaKeys[k]] once set (bit k of
+	// fastSeen): the fast path reads it for every chunk.
+	fastFirst  [len(fastMetaKeys)]string
+	fastSeen   uint8
 	calls      map[int]*callAcc
 	lastCall   int
 	maxCall    int // highest index in calls; keeps index-less fragments O(1)

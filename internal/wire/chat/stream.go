@@ -143,7 +143,7 @@ func (p *sseParser) feed(buf []byte, eof bool) (bool, error) {
 	}
 	for p.pos < len(buf) {
 		rest := buf[p.pos:]
-		i := bytes.IndexAny(rest, "\r\n")
+		i := wire.LineEnd(rest)
 		var line rawjson.Span
 		var next int
 		switch {

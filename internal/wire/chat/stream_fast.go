@@ -363,7 +363,7 @@ func (a *assembler) applyFast(b []byte) {
 	fc := &a.fast
 	for k, s := range fc.meta {
 		if s != (rawjson.Span{}) {
-			a.fastMeta(b, fastMetaKeys[k], s)
+			a.fastMeta(b, k, s)
 		}
 	}
 	if fc.obfuscation {
@@ -421,14 +421,23 @@ func (a *assembler) reasoningDelta(member, id string, text []byte) {
 	pc.reasoningB[i].Write(text)
 }
 
-// fastMeta is readMeta for a raw string, number or null; a value equal to
-// the first one seen allocates nothing.
-func (a *assembler) fastMeta(b []byte, key string, s rawjson.Span) {
+// fastMeta is readMeta for fastMetaKeys[k]'s raw string, number or null;
+// a value equal to the first one seen allocates nothing. The first value,
+// once in metaSeen, never changes, so it is kept in fastFirst too and
+// later chunks compare against it without a map lookup.
+func (a *assembler) fastMeta(b []byte, k int, s rawjson.Span) {
+	key := fastMetaKeys[k]
 	val := b[s.Start:s.End] // a number token, or null
 	if b[s.Start] == '"' {
 		val = a.unescape(b, s)
 	}
-	if first, ok := a.metaSeen[key]; ok {
+	first, ok := a.fastFirst[k], a.fastSeen&(1<<k) != 0
+	if !ok {
+		if first, ok = a.metaSeen[key]; ok {
+			a.fastFirst[k], a.fastSeen = first, a.fastSeen|1<<k
+		}
+	}
+	if ok {
 		if first != string(val) {
 			a.replayable = false
 		}

@@ -204,3 +204,56 @@ func TestTwoReasoningChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestFastMetaFirstValue: the fast path compares metadata with the first
+// value seen, whether the tree path or the fast path read it, and keeps
+// comparing once that value is cached (fastFirst).
+func TestFastMetaFirstValue(t *testing.T) {
+	const (
+		treeID  = `{"id":"a","model":"m","other":1,"choices":[]}` // an unknown member: tree path
+		fastA   = `{"id":"a","model":"m","choices":[]}`
+		fastB   = `{"id":"b","model":"m","choices":[]}`
+		fastM2  = `{"id":"a","model":"m2","choices":[]}`
+		fastBad = `{"id":"bad id","choices":[]}` // not kept: the next well-shaped value is the first
+	)
+	cases := []struct {
+		chunks     []string
+		replayable bool
+	}{
+		{[]string{fastA, fastA, fastA}, true},
+		{[]string{fastA, fastA, fastB}, false},
+		{[]string{fastA, fastA, fastA, fastM2}, false},
+		{[]string{fastBad, fastA, fastA}, false},
+		{[]string{treeID, fastA, fastA}, false}, // "other" is removed: never replayable
+	}
+	for _, c := range cases {
+		s := ""
+		for _, ch := range c.chunks {
+			s += "data: " + ch + "\n\n"
+		}
+		s += "data: [DONE]\n\n"
+		agree(t, []byte(s))
+		st, err := readStream(strings.NewReader(s), 1<<20, ResponseOptions{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Replayable() != c.replayable {
+			t.Errorf("%q: replayable %v, want %v", s, st.Replayable(), c.replayable)
+		}
+	}
+	// The tree path's first value is the one the fast path compares with.
+	for _, next := range []string{fastA, fastB} {
+		a := newAssembler(ResponseOptions{})
+		if _, err := a.add([]byte(fastA), map[string]any{"id": "a", "choices": []any{}}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if ok, _ := a.addFast([]byte(next)); !ok {
+				t.Fatalf("%s did not take the fast path", next)
+			}
+		}
+		if want := next == fastA; a.replayable != want {
+			t.Errorf("tree-read id then %s twice: replayable %v, want %v", next, a.replayable, want)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (e *eventReader) buffered() int64 { return int64(len(e.buf)) }
 func (e *eventReader) next() (sseEvent, error) {
 	for {
 		for {
-			i := bytes.IndexAny(e.buf[e.pos:], "\r\n")
+			i := wire.LineEnd(e.buf[e.pos:])
 			if i < 0 || (e.buf[e.pos+i] == '\r' && e.pos+i+1 == len(e.buf) && !e.eof) {
 				break
 			}

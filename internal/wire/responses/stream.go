@@ -92,7 +92,7 @@ func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
 			}
 		}
 		rest := buf[*pos:]
-		i := bytes.IndexAny(rest, "\r\n")
+		i := wire.LineEnd(rest)
 		var line []byte
 		switch {
 		case i < 0 && !eof:
