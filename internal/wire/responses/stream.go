@@ -205,7 +205,9 @@ func (a *assembler) dispatch() (bool, error) {
 	if evType == "error" {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: len(a.events)}
 	}
-	v, err := jsonvalue.DecodeStrict(data)
+	// One string of the event for all its tree's plain strings and
+	// numbers: an event holds many (type, ids, indices, the delta).
+	v, err := jsonvalue.NewText(data).DecodeStrictNested(0, len(data), 0)
 	if err != nil {
 		return false, a.invalid("event data " + rawjson.DecodeProblem(err))
 	}
