@@ -205,9 +205,7 @@ func (a *assembler) dispatch() (bool, error) {
 	if evType == "error" {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: len(a.events)}
 	}
-	// One string of the event for all its tree's plain strings and
-	// numbers: an event holds many (type, ids, indices, the delta).
-	v, err := jsonvalue.NewText(data).DecodeStrictNested(0, len(data), 0)
+	v, err := jsonvalue.DecodeStrict(data)
 	if err != nil {
 		return false, a.invalid("event data " + rawjson.DecodeProblem(err))
 	}
