@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -150,14 +151,16 @@ func (q *Queue) newApproval(req enforcement.ApprovalRequest) (Approval, error) {
 		return Approval{}, fmt.Errorf("approvals: id: %w", err)
 	}
 	now := q.now()
+	// The strings are cloned: the approval outlives the request, whose
+	// context strings may slice its whole body (jsonvalue.Text).
 	return Approval{
 		ID:        hex.EncodeToString(b[:]),
 		Created:   now,
 		Deadline:  now.Add(q.timeout),
 		Point:     req.InterceptionPoint,
-		SessionID: req.Context.SessionID(),
-		Reason:    req.Verdict.Reason,
-		Message:   req.Verdict.Message,
+		SessionID: strings.Clone(req.Context.SessionID()),
+		Reason:    strings.Clone(req.Verdict.Reason),
+		Message:   strings.Clone(req.Verdict.Message),
 		Request:   body,
 	}, nil
 }

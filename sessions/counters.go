@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,7 +60,7 @@ func (m *Memory) counter(key string, ttl time.Duration, now time.Time, create bo
 	}
 	if c == nil && create {
 		c = &memCounter{expireAt: now.Add(ttl)}
-		m.counters[key] = c
+		m.counters[strings.Clone(key)] = c // see Memory on retention
 	}
 	return c
 }

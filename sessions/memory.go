@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,6 +18,11 @@ import (
 // O(k log k) to hand out the k expired sessions oldest first. That is a
 // few milliseconds for 100k sessions, and the gateway sweeps at most every
 // few seconds, so no separate idle index is kept.
+//
+// Every string the store keeps (key, owner, call and tool-call ids,
+// counter keys) is cloned when first stored: callers may pass strings
+// that slice a whole request body (jsonvalue.Text), which a session
+// outliving the request must not keep alive.
 type Memory struct {
 	opts Options
 
@@ -123,8 +129,8 @@ func (m *Memory) end(s *memSession, now time.Time) {
 func (m *Memory) join(k Key, s *memSession, owner Owner) (_ *memSession, claimed bool, err error) {
 	if s == nil {
 		// The claim reserves sequence 0 for the claimer's agent_startup.
-		s = &memSession{owner: owner, seq: 1, starting: true}
-		m.sessions[k] = s
+		s = &memSession{owner: Owner{KeyID: strings.Clone(owner.KeyID), AgentID: strings.Clone(owner.AgentID)}, seq: 1, starting: true}
+		m.sessions[Key{Tenant: strings.Clone(k.Tenant), ID: strings.Clone(k.ID)}] = s
 		claimed = true
 	}
 	if s.owner.KeyID != owner.KeyID {
@@ -138,6 +144,9 @@ func (m *Memory) join(k Key, s *memSession, owner Owner) (_ *memSession, claimed
 func (m *Memory) lease(s *memSession, callID string, until time.Time) {
 	if s.leases == nil {
 		s.leases = make(map[string]time.Time)
+	}
+	if _, ok := s.leases[callID]; !ok {
+		callID = strings.Clone(callID)
 	}
 	s.leases[callID] = until
 	m.keep(s, until.Add(m.opts.Retention))
@@ -383,7 +392,7 @@ func (m *Memory) OpenToolCall(_ context.Context, k Key, toolCallID string) error
 		if s.tools == nil {
 			s.tools = make(map[string]struct{})
 		}
-		s.tools[toolCallID] = struct{}{}
+		s.tools[strings.Clone(toolCallID)] = struct{}{}
 		return nil
 	})
 }

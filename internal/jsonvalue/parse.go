@@ -37,6 +37,8 @@ type kv struct {
 // parser holds the state of one decode call. It is never shared.
 type parser struct {
 	data   []byte
+	src    string // string(data) when decoding from a Text, else ""
+	shared bool   // strings and numbers are sliced from src
 	strict bool   // report duplicate keys (DecodeStrict)
 	depth  int    // containers currently open
 	outer  int    // containers open around data (DecodeStrictNested)
@@ -59,7 +61,13 @@ func (e *syntaxError) Error() string { return e.msg }
 // decode parses data as a value nested inside outer open containers,
 // which count toward the nesting limit.
 func decode(data []byte, strict bool, outer int) (any, error) {
-	p := parser{data: data, strict: strict, lone: -1, depth: outer, outer: outer}
+	return decodeFrom(data, "", false, strict, outer)
+}
+
+// decodeFrom is decode; when shared, src is string(data) and the tree's
+// escape-free strings and numbers are slices of it instead of copies.
+func decodeFrom(data []byte, src string, shared, strict bool, outer int) (any, error) {
+	p := parser{data: data, src: src, shared: shared, strict: strict, lone: -1, depth: outer, outer: outer}
 	i := skipSpace(data, 0)
 	if i == len(data) {
 		return nil, p.fail(&syntaxError{off: -1, msg: "empty input"})
@@ -228,7 +236,7 @@ func (p *parser) number(i int) (any, int, error) {
 		}
 		i = digits(d, i+1)
 	}
-	return json.Number(d[start:i]), i, nil
+	return json.Number(p.token(start, i)), i, nil
 }
 
 func digits(d []byte, i int) int {
@@ -423,12 +431,21 @@ func (p *parser) strRest(start, j int, high, intern bool) (string, int, error) {
 				return v.(string), j + 1, nil // a constant: no allocation
 			}
 		}
-		return string(d[start:j]), j + 1, nil
+		return p.token(start, j), j + 1, nil
 	case '\\':
 		return p.unescape(start, j)
 	default:
 		return "", j, &syntaxError{off: j, msg: "control character in string"}
 	}
+}
+
+// token returns the input's bytes [i:j] as a string: a slice of the
+// shared text, or a copy.
+func (p *parser) token(i, j int) string {
+	if p.shared {
+		return p.src[i:j]
+	}
+	return string(p.data[i:j])
 }
 
 // unescape finishes a string whose first escape is at d[j]; d[start:j] is

@@ -130,6 +130,7 @@ func checkDecode(t *testing.T, data []byte) {
 	}
 
 	strictGot, strictErr := DecodeStrict(data)
+	checkText(t, data, got, err, strictGot, strictErr)
 	if err != nil {
 		if strictErr == nil || strictErr.Error() != err.Error() {
 			t.Fatalf("DecodeStrict(%q) = %v; Decode: %v", data, strictErr, err)

@@ -26,6 +26,7 @@ const nMessage = "n > 1 is not supported: AGENT-HOOKS pairs one post_model_call 
 // body slice, which the caller must not modify.
 type Request struct {
 	body    []byte
+	text    jsonvalue.Text // body as one string: the trees' strings slice it
 	root    rawjson.Span
 	members []rawjson.Member
 
@@ -101,25 +102,27 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 	// failure takes the Valid-first path, which decides the error: a
 	// request is accepted only when that path would accept it, with the
 	// same result (FuzzParseOnePass).
+	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRoot(body, "messages"); ok {
-		r := &Request{body: body, root: root, members: ms}
+		r := &Request{body: body, text: text, root: root, members: ms}
 		if p.parseMembers(r) == nil {
 			return r, nil
 		}
 	}
-	return p.parseValidated(body)
+	return p.parseValidated(text)
 }
 
 // parseValidated is Parse behind encoding/json.Valid over the whole body:
 // the path that decides every refusal.
-func (p *RequestParser) parseValidated(body []byte) (*Request, error) {
+func (p *RequestParser) parseValidated(text jsonvalue.Text) (*Request, error) {
+	body := text.Bytes()
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
 			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
 		}
 		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
 	}
-	r := &Request{body: body, root: rawjson.RootSpan(body)}
+	r := &Request{body: body, text: text, root: rawjson.RootSpan(body)}
 	if r.root.Kind(body) != '{' {
 		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
 	}
@@ -210,7 +213,7 @@ func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
 	if rawjson.HasDuplicateKeys(r.body, m.Val) {
 		return &wire.RequestError{Field: field, Msg: "has an object with a duplicate member"}
 	}
-	v, err := rawjson.DecodeSpan(r.body, m.Val)
+	v, err := r.text.Decode(m.Val.Start, m.Val.End)
 	if err != nil {
 		return &wire.RequestError{Field: field, Msg: rawjson.DecodeProblem(err)}
 	}
@@ -219,7 +222,7 @@ func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
 }
 
 func (r *Request) parseModel(s rawjson.Span) error {
-	v, err := rawjson.DecodeSpan(r.body, s)
+	v, err := r.text.Decode(s.Start, s.End)
 	if err != nil {
 		return &wire.RequestError{Field: "model", Msg: rawjson.DecodeProblem(err)}
 	}
@@ -250,7 +253,7 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 	for i, es := range r.msgRaw {
 		// Inside the body's object and the messages array: the nesting
 		// limit counts them, as encoding/json.Valid does.
-		v, err := jsonvalue.DecodeStrictNested(r.body[es.Start:es.End], 2)
+		v, err := r.text.DecodeStrictNested(es.Start, es.End, 2)
 		if err != nil {
 			return &wire.RequestError{Field: field(i), Msg: rawjson.DecodeProblem(err)}
 		}
@@ -425,7 +428,7 @@ func (r *Request) parseTools(s rawjson.Span) error {
 	if s.IsNull(r.body) {
 		return nil
 	}
-	v, err := rawjson.DecodeSpan(r.body, s)
+	v, err := r.text.Decode(s.Start, s.End)
 	if err != nil {
 		return &wire.RequestError{Field: "tools", Msg: rawjson.DecodeProblem(err)}
 	}
@@ -500,7 +503,7 @@ func (r *Request) parseAudio(s rawjson.Span) error {
 // model.params, refusing what would open an unmediated output channel or
 // hide a member behind letter case. null means "not set".
 func (r *Request) parseParam(spec *requestMember, s rawjson.Span) error {
-	v, err := rawjson.DecodeSpan(r.body, s)
+	v, err := r.text.Decode(s.Start, s.End)
 	if err != nil {
 		return &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
 	}

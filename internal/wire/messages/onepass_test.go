@@ -31,7 +31,7 @@ func onePassSeeds(t *testing.T) []string {
 func checkOnePass(t *testing.T, s *Surface, op wire.Operation, body []byte) {
 	t.Helper()
 	got, gerr := s.parse(body, op)
-	want, werr := s.parseValidated(body, op)
+	want, werr := s.parseValidated(jsonvalue.NewText(body), op)
 	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
 		t.Fatalf("parse(%q) error %v, Valid-first %v", body, gerr, werr)
 	}
@@ -116,7 +116,7 @@ func TestParseOnePassTaken(t *testing.T) {
 		if !ok {
 			t.Fatalf("ScanRootDeferred refused %q", seed)
 		}
-		r := &Request{s: s, body: []byte(seed), root: root, members: ms, op: wire.OpMessages, sysMember: -1}
+		r := &Request{s: s, body: []byte(seed), text: jsonvalue.NewText([]byte(seed)), root: root, members: ms, op: wire.OpMessages, sysMember: -1}
 		if err := s.parseMembers(r); err != nil {
 			t.Fatalf("one pass refused %q: %v", seed, err)
 		}

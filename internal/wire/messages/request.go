@@ -18,6 +18,7 @@ import (
 type Request struct {
 	s       *Surface
 	body    []byte
+	text    jsonvalue.Text // body as one string: the trees' strings slice it
 	root    rawjson.Span
 	members []rawjson.Member
 	op      wire.Operation
@@ -47,25 +48,27 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 	// takes the Valid-first path, which decides every error, so a request
 	// is accepted only when that path would accept it, with the same
 	// result (TestParseOnePassMatchesValidFirst).
+	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRootDeferred(body); ok {
-		r := &Request{s: s, body: body, root: root, members: ms, op: op, sysMember: -1}
+		r := &Request{s: s, body: body, text: text, root: root, members: ms, op: op, sysMember: -1}
 		if s.parseMembers(r) == nil {
 			return r, nil
 		}
 	}
-	return s.parseValidated(body, op)
+	return s.parseValidated(text, op)
 }
 
 // parseValidated is parse behind encoding/json.Valid over the whole body:
 // the path that decides every refusal.
-func (s *Surface) parseValidated(body []byte, op wire.Operation) (*Request, error) {
+func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation) (*Request, error) {
+	body := text.Bytes()
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
 			return nil, &wire.RequestError{Msg: "body is empty: a JSON object is required"}
 		}
 		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
 	}
-	r := &Request{s: s, body: body, root: rawjson.RootSpan(body), op: op, sysMember: -1}
+	r := &Request{s: s, body: body, text: text, root: rawjson.RootSpan(body), op: op, sysMember: -1}
 	if r.root.Kind(body) != '{' {
 		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
 	}
@@ -126,7 +129,7 @@ func (r *Request) parseExtra(m rawjson.Member) error {
 	if !r.s.allowReq.Has(m.Key) {
 		return unknownMemberError(m.Key)
 	}
-	v, err := jsonvalue.DecodeStrictNested(r.body[m.Val.Start:m.Val.End], 1) // inside the body's object
+	v, err := r.text.DecodeStrictNested(m.Val.Start, m.Val.End, 1) // inside the body's object
 	if err != nil {
 		return &wire.RequestError{Field: m.Key, Msg: rawjson.DecodeProblem(err)}
 	}
@@ -151,7 +154,7 @@ func (r *Request) setParam(k string, v any) {
 // parseKnown decodes one known member strictly (duplicate keys anywhere
 // inside are refused) and handles it by its treatment.
 func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
-	v, err := jsonvalue.DecodeStrictNested(r.body[m.Val.Start:m.Val.End], 1) // inside the body's object
+	v, err := r.text.DecodeStrictNested(m.Val.Start, m.Val.End, 1) // inside the body's object
 	if err != nil {
 		return &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
 	}
@@ -361,7 +364,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 			if err := checkToolUse(bf, b); err != nil {
 				return nil, err
 			}
-			c := projectCall(b, r.body, spans[j])
+			c := projectCall(b, r.text, spans[j])
 			calls = append(calls, c)
 			r.pool.add(poolCall, c, raw)
 		default:
@@ -481,15 +484,15 @@ func optArray(field string, v any) error {
 
 // projectCall projects a tool_use block as a chat tool call whose
 // arguments are the JSON text the client sent for input.
-func projectCall(b map[string]any, body []byte, s rawjson.Span) map[string]any {
-	ms, _ := rawjson.ScanObject(body, s)
+func projectCall(b map[string]any, text jsonvalue.Text, s rawjson.Span) map[string]any {
+	ms, _ := rawjson.ScanObject(text.Bytes(), s)
 	in := ms[rawjson.Find(ms, "input")].Val
 	return map[string]any{
 		"id":   b["id"],
 		"type": "function",
 		"function": map[string]any{
 			"name":      b["name"],
-			"arguments": string(body[in.Start:in.End]),
+			"arguments": text.Slice(in.Start, in.End),
 		},
 	}
 }

@@ -220,8 +220,9 @@ func (s *Surface) parseMessage(body []byte, stops []string) (*Response, error) {
 		return nil, respErr("", "body "+collisionMessage(responseKnown.FoldsOnto(ms[i].Key)))
 	}
 	seen := map[string]bool{}
+	text := jsonvalue.NewText(body) // the members' plain strings slice one string of the body
 	for i, m := range ms {
-		v, err := jsonvalue.DecodeStrict(body[m.Val.Start:m.Val.End])
+		v, err := text.DecodeStrictNested(m.Val.Start, m.Val.End, 0) // DecodeStrict of the member
 		if err != nil {
 			return nil, respErr(knownField(m.Key), rawjson.DecodeProblem(err))
 		}

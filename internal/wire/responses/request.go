@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -19,6 +20,7 @@ const serverStateMessage = "uses server-side state the gateway cannot show the p
 // what a verdict changed. It is immutable and safe for concurrent use.
 type Request struct {
 	body    []byte
+	text    jsonvalue.Text // body as one string: the trees' strings slice it
 	root    rawjson.Span
 	members []rawjson.Member
 
@@ -74,7 +76,7 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 			return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 		}
 	}
-	r := &Request{body: body, root: root, members: ms}
+	r := &Request{body: body, text: jsonvalue.NewText(body), root: root, members: ms}
 	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}
@@ -90,7 +92,7 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 		if rawjson.HasDuplicateKeys(body, m.Val) {
 			return nil, &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
 		}
-		v, err := rawjson.DecodeSpan(body, m.Val)
+		v, err := r.text.Decode(m.Val.Start, m.Val.End)
 		if err != nil {
 			return nil, &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
 		}
@@ -180,7 +182,7 @@ func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
 	if rawjson.HasDuplicateKeys(r.body, m.Val) {
 		return &wire.RequestError{Field: field, Msg: "has an object with a duplicate member"}
 	}
-	v, err := rawjson.DecodeSpan(r.body, m.Val)
+	v, err := r.text.Decode(m.Val.Start, m.Val.End)
 	if err != nil {
 		return &wire.RequestError{Field: field, Msg: rawjson.DecodeProblem(err)}
 	}

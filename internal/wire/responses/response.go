@@ -91,6 +91,7 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span) 
 	}
 	r := &Response{req: req, body: body, root: root, top: ms, clean: true, drop: map[int]bool{}}
 	haveOutput := false
+	text := jsonvalue.NewText(body) // the members' plain strings slice one string of the body
 	for i, m := range ms {
 		if rawjson.HasDuplicateKeys(body, m.Val) {
 			return nil, respErr(safeField(m.Key), "has an object with a duplicate member")
@@ -98,7 +99,7 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span) 
 		if responseKnown.Collides(m.Key) {
 			return nil, respErr("", "has a member whose name differs from a known one only in letter case")
 		}
-		v, err := rawjson.DecodeSpan(body, m.Val)
+		v, err := text.Decode(m.Val.Start, m.Val.End)
 		if err != nil {
 			return nil, respErr(safeField(m.Key), rawjson.DecodeProblem(err))
 		}

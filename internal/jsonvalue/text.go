@@ -1,0 +1,40 @@
+package jsonvalue
+
+// Text is a JSON document held twice: as its bytes and as one string
+// conversion of them. Decoding a part of it through Text yields the same
+// tree as Decode of the same bytes, except that escape-free strings, object
+// keys and numbers are slices of the one string instead of copies: a
+// request's trees then cost one allocation for all their plain strings
+// instead of one per string.
+//
+// The price is retention: any such string keeps the whole document alive.
+// A string taken from these trees that is stored beyond the document's
+// lifetime (a session store, a cache, a counter key) must be copied with
+// strings.Clone at that boundary.
+//
+// The zero Text is an empty document. A Text is read-only and may be
+// shared by concurrent decodes.
+type Text struct {
+	b []byte
+	s string
+}
+
+// NewText converts b once; b must not be modified while the Text is used.
+func NewText(b []byte) Text { return Text{b: b, s: string(b)} }
+
+// Bytes returns the document's bytes.
+func (t Text) Bytes() []byte { return t.b }
+
+// Decode is Decode of t's bytes [start:end].
+func (t Text) Decode(start, end int) (any, error) {
+	return decodeFrom(t.b[start:end], t.s[start:end], true, false, 0)
+}
+
+// DecodeStrictNested is DecodeStrictNested of t's bytes [start:end].
+func (t Text) DecodeStrictNested(start, end, outer int) (any, error) {
+	return decodeFrom(t.b[start:end], t.s[start:end], true, true, max(outer, 0))
+}
+
+// Slice returns t's bytes [start:end] as a string that shares t's
+// conversion (and so keeps the whole document alive, like the trees).
+func (t Text) Slice(start, end int) string { return t.s[start:end] }

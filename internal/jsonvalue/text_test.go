@@ -1,0 +1,67 @@
+package jsonvalue
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// checkText pins Text's decodes to the copying ones on data: the same
+// tree (reflect.DeepEqual) or the same error text, with data decoded alone
+// and as a span in the middle of a larger document, and nested (outer
+// counts toward the depth limit exactly as DecodeStrictNested counts it).
+func checkText(t *testing.T, data []byte, want any, wantErr error, strictWant any, strictErr error) {
+	t.Helper()
+	same := func(name string, got any, err error, want any, wantErr error) {
+		t.Helper()
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() || err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s(%q) = %#v, %v; copying decode = %#v, %v", name, data, got, err, want, wantErr)
+		}
+	}
+	alone := NewText(data)
+	got, err := alone.Decode(0, len(data))
+	same("Text.Decode", got, err, want, wantErr)
+	got, err = alone.DecodeStrictNested(0, len(data), 0)
+	same("Text.DecodeStrictNested", got, err, strictWant, strictErr)
+
+	// A span of a larger document: offsets in errors stay relative to it.
+	doc := wrap(`{"pad":"xyz","v":`, data, `}`)
+	inner := NewText(doc)
+	start, end := len(`{"pad":"xyz","v":`), len(doc)-1
+	got, err = inner.Decode(start, end)
+	same("Text.Decode(span)", got, err, want, wantErr)
+	got, err = inner.DecodeStrictNested(start, end, 1)
+	nestWant, nestErr := DecodeStrictNested(data, 1)
+	same("Text.DecodeStrictNested(span, 1)", got, err, nestWant, nestErr)
+}
+
+// TestTextSharesStrings pins what Text is for: plain strings, keys and
+// numbers come out of the one string conversion (no allocation each),
+// while escaped strings are still unescaped copies.
+func TestTextSharesStrings(t *testing.T) {
+	doc := []byte(`{"alpha-key":"plain value here","num":12345,"esc":"a\nb","list":["x1","x2"]}`)
+	txt := NewText(doc)
+	var v any
+	allocs := testing.AllocsPerRun(100, func() {
+		var err error
+		if v, err = txt.Decode(0, len(doc)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	want, err := Decode(doc)
+	if err != nil || !reflect.DeepEqual(v, want) {
+		t.Fatalf("Text.Decode = %#v, %v; Decode = %#v", v, err, want)
+	}
+	copyAllocs := testing.AllocsPerRun(100, func() { _, _ = Decode(doc) })
+	// Decode: the map (2), "alpha-key", "plain value here", "12345", "num",
+	// "esc", "a\nb", "list", "x1", "x2" and the boxes of the values. Text
+	// saves the conversions of the eight plain strings and numbers.
+	if copyAllocs-allocs != 8 {
+		t.Errorf("Text.Decode: %v allocs, Decode: %v; want 8 fewer", allocs, copyAllocs)
+	}
+	m := v.(map[string]any)
+	if m["num"] != json.Number("12345") || m["esc"] != "a\nb" || !strings.HasPrefix(m["alpha-key"].(string), "plain") {
+		t.Fatalf("tree = %#v", m)
+	}
+}
