@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -22,7 +24,7 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 		// In the word that is not plain, go straight to the first byte
 		// that is not.
 		for i+8 <= len(s) {
-			if m := notPlain8(load64(s[i:])); m != 0 {
+			if m := swar.StopsOrHigh(swar.LoadString(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) / 8
 				break
 			}
@@ -66,34 +68,6 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"'), true
-}
-
-// notPlain8 flags, in the high bit of each of the eight bytes packed in
-// x, the bytes that are not printable ASCII other than '"' and '\\', that
-// is those that need escaping or UTF-8 validation. It uses the classic
-// SWAR tests for "has a byte below n" and "has a zero byte": both flag
-// every such byte and may flag bytes above one (a borrow) but never below,
-// so the lowest flagged byte is exactly the first one that is not plain.
-func notPlain8(x uint64) uint64 {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	quote := x ^ (ones * '"')
-	bslash := x ^ (ones * '\\')
-	flags := x | // any byte >= 0x80
-		(x - ones*0x20) | // any byte < 0x20 (or >= 0x80, flagged anyway)
-		(quote-ones)&^quote |
-		(bslash-ones)&^bslash
-	return flags & highs
-}
-
-// load64 reads eight bytes little-endian; the compiler turns it into one
-// load.
-func load64(b string) uint64 {
-	_ = b[7]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // compareKeys orders valid UTF-8 strings by their UTF-16 code units, as

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 // refAppendString is appendString before it jumped to the first byte
@@ -14,7 +16,7 @@ func refAppendString(dst []byte, s string) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		for i+8 <= len(s) && refPlainASCII8(load64(s[i:])) {
+		for i+8 <= len(s) && refPlainASCII8(swar.LoadString(s, i)) {
 			i += 8
 		}
 		if i == len(s) {

@@ -1,11 +1,12 @@
 package jsonvalue
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 // This file is the single-pass parser behind Decode and DecodeStrict. It
@@ -558,10 +559,8 @@ func (p *parser) badHex(at int) error {
 func stringRun(d []byte, i int) (int, bool) {
 	var high uint64
 	for ; i+8 <= len(d); i += 8 {
-		w := binary.LittleEndian.Uint64(d[i:])
-		q := w ^ (lsb * '"')
-		b := w ^ (lsb * '\\')
-		if ((w-lsb*0x20)&^w|(q-lsb)&^q|(b-lsb)&^b)&msb != 0 {
+		w := swar.Load(d, i)
+		if swar.Stops(w) != 0 {
 			break
 		}
 		high |= w
@@ -573,5 +572,5 @@ func stringRun(d []byte, i int) (int, bool) {
 		}
 		high |= uint64(c)
 	}
-	return i, high&msb != 0
+	return i, swar.High(high) != 0
 }

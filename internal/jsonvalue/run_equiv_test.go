@@ -6,16 +6,18 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 // refPlainRun is plainRun before it went straight to the flagged byte of
 // a word, kept as the reference it must agree with.
 func refPlainRun(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		w := load64(s, i)
-		q := w ^ (lsb * '"')
-		b := w ^ (lsb * '\\')
-		if (w|(w-lsb*0x20)&^w|(q-lsb)&^q|(b-lsb)&^b)&msb != 0 {
+		w := swar.LoadString(s, i)
+		q := w ^ (0x0101010101010101 * '"')
+		b := w ^ (0x0101010101010101 * '\\')
+		if (w|(w-0x0101010101010101*0x20)&^w|(q-0x0101010101010101)&^q|(b-0x0101010101010101)&^b)&0x8080808080808080 != 0 {
 			break
 		}
 	}

@@ -3,6 +3,8 @@ package jsonvalue
 import (
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -14,11 +16,6 @@ const hexDigits = "0123456789abcdef"
 // '<' '>' '&', is written raw. Invalid UTF-8 is reported instead of being
 // replaced by U+FFFD (spec §4.4: nothing is silently rewritten).
 
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
 // plainRun returns the index of the first byte at or after i that needs
 // attention (a byte >= 0x80, a control byte, '"' or '\\'), or len(s).
 // Context strings are mostly plain ASCII, so it tests eight bytes at a time
@@ -28,10 +25,7 @@ const (
 // exactly the first one that needs attention.
 func plainRun(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		w := load64(s, i)
-		q := w ^ (lsb * '"')
-		b := w ^ (lsb * '\\')
-		if m := (w | (w-lsb*0x20)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb; m != 0 {
+		if m := swar.StopsOrHigh(swar.LoadString(s, i)); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -41,13 +35,6 @@ func plainRun(s string, i int) int {
 		}
 	}
 	return i
-}
-
-// load64 reads s[i:i+8] little-endian; the compiler merges it into one load.
-func load64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // quotedLen returns the length of s once quoted and escaped, and whether s is

@@ -1,0 +1,42 @@
+// Package swar finds the bytes a JSON string scanner must stop at, eight
+// bytes at a time (SIMD within a register): the string scanners of
+// rawjson, jsonvalue and jcs share these word tests.
+//
+// The tests are the classic "has a zero byte" and "has a byte below n".
+// Each flags, in the high bit of a byte, every byte it looks for, and may
+// also flag a byte above one of those (a borrow) but never one below, so
+// the lowest flagged byte of a word is exactly the first byte looked for;
+// higher flags are only hints.
+package swar
+
+import "encoding/binary"
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// Stops flags '"', '\\' and the control bytes (below 0x20) among the
+// eight bytes of w (little-endian: byte 0 is the first).
+func Stops(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	s := w ^ (lsb * '\\')
+	return ((w-lsb*0x20)&^w | (q-lsb)&^q | (s-lsb)&^s) & msb
+}
+
+// StopsOrHigh is Stops with the bytes >= 0x80 flagged too: the bytes that
+// need escaping or UTF-8 validation.
+func StopsOrHigh(w uint64) uint64 { return Stops(w) | w&msb }
+
+// High flags the bytes >= 0x80 of w.
+func High(w uint64) uint64 { return w & msb }
+
+// Load reads b[i:i+8] little-endian.
+func Load(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
+
+// LoadString reads s[i:i+8] little-endian; the compiler makes it one load.
+func LoadString(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}

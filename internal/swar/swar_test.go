@@ -1,0 +1,63 @@
+package swar
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+)
+
+// The lowest byte each test flags is exactly the first byte it looks for,
+// and a word without such a byte is not flagged: over every byte value at
+// every position, and random words.
+func TestFirstFlaggedIsExact(t *testing.T) {
+	stop := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' }
+	stopOrHigh := func(c byte) bool { return stop(c) || c >= 0x80 }
+	check := func(b [8]byte) {
+		w := Load(b[:], 0)
+		if w != LoadString(string(b[:]), 0) {
+			t.Fatalf("Load and LoadString differ on % x", b)
+		}
+		for _, tc := range []struct {
+			name string
+			mask uint64
+			is   func(byte) bool
+		}{{"Stops", Stops(w), stop}, {"StopsOrHigh", StopsOrHigh(w), stopOrHigh}} {
+			want := 8
+			for i, c := range b {
+				if tc.is(c) {
+					want = i
+					break
+				}
+			}
+			got := 8
+			if tc.mask != 0 {
+				got = bits.TrailingZeros64(tc.mask) / 8
+			}
+			if got != want {
+				t.Fatalf("%s(% x): first flagged byte %d, want %d", tc.name, b, got, want)
+			}
+		}
+	}
+	var b [8]byte
+	for i := range b {
+		b[i] = 'a'
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			w := b
+			w[pos] = byte(c)
+			check(w)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = byte(r.IntN(256))
+		}
+		check(w)
+	}
+	if High(Load([]byte("abc\x80defg"), 0)) == 0 || High(LoadString("abcdefgh", 0)) != 0 {
+		t.Error("High")
+	}
+}
