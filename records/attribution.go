@@ -133,7 +133,20 @@ type framer struct {
 	mu      sync.RWMutex
 	version string // of the last marker written
 	marker  []byte // the last marker line written (rotation repeats it)
+
+	// reuse is set by sinks whose out is done with the lines when it
+	// returns (it writes them, and io.Writer does not retain them): their
+	// line buffers go back to bufs for the next record, instead of a new
+	// one per record. Records are framed concurrently, outside any lock,
+	// hence a pool rather than one buffer.
+	reuse bool
+	bufs  sync.Pool // of *[]byte
 }
+
+// maxPooledLine is the largest line buffer kept for reuse: records are
+// payload-free and well under it, so a larger one is a rare outlier not
+// worth holding on to.
+const maxPooledLine = 64 << 10
 
 // emit writes the lines for r: out gets one buffer of whole lines, a
 // marker first when one is due, so it can write them at once.
@@ -143,10 +156,31 @@ func (fr *framer) emit(ctx context.Context, r *enforcement.Record, out func(ctx 
 
 // emitAs is emit with the attribution given.
 func (fr *framer) emitAs(ctx context.Context, r *enforcement.Record, a Attribution, out func(ctx context.Context, lines []byte, marker bool) error) error {
-	b, err := fr.frame(r, a)
-	if err != nil {
-		return err
+	if !fr.reuse {
+		b, err := fr.frame(make([]byte, 0, 768), r, a)
+		if err != nil {
+			return err
+		}
+		return fr.write(ctx, b, a, out)
 	}
+	p, _ := fr.bufs.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+		*p = make([]byte, 0, 768)
+	}
+	b, err := fr.frame((*p)[:0], r, a)
+	if err == nil {
+		err = fr.write(ctx, b, a, out)
+	}
+	if cap(b) <= maxPooledLine {
+		*p = b[:0]
+		fr.bufs.Put(p)
+	}
+	return err
+}
+
+// write hands b, r's line, to out, after a marker when one is due.
+func (fr *framer) write(ctx context.Context, b []byte, a Attribution, out func(ctx context.Context, lines []byte, marker bool) error) error {
 	fr.mu.RLock()
 	if !fr.marks() || a.PolicyVersion == "" || fr.version == a.PolicyVersion {
 		defer fr.mu.RUnlock()
@@ -199,17 +233,17 @@ func (fr *framer) clock() func() time.Time {
 	return time.Now
 }
 
-// frame returns r's line in the sink's format: one allocation for a
-// typical record (600-700 bytes) when bare.
-func (fr *framer) frame(r *enforcement.Record, a Attribution) ([]byte, error) {
+// frame appends r's line in the sink's format to dst: a dst of 768 bytes
+// holds a typical record (600-700 bytes) when bare.
+func (fr *framer) frame(dst []byte, r *enforcement.Record, a Attribution) ([]byte, error) {
 	if fr.f.Format != FormatEnvelope {
-		b, err := r.AppendJSON(make([]byte, 0, 768))
+		b, err := r.AppendJSON(dst)
 		if err != nil {
 			return nil, fmt.Errorf("records: marshal: %w", err)
 		}
 		return append(b, '\n'), nil
 	}
-	b, err := r.AppendJSON(append(make([]byte, 0, 768), `{"record":`...))
+	b, err := r.AppendJSON(append(dst, `{"record":`...))
 	if err != nil {
 		return nil, fmt.Errorf("records: marshal: %w", err)
 	}
