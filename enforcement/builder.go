@@ -59,8 +59,12 @@ type Builder struct {
 		once           sync.Once
 		agent, session map[string]any
 	}
-	// lastStamp is the timestamp of the last context built (see timestamp).
-	lastStamp atomic.Pointer[stamp]
+	// Stamps, when set, formats the timestamps and is shared with other
+	// builders (see Stamps); nil keeps a cache of the builder's own.
+	Stamps *Stamps
+
+	// stamps is the builder's own timestamp cache.
+	stamps Stamps
 }
 
 // agentMember is the context's agent member.
@@ -119,8 +123,7 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	if b.Now != nil {
 		now = b.Now
 	}
-	st := b.timestamp(now())
-	ts := st.s
+	ts, boxedTS := b.timestamp(now())
 	fail := func(err error) (Context, error) {
 		return nil, &ProjectionError{Point: point, SessionID: b.SessionID, Sequence: seq, Timestamp: ts, Err: err}
 	}
@@ -171,7 +174,7 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	}
 	c["spec"] = SpecVersion
 	c["interception_point"] = pointValue(point)
-	c["timestamp"] = st.boxed
+	c["timestamp"] = boxedTS
 	c["sequence"] = sequenceValue(seq)
 	c["agent"] = agent
 	c["session"] = session

@@ -195,6 +195,7 @@ func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sess
 			SessionID: trailSessionID(k),
 			Sequence:  sealSequence{store: s.opts.Store, key: k},
 			Common:    s.commonFields(ctx, nil, pol, k.Tenant),
+			Stamps:    &s.stamps,
 		}}
 	out, err := t.emit(ctx, enforcement.AgentShutdown, enforcement.ShutdownFields(reason))
 	var blocked *enforcement.BlockedError

@@ -176,6 +176,9 @@ type Server struct {
 	inFlight atomic.Int64
 	// schemas check emitted contexts (the emit API only).
 	schemas contextSchemas
+	// stamps is shared by every request's builder: a timestamp is
+	// formatted once per millisecond, not once per request.
+	stamps enforcement.Stamps
 }
 
 // New builds a server.

@@ -301,6 +301,7 @@ func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Pr
 	return &turn{s: s, pol: pol, em: em, streaming: streaming, builder: &enforcement.Builder{
 		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
 		Common: s.commonFields(ctx, r, pol, p.Tenant),
+		Stamps: &s.stamps,
 		// A model call's fields are fresh trees (the request's projection,
 		// the answer's) that nothing changes after their emission: one
 		// copy less per emission.
