@@ -11,6 +11,9 @@ import (
 // they depend on the policy's ContextExtensions and the surface only.
 type extensionsCache struct {
 	byAPI [3]atomic.Pointer[builtExtensions] // by extensionsSlot
+	// common is the common members of a request without trace or tenant:
+	// the extensions member alone.
+	common atomic.Pointer[builtExtensions]
 }
 
 // builtExtensions is one surface's extensions and the ContextExtensions
@@ -50,6 +53,23 @@ func (p *Policy) contextExtensionsFor(api wire.API) map[string]any {
 	ext := buildContextExtensions(p, api)
 	p.apiExtensions.byAPI[i].Store(&builtExtensions{from: src, ext: ext})
 	return ext
+}
+
+// extensionsOnly is the common members of a request that carries neither
+// trace nor tenant, {"extensions": ContextExtensions}: built once when the
+// policy has a cache and shared, read-only like ContextExtensions itself,
+// by every such request's builder (Build only reads Common).
+func (p *Policy) extensionsOnly() map[string]any {
+	if p.apiExtensions == nil {
+		return map[string]any{"extensions": p.ContextExtensions}
+	}
+	src := reflect.ValueOf(p.ContextExtensions).UnsafePointer()
+	if b := p.apiExtensions.common.Load(); b != nil && b.from == src {
+		return b.ext
+	}
+	common := map[string]any{"extensions": p.ContextExtensions}
+	p.apiExtensions.common.Store(&builtExtensions{from: src, ext: common})
+	return common
 }
 
 // buildContextExtensions is the policy's context extensions (pol may be
