@@ -59,6 +59,9 @@ type Builder struct {
 		once           sync.Once
 		agent, session map[string]any
 	}
+	// Agents, when set on an AdoptFields builder, supplies the agent
+	// member, shared with the other builders using it (see AgentMembers).
+	Agents *AgentMembers
 	// Stamps, when set, formats the timestamps and is shared with other
 	// builders (see Stamps); nil keeps a cache of the builder's own.
 	Stamps *Stamps
@@ -153,7 +156,11 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	if b.AdoptFields {
 		// Nothing writes into a built context: its contexts share these.
 		b.shared.once.Do(func() {
-			b.shared.agent = b.agentMember()
+			if b.Agents != nil {
+				b.shared.agent = b.Agents.member(b)
+			} else {
+				b.shared.agent = b.agentMember()
+			}
 			b.shared.session = map[string]any{"id": b.SessionID}
 		})
 		agent = b.shared.agent

@@ -179,6 +179,9 @@ type Server struct {
 	// stamps is shared by every request's builder: a timestamp is
 	// formatted once per millisecond, not once per request.
 	stamps enforcement.Stamps
+	// agents is shared by the model calls' builders: their agent members
+	// are built once per agent, not once per request.
+	agents enforcement.AgentMembers
 }
 
 // New builds a server.

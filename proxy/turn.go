@@ -302,6 +302,7 @@ func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Pr
 		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
 		Common: s.commonFields(ctx, r, pol, p.Tenant),
 		Stamps: &s.stamps,
+		Agents: &s.agents,
 		// A model call's fields are fresh trees (the request's projection,
 		// the answer's) that nothing changes after their emission: one
 		// copy less per emission.
