@@ -226,9 +226,15 @@ const (
 // Build (or for a remote emitter), in the shapes of §4.2.
 
 // StartupFields is agent_startup's agent_init with the tool names sorted.
+// The names are a value tree already ([]any of strings), so a builder
+// that adopts its fields takes them as they are.
 func StartupFields(tools []string) map[string]any {
-	names := append([]string{}, tools...)
-	sort.Strings(names)
+	sorted := append([]string{}, tools...)
+	sort.Strings(sorted)
+	names := make([]any, len(sorted))
+	for i, n := range sorted {
+		names[i] = n
+	}
 	return map[string]any{"agent_init": map[string]any{"tools_registered": names}}
 }
 
