@@ -282,7 +282,21 @@ func OutputFields(content any) map[string]any {
 
 // ShutdownFields is agent_shutdown's summary.
 func ShutdownFields(reason string) map[string]any {
-	return map[string]any{"summary": map[string]any{"reason": reason}}
+	return map[string]any{"summary": map[string]any{"reason": reasonValue(reason)}}
+}
+
+// reasonValue is a shutdown reason boxed, without an allocation for the
+// three the spec names (the constants are static).
+func reasonValue(reason string) any {
+	switch reason {
+	case ShutdownCompleted:
+		return ShutdownCompleted
+	case ShutdownError:
+		return ShutdownError
+	case ShutdownCancelled:
+		return ShutdownCancelled
+	}
+	return reason
 }
 
 func toolCallFields(call ToolCall) map[string]any {
