@@ -267,7 +267,7 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 		return nil, err
 	}
 	var newMessages any // nil keeps the client's conversation byte for byte
-	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
+	if final := pre.Context["messages"]; !sameMessages(final, orig) && !jsonvalue.Equal(final, orig) {
 		newMessages = final
 	}
 	body, err := req.UpstreamBody(newMessages)
@@ -275,6 +275,14 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 		return nil, errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
 	return body, nil
+}
+
+// sameMessages reports whether final is orig itself (same elements, same
+// length): the conversation the builder adopted came back untouched, so
+// comparing it element by element can only find it equal.
+func sameMessages(final any, orig []any) bool {
+	f, ok := final.([]any)
+	return ok && len(f) == len(orig) && (len(f) == 0 || &f[0] == &orig[0])
 }
 
 // callUpstream sends the verdicted request and maps transport failures and
