@@ -219,7 +219,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 			return err
 		}
 	}
-	requestID := newID("callreq-")
+	var requestID any = newID("callreq-") // boxed once, for pre and post
 	upBody, err := mc.preModelCall(ctx, orig, messages, requestID)
 	if err != nil {
 		return err
@@ -250,8 +250,9 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 // preModelCall emits pre_model_call over messages (the client's
 // conversation orig after the input emissions) and renders the verdicted
 // request for the upstream: byte for byte the client's when the verdict
-// left the conversation as the client sent it.
-func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, requestID string) ([]byte, error) {
+// left the conversation as the client sent it. requestID is the
+// request_id member, a string.
+func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, requestID any) ([]byte, error) {
 	req := mc.req
 	model := mc.model()
 	if params := req.Params(); len(params) > 0 {

@@ -22,8 +22,10 @@ import (
 // postCall evaluates an upstream response (post_model_call, then output
 // when the response ends the turn) and releases only verdicted bytes.
 type postCall struct {
-	mc          *modelCall
-	requestID   string
+	mc *modelCall
+	// requestID is the call's request_id member (a string), boxed once
+	// for both of its contexts.
+	requestID   any
 	gatewayTurn bool
 	upstream    *upstreamCall
 }
