@@ -229,13 +229,20 @@ const (
 // The names are a value tree already ([]any of strings), so a builder
 // that adopts its fields takes them as they are.
 func StartupFields(tools []string) map[string]any {
+	// Small enough to be inlined: the outer map then stays on the caller's
+	// stack (Build only reads it).
+	return map[string]any{"agent_init": map[string]any{"tools_registered": sortedNames(tools)}}
+}
+
+// sortedNames is tools sorted, as a value tree.
+func sortedNames(tools []string) []any {
 	sorted := append([]string{}, tools...)
 	sort.Strings(sorted)
 	names := make([]any, len(sorted))
 	for i, n := range sorted {
 		names[i] = n
 	}
-	return map[string]any{"agent_init": map[string]any{"tools_registered": names}}
+	return names
 }
 
 // InputFields is input's input; role is user, system or external.
