@@ -224,8 +224,9 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	post := postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn,
-		upstream: &upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}}
+	post := &postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn}
+	post.upstreamStorage = upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}
+	post.upstream = &post.upstreamStorage
 	defer post.upstream.doneStatus() // every path records it earlier; this is the safety net
 	if req.Stream() {
 		// Keep-alive covers the whole wait, the upstream's time to first

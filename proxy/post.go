@@ -28,6 +28,9 @@ type postCall struct {
 	requestID   any
 	gatewayTurn bool
 	upstream    *upstreamCall
+	// upstreamStorage is what upstream points to, in the postCall's own
+	// allocation.
+	upstreamStorage upstreamCall
 }
 
 // verdicted is the outcome of evaluating a response.
