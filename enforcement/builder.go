@@ -59,8 +59,15 @@ type Builder struct {
 		once           sync.Once
 		agent, session map[string]any
 	}
-	// lastStamp is the timestamp of the last context built (see timestamp).
-	lastStamp atomic.Pointer[stamp]
+	// Agents, when set on an AdoptFields builder, supplies the agent
+	// member, shared with the other builders using it (see AgentMembers).
+	Agents *AgentMembers
+	// Stamps, when set, formats the timestamps and is shared with other
+	// builders (see Stamps); nil keeps a cache of the builder's own.
+	Stamps *Stamps
+
+	// stamps is the builder's own timestamp cache.
+	stamps Stamps
 }
 
 // agentMember is the context's agent member.
@@ -119,8 +126,7 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	if b.Now != nil {
 		now = b.Now
 	}
-	st := b.timestamp(now())
-	ts := st.s
+	ts, boxedTS := b.timestamp(now())
 	fail := func(err error) (Context, error) {
 		return nil, &ProjectionError{Point: point, SessionID: b.SessionID, Sequence: seq, Timestamp: ts, Err: err}
 	}
@@ -150,7 +156,11 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	if b.AdoptFields {
 		// Nothing writes into a built context: its contexts share these.
 		b.shared.once.Do(func() {
-			b.shared.agent = b.agentMember()
+			if b.Agents != nil {
+				b.shared.agent = b.Agents.member(b)
+			} else {
+				b.shared.agent = b.agentMember()
+			}
 			b.shared.session = map[string]any{"id": b.SessionID}
 		})
 		agent = b.shared.agent
@@ -171,7 +181,7 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	}
 	c["spec"] = SpecVersion
 	c["interception_point"] = pointValue(point)
-	c["timestamp"] = st.boxed
+	c["timestamp"] = boxedTS
 	c["sequence"] = sequenceValue(seq)
 	c["agent"] = agent
 	c["session"] = session
@@ -216,10 +226,23 @@ const (
 // Build (or for a remote emitter), in the shapes of §4.2.
 
 // StartupFields is agent_startup's agent_init with the tool names sorted.
+// The names are a value tree already ([]any of strings), so a builder
+// that adopts its fields takes them as they are.
 func StartupFields(tools []string) map[string]any {
-	names := append([]string{}, tools...)
-	sort.Strings(names)
-	return map[string]any{"agent_init": map[string]any{"tools_registered": names}}
+	// Small enough to be inlined: the outer map then stays on the caller's
+	// stack (Build only reads it).
+	return map[string]any{"agent_init": map[string]any{"tools_registered": sortedNames(tools)}}
+}
+
+// sortedNames is tools sorted, as a value tree.
+func sortedNames(tools []string) []any {
+	sorted := append([]string{}, tools...)
+	sort.Strings(sorted)
+	names := make([]any, len(sorted))
+	for i, n := range sorted {
+		names[i] = n
+	}
+	return names
 }
 
 // InputFields is input's input; role is user, system or external.
@@ -266,7 +289,21 @@ func OutputFields(content any) map[string]any {
 
 // ShutdownFields is agent_shutdown's summary.
 func ShutdownFields(reason string) map[string]any {
-	return map[string]any{"summary": map[string]any{"reason": reason}}
+	return map[string]any{"summary": map[string]any{"reason": reasonValue(reason)}}
+}
+
+// reasonValue is a shutdown reason boxed, without an allocation for the
+// three the spec names (the constants are static).
+func reasonValue(reason string) any {
+	switch reason {
+	case ShutdownCompleted:
+		return ShutdownCompleted
+	case ShutdownError:
+		return ShutdownError
+	case ShutdownCancelled:
+		return ShutdownCancelled
+	}
+	return reason
 }
 
 func toolCallFields(call ToolCall) map[string]any {

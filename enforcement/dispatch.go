@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/targetpath"
 )
@@ -29,6 +30,10 @@ type emission struct {
 	enforcedID *string
 	// inputIDValue holds *inputID: one allocation less per emission.
 	inputIDValue string
+	// idText holds a jcs-sha256 inputIDValue's bytes: written once by
+	// admit and never again (release leaves it, and an emission is never
+	// reused), so the string can be them rather than a copy.
+	idText [jcs.SHA256IdentitySize]byte
 	// proj is the storage of the identity projection.
 	proj projection
 	// Storage the emission's pointers and slices use instead of allocations
@@ -75,7 +80,7 @@ func (em *emission) admit() bool {
 		return false
 	}
 	if !em.e.identity.IsNull() {
-		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true, &em.proj); err != nil {
+		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true, &em.proj, &em.idText); err != nil {
 			em.combined = hostDeny(ReasonContextInvalid, err.Error())
 			return false
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
 )
@@ -69,7 +70,7 @@ func (p IdentityProvider) Identity(c Context) (*string, error) {
 		return nil, nil
 	}
 	s := new(string)
-	if err := p.identityInto(s, c, false, nil); err != nil {
+	if err := p.identityInto(s, c, false, nil, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -79,8 +80,10 @@ func (p IdentityProvider) Identity(c Context) (*string, error) {
 // validated says the caller has just run ValidateEnvelope on c, so the
 // jcs-sha256 provider does not run it again (a custom provider is handed
 // c as always). proj, when not nil, is the storage the jcs-sha256
-// projection uses; it is reset before returning.
-func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, proj *projection) (err error) {
+// projection uses; it is reset before returning. text, when not nil, is
+// where the jcs-sha256 identity's bytes go, the string being those bytes
+// (see identityText): storage of the caller's that nothing writes again.
+func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, proj *projection, text *[jcs.SHA256IdentitySize]byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("identity provider %s panicked: %T", p.name, r)
@@ -90,6 +93,8 @@ func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, p
 	switch {
 	case p.compute != nil:
 		s, err = p.compute(c)
+	case validated && proj != nil && text != nil:
+		s, err = validatedIdentityText(c, p.maxDepth, proj, text)
 	case validated && proj != nil:
 		s, err = validatedIdentity(c, p.maxDepth, proj)
 	case validated:
@@ -122,6 +127,27 @@ func validatedIdentity(c Context, maxDepth int, proj *projection) (string, error
 	}
 	defer proj.reset()
 	return jcs.SHA256Identity(proj.object(c, maxDepth), maxDepth)
+}
+
+// validatedIdentityText is validatedIdentity with the identity's bytes
+// written into *text and the string made of them (identityText).
+func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs.SHA256IdentitySize]byte) (string, error) {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	defer proj.reset()
+	if err := jcs.SHA256IdentityInto(text, proj.object(c, maxDepth), maxDepth); err != nil {
+		return "", err
+	}
+	return identityText(text), nil
+}
+
+// identityText is the string whose bytes are *text, without a copy. The
+// caller's contract: *text is written once, before this call, and never
+// again (an emission's own storage: emissions are not reused), which is
+// all a string's immutability asks of its bytes.
+func identityText(text *[jcs.SHA256IdentitySize]byte) string {
+	return unsafe.String(&text[0], len(text))
 }
 
 // IdentityProjection returns the closed required+conditional projection of

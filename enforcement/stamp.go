@@ -3,31 +3,60 @@ package enforcement
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
-// stamp is a formatted context timestamp: the string, and the same string
-// already boxed as the context member holds it.
-type stamp struct {
-	ms    int64 // Unix milliseconds
+// Stamps formats context timestamps (TimestampFormat) and keeps the
+// current millisecond's: contexts come in bursts (a request's six
+// emissions take well under a millisecond), so builders that share one,
+// such as a gateway's per-request builders, pay for a timestamp once per
+// millisecond instead of once per builder. It is safe for concurrent use;
+// the zero value is ready. A new millisecond costs one allocation, the
+// boxing of its string: the strings themselves are cut from a batch.
+type Stamps struct {
+	mu    sync.Mutex
+	ms    int64 // Unix milliseconds of s; valid when boxed != nil
 	s     string
-	boxed any
+	boxed any // s, boxed once as the context member holds it
+	// batch holds the text of the last stamps; new ones are appended, so
+	// the strings cut from it stay valid (a strings.Builder never
+	// rewrites what it holds). A full batch is dropped for a new one.
+	batch strings.Builder
 }
 
-// timestamp returns t formatted as TimestampFormat. A builder's contexts
-// come in bursts (a request's six emissions take well under a
-// millisecond), so the last stamp is kept and reused within its
-// millisecond: the format, the string and its boxing are paid once.
-func (b *Builder) timestamp(t time.Time) *stamp {
+// stampsPerBatch is how many stamps' text one allocation holds.
+const stampsPerBatch = 64
+
+// stamp returns t formatted as TimestampFormat, as a string and boxed.
+func (c *Stamps) stamp(t time.Time) (string, any) {
 	ms := t.UnixMilli()
-	if last := b.lastStamp.Load(); last != nil && last.ms == ms {
-		return last
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.boxed != nil && c.ms == ms {
+		return c.s, c.boxed
 	}
 	var buf [len(TimestampFormat) + 8]byte
-	s := string(t.UTC().AppendFormat(buf[:0], TimestampFormat))
-	st := &stamp{ms: ms, s: s, boxed: s}
-	b.lastStamp.Store(st)
-	return st
+	text := t.UTC().AppendFormat(buf[:0], TimestampFormat)
+	if c.batch.Cap()-c.batch.Len() < len(text) {
+		c.batch = strings.Builder{}
+		c.batch.Grow(stampsPerBatch * len(TimestampFormat))
+	}
+	from := c.batch.Len()
+	c.batch.Write(text)
+	c.ms, c.s = ms, c.batch.String()[from:]
+	c.boxed = c.s
+	return c.s, c.boxed
+}
+
+// timestamp returns t formatted for b's contexts, from the shared Stamps
+// when b has one.
+func (b *Builder) timestamp(t time.Time) (string, any) {
+	if b.Stamps != nil {
+		return b.Stamps.stamp(t)
+	}
+	return b.stamps.stamp(t)
 }
 
 // smallSequences holds the boxed sequence members 0..63 (a session's

@@ -36,3 +36,50 @@ func TestBuildStampsAndSequences(t *testing.T) {
 		}
 	}
 }
+
+// A Stamps shared by builders gives every context the timestamp formatting
+// afresh gives, under concurrent use and across many batches of stamps,
+// and a stamp handed out earlier never changes when later ones are cut.
+func TestSharedStamps(t *testing.T) {
+	var stamps Stamps
+	base := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	const workers, per = 4, 5 * stampsPerBatch
+	type got struct {
+		at time.Time
+		ts string
+	}
+	results := make([][]got, workers)
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			var clock time.Time
+			b := &Builder{Agent: Agent{ID: "a", Framework: "f"}, SessionID: "s", Sequence: &Counter{}, Stamps: &stamps,
+				Now: func() time.Time { return clock }}
+			for i := range per {
+				// Workers share some milliseconds and not others.
+				clock = base.Add(time.Duration(i*(w%2+1)) * time.Millisecond).Add(time.Duration(w) * 10 * time.Microsecond)
+				c, err := b.Build(context.Background(), AgentStartup, pointFields(AgentStartup))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ts, _ := c["timestamp"].(string)
+				results[w] = append(results[w], got{clock, ts})
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	for w, rs := range results {
+		if len(rs) != per {
+			t.Fatalf("worker %d: %d contexts", w, len(rs))
+		}
+		for i, r := range rs {
+			if want := r.at.Format(TimestampFormat); r.ts != want {
+				t.Fatalf("worker %d, context %d: timestamp %q, want %q", w, i, r.ts, want)
+			}
+		}
+	}
+}

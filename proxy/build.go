@@ -187,6 +187,7 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 	pol := &Policy{Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
 		ContextExtensions: policyExtensions(doc.Version, "")}
 	pol.apiExtensions = surfaceExtensions(pol)
+	pol.extensionsOnlyMembers = map[string]any{"extensions": pol.ContextExtensions}
 	pol.RequireKeys, pol.KeysVersion = cfg.Auth.RequiresKeys(), cfg.Auth.Version()
 	pol.Principals, pol.revokedKeys = principals(cfg.Auth.Keys())
 	return pol, nil

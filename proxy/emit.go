@@ -147,6 +147,7 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 	b := &enforcement.Builder{
 		Agent:     enforcement.Agent{ID: id, Framework: framework, Name: name, Version: version},
 		SessionID: sid,
+		Stamps:    &s.stamps,
 	}
 	return point, b, fields, nil
 }

@@ -63,3 +63,15 @@ func buildContextExtensions(pol *Policy, api wire.API) map[string]any {
 	}
 	return ext
 }
+
+// extensionsOnly is the common members of a request that carries neither
+// trace nor tenant, {"extensions": ContextExtensions}: the map built when
+// the policy was compiled, shared read-only by every such request's
+// builder (Build only reads Common), or a fresh one for a policy that was
+// not compiled.
+func (p *Policy) extensionsOnly() map[string]any {
+	if p.extensionsOnlyMembers != nil {
+		return p.extensionsOnlyMembers
+	}
+	return map[string]any{"extensions": p.ContextExtensions}
+}

@@ -34,3 +34,19 @@ func TestContextExtensions(t *testing.T) {
 		t.Errorf("not compiled: %v", got)
 	}
 }
+
+// A compiled policy's requests without trace or tenant share one common
+// map, {"extensions": ContextExtensions}; a policy that was not compiled
+// builds an equal one per call.
+func TestExtensionsOnly(t *testing.T) {
+	ext := map[string]any{"team": "a"}
+	pol := &Policy{ContextExtensions: ext, extensionsOnlyMembers: map[string]any{"extensions": ext}}
+	first, again := pol.extensionsOnly(), pol.extensionsOnly()
+	if reflect.ValueOf(first).UnsafePointer() != reflect.ValueOf(again).UnsafePointer() {
+		t.Error("a compiled policy built its common members twice")
+	}
+	bare := &Policy{ContextExtensions: ext}
+	if got := bare.extensionsOnly(); !reflect.DeepEqual(got, first) {
+		t.Errorf("not compiled: %v, want %v", got, first)
+	}
+}

@@ -195,6 +195,7 @@ func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sess
 			SessionID: trailSessionID(k),
 			Sequence:  sealSequence{store: s.opts.Store, key: k},
 			Common:    s.commonFields(ctx, nil, pol, k.Tenant),
+			Stamps:    &s.stamps,
 		}}
 	out, err := t.emit(ctx, enforcement.AgentShutdown, enforcement.ShutdownFields(reason))
 	var blocked *enforcement.BlockedError
@@ -211,7 +212,6 @@ func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sess
 // trace (from the client's traceparent, else the gateway's span), its
 // tenant and the policy's context extensions.
 func (s *Server) commonFields(ctx context.Context, r *http.Request, pol *Policy, tenant string) map[string]any {
-	common := map[string]any{}
 	var tr map[string]any
 	if r != nil {
 		if h := r.Header.Get("traceparent"); h != "" { // most requests: no parse, no allocation
@@ -221,6 +221,13 @@ func (s *Server) commonFields(ctx context.Context, r *http.Request, pol *Policy,
 	if tr == nil {
 		tr = s.gatewayTrace(ctx)
 	}
+	if tr == nil && tenant == "" {
+		if pol.ContextExtensions == nil {
+			return nil
+		}
+		return pol.extensionsOnly()
+	}
+	common := map[string]any{}
 	if tr != nil {
 		common["trace"] = tr
 	}

@@ -219,13 +219,14 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 			return err
 		}
 	}
-	requestID := newID("callreq-")
+	var requestID any = newID("callreq-") // boxed once, for pre and post
 	upBody, err := mc.preModelCall(ctx, orig, messages, requestID)
 	if err != nil {
 		return err
 	}
-	post := postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn,
-		upstream: &upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}}
+	post := &postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn}
+	post.upstreamStorage = upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}
+	post.upstream = &post.upstreamStorage
 	defer post.upstream.doneStatus() // every path records it earlier; this is the safety net
 	if req.Stream() {
 		// Keep-alive covers the whole wait, the upstream's time to first
@@ -250,8 +251,9 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 // preModelCall emits pre_model_call over messages (the client's
 // conversation orig after the input emissions) and renders the verdicted
 // request for the upstream: byte for byte the client's when the verdict
-// left the conversation as the client sent it.
-func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, requestID string) ([]byte, error) {
+// left the conversation as the client sent it. requestID is the
+// request_id member, a string.
+func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, requestID any) ([]byte, error) {
 	req := mc.req
 	model := mc.model()
 	if params := req.Params(); len(params) > 0 {
@@ -267,7 +269,7 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 		return nil, err
 	}
 	var newMessages any // nil keeps the client's conversation byte for byte
-	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
+	if final := pre.Context["messages"]; !sameMessages(final, orig) && !jsonvalue.Equal(final, orig) {
 		newMessages = final
 	}
 	body, err := req.UpstreamBody(newMessages)
@@ -275,6 +277,14 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 		return nil, errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
 	return body, nil
+}
+
+// sameMessages reports whether final is orig itself (same elements, same
+// length): the conversation the builder adopted came back untouched, so
+// comparing it element by element can only find it equal.
+func sameMessages(final any, orig []any) bool {
+	f, ok := final.([]any)
+	return ok && len(f) == len(orig) && (len(f) == 0 || &f[0] == &orig[0])
 }
 
 // callUpstream sends the verdicted request and maps transport failures and

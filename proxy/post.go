@@ -22,16 +22,55 @@ import (
 // postCall evaluates an upstream response (post_model_call, then output
 // when the response ends the turn) and releases only verdicted bytes.
 type postCall struct {
-	mc          *modelCall
-	requestID   string
+	mc *modelCall
+	// requestID is the call's request_id member (a string), boxed once
+	// for both of its contexts.
+	requestID   any
 	gatewayTurn bool
 	upstream    *upstreamCall
+	// upstreamStorage is what upstream points to, in the postCall's own
+	// allocation.
+	upstreamStorage upstreamCall
 }
 
 // verdicted is the outcome of evaluating a response.
 type verdicted struct {
 	target      map[string]any // the response target to release
 	transformed bool           // target differs from the upstream's
+	// output is the output emission's write-back check, kept here to
+	// share the allocation.
+	output outputCheck
+}
+
+// outputCheck checks an output target against post_model_call's
+// verdicted response target: the response with the output's content must
+// be writable back, and must keep the text already released.
+type outputCheck struct {
+	target   map[string]any
+	released string
+	resp     wire.Response
+}
+
+// withContent is the response target with content as its content.
+func (o *outputCheck) withContent(content any) map[string]any {
+	m := make(map[string]any, len(o.target))
+	for k, x := range o.target {
+		m[k] = x
+	}
+	m["content"] = content
+	return m
+}
+
+// check is the output emission's target validator.
+func (o *outputCheck) check(t any) error {
+	out, ok := t.(map[string]any)
+	if !ok {
+		return errors.New("output is not an object")
+	}
+	if c, _ := out["content"].(string); o.released != "" && !strings.HasPrefix(c, o.released) {
+		return enforcement.ErrReleasedRewrite
+	}
+	return o.resp.CheckWriteBack(o.withContent(out["content"]))
 }
 
 // release is the target to release: the verdicted one after an enforced
@@ -86,31 +125,15 @@ func (pc *postCall) afterPost(ctx context.Context, resp wire.Response, post *enf
 		return v, nil
 	}
 	// The response ends the turn: output over the client-visible content.
-	withContent := func(content any) map[string]any {
-		m := make(map[string]any, len(target))
-		for k, x := range target {
-			m[k] = x
-		}
-		m["content"] = content
-		return m
-	}
+	v.output = outputCheck{target: target, released: released, resp: resp}
 	out, err := t.emit(ctx, enforcement.Output, enforcement.OutputFields(target["content"]),
-		enforcement.WithTargetValidator(func(t any) error {
-			o, ok := t.(map[string]any)
-			if !ok {
-				return errors.New("output is not an object")
-			}
-			if c, _ := o["content"].(string); released != "" && !strings.HasPrefix(c, released) {
-				return enforcement.ErrReleasedRewrite
-			}
-			return resp.CheckWriteBack(withContent(o["content"]))
-		}))
+		enforcement.WithTargetValidator(v.output.check))
 	if err != nil {
 		return nil, err
 	}
 	if out.Mode == enforcement.Enforce && out.Verdict.Decision == enforcement.DecisionTransform {
 		o, _ := out.Context["output"].(map[string]any)
-		v.target = withContent(o["content"])
+		v.target = v.output.withContent(o["content"])
 		v.transformed = true
 	}
 	return v, nil

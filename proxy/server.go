@@ -77,6 +77,9 @@ type Policy struct {
 	// from ContextExtensions when the policy is compiled (see
 	// contextExtensionsFor); nil builds them per call.
 	apiExtensions *[modelCallSurfaces]map[string]any
+	// extensionsOnlyMembers is {"extensions": ContextExtensions}, built when
+	// the policy is compiled (see extensionsOnly); nil builds it per call.
+	extensionsOnlyMembers map[string]any
 }
 
 // Options configures a Server.
@@ -177,6 +180,12 @@ type Server struct {
 	inFlight atomic.Int64
 	// schemas check emitted contexts (the emit API only).
 	schemas contextSchemas
+	// stamps is shared by every request's builder: a timestamp is
+	// formatted once per millisecond, not once per request.
+	stamps enforcement.Stamps
+	// agents is shared by the model calls' builders: their agent members
+	// are built once per agent, not once per request.
+	agents enforcement.AgentMembers
 }
 
 // New builds a server.

@@ -37,6 +37,12 @@ type turn struct {
 	mode  enforcement.Mode
 	// ended is set once a per-request session emitted its agent_shutdown.
 	ended bool
+	// storage holds what newTurn's builder points to, in the turn's own
+	// allocation: the builder, and a per-request session's counter.
+	storage struct {
+		builder enforcement.Builder
+		counter enforcement.Counter
+	}
 }
 
 func newID(prefix string) string {
@@ -157,7 +163,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if id == "" {
 		t := s.newTurn(ctx, r, pol, p, agentID, model)
 		t.builder.SessionID = newID("req-")
-		t.builder.Sequence = &enforcement.Counter{}
+		t.builder.Sequence = &t.storage.counter
 		if _, err := t.emit(ctx, enforcement.AgentStartup, enforcement.StartupFields(tools)); err != nil {
 			t.end(ctx, enforcement.ShutdownError)
 			return nil, err
@@ -298,14 +304,16 @@ func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Pr
 		agentID = s.opts.DefaultAgentID
 	}
 	em, streaming := pol.chainFor(routeRequest(p, agentID, model))
-	return &turn{s: s, pol: pol, em: em, streaming: streaming, builder: &enforcement.Builder{
-		Agent:  enforcement.Agent{ID: agentID, Framework: Framework},
-		Common: s.commonFields(ctx, r, pol, p.Tenant),
-		// A model call's fields are fresh trees (the request's projection,
-		// the answer's) that nothing changes after their emission: one
-		// copy less per emission.
-		AdoptFields: true,
-	}}
+	t := &turn{s: s, pol: pol, em: em, streaming: streaming}
+	t.builder = &t.storage.builder
+	t.builder.Agent = enforcement.Agent{ID: agentID, Framework: Framework}
+	t.builder.Common = s.commonFields(ctx, r, pol, p.Tenant)
+	t.builder.Stamps, t.builder.Agents = &s.stamps, &s.agents
+	// A model call's fields are fresh trees (the request's projection,
+	// the answer's) that nothing changes after their emission: one copy
+	// less per emission.
+	t.builder.AdoptFields = true
+	return t
 }
 
 // sessionStoreError answers a store call that failed for session id:

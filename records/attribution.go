@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -177,7 +176,20 @@ type framer struct {
 	mu      sync.RWMutex
 	version string // of the last marker written
 	marker  []byte // the last marker line written (rotation repeats it)
+
+	// reuse is set by sinks whose out is done with the lines when it
+	// returns (it writes them, and io.Writer does not retain them): their
+	// line buffers go back to bufs for the next record, instead of a new
+	// one per record. Records are framed concurrently, outside any lock,
+	// hence a pool rather than one buffer.
+	reuse bool
+	bufs  sync.Pool // of *[]byte
 }
+
+// maxPooledLine is the largest line buffer kept for reuse: records are
+// payload-free and well under it, so a larger one is a rare outlier not
+// worth holding on to.
+const maxPooledLine = 64 << 10
 
 // emit writes the lines for r: out gets one buffer of whole lines, a
 // marker first when one is due, so it can write them at once.
@@ -187,37 +199,43 @@ func (fr *framer) emit(ctx context.Context, r *enforcement.Record, out func(ctx 
 
 // emitAs is emit with the attribution given.
 func (fr *framer) emitAs(ctx context.Context, r *enforcement.Record, a Attribution, out func(ctx context.Context, lines []byte, marker bool) error) error {
-	b, err := fr.frame(r, a)
-	if err != nil {
-		return err
-	}
-	fr.mu.RLock()
-	if !fr.marks() || a.PolicyVersion == "" || fr.version == a.PolicyVersion {
-		defer fr.mu.RUnlock()
-		return out(ctx, b, false)
-	}
-	fr.mu.RUnlock()
-	return fr.mark(ctx, a.PolicyVersion, b, out)
+	return fr.emitBatch(ctx, []*enforcement.Record{r}, a, out)
 }
 
-// emitBatch is emitAs for several records: out gets all their lines in
-// one buffer, after a marker when one is due.
+// emitBatch writes the lines of rs: out gets them in one buffer, after a
+// marker when one is due.
 func (fr *framer) emitBatch(ctx context.Context, rs []*enforcement.Record, a Attribution, out func(ctx context.Context, lines []byte, marker bool) error) error {
 	if len(rs) == 0 {
 		return nil
 	}
+	var p *[]byte
 	var b []byte
-	for _, r := range rs {
-		line, err := fr.frame(r, a)
-		if err != nil {
-			return err
+	if fr.reuse {
+		if p, _ = fr.bufs.Get().(*[]byte); p == nil {
+			p = new([]byte)
 		}
-		if b == nil {
-			b = slices.Grow(line, len(line)*(len(rs)-1))
-		} else {
-			b = append(b, line...)
+		b = (*p)[:0]
+	} else {
+		b = make([]byte, 0, 768*len(rs))
+	}
+	var err error
+	for _, r := range rs {
+		if b, err = fr.frame(b, r, a); err != nil {
+			break
 		}
 	}
+	if err == nil {
+		err = fr.write(ctx, b, a, out)
+	}
+	if p != nil && b != nil && cap(b) <= maxPooledLine {
+		*p = b[:0]
+		fr.bufs.Put(p)
+	}
+	return err
+}
+
+// write hands b, the records' lines, to out, after a marker when one is due.
+func (fr *framer) write(ctx context.Context, b []byte, a Attribution, out func(ctx context.Context, lines []byte, marker bool) error) error {
 	fr.mu.RLock()
 	if !fr.marks() || a.PolicyVersion == "" || fr.version == a.PolicyVersion {
 		defer fr.mu.RUnlock()
@@ -270,17 +288,17 @@ func (fr *framer) clock() func() time.Time {
 	return time.Now
 }
 
-// frame returns r's line in the sink's format: one allocation for a
-// typical record (600-700 bytes) when bare.
-func (fr *framer) frame(r *enforcement.Record, a Attribution) ([]byte, error) {
+// frame appends r's line in the sink's format to dst: a dst of 768 bytes
+// holds a typical record (600-700 bytes) when bare.
+func (fr *framer) frame(dst []byte, r *enforcement.Record, a Attribution) ([]byte, error) {
 	if fr.f.Format != FormatEnvelope {
-		b, err := r.AppendJSON(make([]byte, 0, 768))
+		b, err := r.AppendJSON(dst)
 		if err != nil {
 			return nil, fmt.Errorf("records: marshal: %w", err)
 		}
 		return append(b, '\n'), nil
 	}
-	b, err := r.AppendJSON(append(make([]byte, 0, 768), `{"record":`...))
+	b, err := r.AppendJSON(append(dst, `{"record":`...))
 	if err != nil {
 		return nil, fmt.Errorf("records: marshal: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 
 // line is a record's bare line, as an unframed sink writes it.
 func line(r *enforcement.Record) ([]byte, error) {
-	return (&framer{}).frame(r, Attribution{})
+	return (&framer{}).frame(nil, r, Attribution{})
 }
 
 var marked = Framing{Format: FormatRecord, Markers: true}

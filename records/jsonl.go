@@ -57,7 +57,8 @@ func OpenJSONL(path string, opts JSONLOptions) (*JSONL, error) {
 	if opts.MaxBytes < 0 || opts.MaxFiles < 0 {
 		return nil, fmt.Errorf("records: jsonl %s: negative rotation bounds", path)
 	}
-	s := &JSONL{fr: framer{f: opts.Framing}, path: path, maxBytes: opts.MaxBytes, maxFiles: opts.MaxFiles}
+	// write is done with a line when it returns: the framer reuses it.
+	s := &JSONL{fr: framer{f: opts.Framing, reuse: true}, path: path, maxBytes: opts.MaxBytes, maxFiles: opts.MaxFiles}
 	if s.maxFiles == 0 {
 		s.maxFiles = DefaultMaxFiles
 	}

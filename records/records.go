@@ -55,7 +55,8 @@ func NewWriter(w io.Writer) *Writer {
 
 // NewFramedWriter returns a sink writing to w framed by f.
 func NewFramedWriter(w io.Writer, f Framing) *Writer {
-	return &Writer{fr: framer{f: f}, w: bufio.NewWriterSize(w, 64<<10)}
+	// write is done with a line when it returns: the framer reuses it.
+	return &Writer{fr: framer{f: f, reuse: true}, w: bufio.NewWriterSize(w, 64<<10)}
 }
 
 // WriteRecord appends r as one line (after a policy marker when one is

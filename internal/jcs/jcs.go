@@ -101,6 +101,23 @@ func Canonicalize(v any) ([]byte, error) {
 // happen in a single walk that streams into the hash through a pooled
 // buffer.
 func SHA256Identity(v any, maxDepth int) (string, error) {
+	var out [SHA256IdentitySize]byte
+	if err := SHA256IdentityInto(&out, v, maxDepth); err != nil {
+		return "", err
+	}
+	return string(out[:]), nil
+}
+
+// SHA256IdentitySize is the length of a jcs-sha256 identity: "sha256:"
+// and 64 hex digits.
+const SHA256IdentitySize = len(sha256Prefix) + 2*sha256.Size
+
+const sha256Prefix = "sha256:"
+
+// SHA256IdentityInto is SHA256Identity writing the identity's text into
+// *dst, for a caller that keeps it in storage of its own. On error *dst
+// is left as it was.
+func SHA256IdentityInto(dst *[SHA256IdentitySize]byte, v any, maxDepth int) error {
 	e := getEncoder(0, true)
 	defer putEncoder(e)
 	if e.hash == nil {
@@ -109,14 +126,12 @@ func SHA256Identity(v any, maxDepth int) (string, error) {
 		e.hash.Reset()
 	}
 	if err := e.hashWalk(e.hash, v, maxDepth); err != nil {
-		return "", err
+		return err
 	}
 	sum := e.hash.Sum(e.sum[:0])
-	const prefix = "sha256:"
-	var out [len(prefix) + 2*sha256.Size]byte
-	copy(out[:], prefix)
-	hex.Encode(out[len(prefix):], sum)
-	return string(out[:]), nil
+	copy(dst[:], sha256Prefix)
+	hex.Encode(dst[len(sha256Prefix):], sum)
+	return nil
 }
 
 // HashCanonical writes the canonical bytes of v to h under the same checks
