@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 )
 
 // The handler benchmarks measure the gateway's own CPU and allocations per
@@ -47,11 +48,11 @@ func benchHandler(b *testing.B, body []byte) {
 	b.ReportAllocs()
 	// CPU time, GC included, is the figure to compare: wall time on a
 	// shared machine mostly measures the neighbours.
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		serve()
 	}
-	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	cputime.ReportPerOp(b, cpu0)
 }
 
 // BenchmarkHandlerJSON: a 2 KiB non-streamed request under the default policy.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gowebpki "github.com/gowebpki/jcs"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 )
 
 // benchSizes are the canonical sizes of the generated contexts.
@@ -118,13 +120,13 @@ func genContext(tb testing.TB, size int) any {
 // machine's cores.
 func benchLoop(b *testing.B, fn func() error) {
 	b.ReportAllocs()
-	start := processCPU()
+	start := cputime.Process()
 	for b.Loop() {
 		if err := fn(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if cpu := processCPU() - start; cpu > 0 {
+	if cpu := cputime.Process() - start; cpu > 0 {
 		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
@@ -148,11 +149,11 @@ func BenchmarkAppendString(b *testing.B) {
 		}{{"old", refAppendString}, {"new", appendString}} {
 			b.Run(in.name+"/"+impl.name, func(b *testing.B) {
 				buf := make([]byte, 0, 4096)
-				cpu0 := processCPU()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					buf, _ = impl.fn(buf[:0], in.s)
 				}
-				b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				cputime.ReportPerOp(b, cpu0)
 			})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
@@ -101,7 +102,7 @@ func BenchmarkQuote(b *testing.B) {
 		{"escapes1k", esc.String()},
 	} {
 		b.Run("quotedLen/"+in.name, func(b *testing.B) {
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if _, ok := quotedLen(in.s); !ok {
 					b.Fatal("refused")
@@ -111,7 +112,7 @@ func BenchmarkQuote(b *testing.B) {
 		})
 		b.Run("appendQuoted/"+in.name, func(b *testing.B) {
 			buf := make([]byte, 0, 4096)
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				buf, _ = appendQuoted(buf[:0], in.s)
 			}
@@ -121,5 +122,5 @@ func BenchmarkQuote(b *testing.B) {
 }
 
 func reportCPU(b *testing.B, cpu0 time.Duration) {
-	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	cputime.ReportPerOp(b, cpu0)
 }

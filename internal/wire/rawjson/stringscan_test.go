@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
@@ -129,7 +130,7 @@ func BenchmarkStringEnd(b *testing.B) {
 		}{{"old", refStringEnd}, {"new", StringEnd}} {
 			b.Run(name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
-				cpu0 := processCPU()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if impl.fn(s, 0) != len(s) {
 						b.Fatal("bad end")
@@ -151,7 +152,7 @@ func BenchmarkValueEnd(b *testing.B) {
 	}{{"old", refStringEnd}, {"new", StringEnd}} {
 		b.Run(impl.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if valueEndWith(body, 0, impl.fn) != len(body) {
 					b.Fatal("bad end")
@@ -162,7 +163,7 @@ func BenchmarkValueEnd(b *testing.B) {
 	}
 	b.Run("ValueEnd", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
-		cpu0 := processCPU()
+		cpu0 := cputime.Process()
 		for b.Loop() {
 			if ValueEnd(body, 0) != len(body) {
 				b.Fatal("bad end")
@@ -345,7 +346,7 @@ func BenchmarkStringChecks(b *testing.B) {
 			{"StrictString/old", refStrictString}, {"StrictString/new", StrictString}} {
 			b.Run(name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
-				cpu0 := processCPU()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if end, _, ok := impl.fn(s, 0); !ok || end != len(s) {
 						b.Fatal("refused")
@@ -361,7 +362,7 @@ func BenchmarkStringChecks(b *testing.B) {
 func BenchmarkCheckDocument(b *testing.B) {
 	body := chatRequest2KiB()
 	b.SetBytes(int64(len(body)))
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if _, ok, _ := CheckDocument(body); !ok {
 			b.Fatal("refused")
@@ -373,5 +374,5 @@ func BenchmarkCheckDocument(b *testing.B) {
 // reportCPU reports the process CPU time per op since cpu0: on a shared,
 // oversubscribed machine it is steadier than wall time.
 func reportCPU(b *testing.B, cpu0 time.Duration) {
-	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	cputime.ReportPerOp(b, cpu0)
 }
