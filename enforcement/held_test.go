@@ -3,6 +3,7 @@ package enforcement
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -47,23 +48,6 @@ func emitSeq(t *testing.T, ctx context.Context, e *Emitter, b *Builder) {
 	}
 }
 
-func callsEqual(a, b [][]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if len(a[i]) != len(b[i]) {
-			return false
-		}
-		for j := range a[i] {
-			if a[i][j] != b[i][j] {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // HeldRecords: records of emissions carrying it reach the sink only at
 // Flush, in order, in one call for a batch sink and one per record
 // otherwise; Flush stops holding until Hold; the record buffer is not
@@ -93,12 +77,12 @@ func TestHeldRecords(t *testing.T) {
 		if !batching {
 			want = [][]int64{{0}, {1}, {2}}
 		}
-		if !callsEqual(bs.calls, want) {
+		if !slices.EqualFunc(bs.calls, want, slices.Equal) {
 			t.Errorf("batching %v: calls after Flush %v, want %v", batching, bs.calls, want)
 		}
 		emitSeq(t, ctx, e, b) // not holding: written at once
 		want = append(want, []int64{3})
-		if !callsEqual(bs.calls, want) {
+		if !slices.EqualFunc(bs.calls, want, slices.Equal) {
 			t.Errorf("batching %v: an emission after Flush was held: %v", batching, bs.calls)
 		}
 		h.Hold()
@@ -111,7 +95,7 @@ func TestHeldRecords(t *testing.T) {
 		} else {
 			want = append(want, []int64{4}, []int64{5})
 		}
-		if !callsEqual(bs.calls, want) {
+		if !slices.EqualFunc(bs.calls, want, slices.Equal) {
 			t.Errorf("batching %v: after Hold: %v, want %v", batching, bs.calls, want)
 		}
 	}
@@ -159,10 +143,10 @@ func TestHeldRecordsTwoEmitters(t *testing.T) {
 	emitSeq(t, ctx, e2, b) // 2
 	emitSeq(t, ctx, e1, b) // 3
 	h.Flush(ctx)
-	if want := [][]int64{{0}, {3}}; !callsEqual(s1.calls, want) {
+	if want := [][]int64{{0}, {3}}; !slices.EqualFunc(s1.calls, want, slices.Equal) {
 		t.Errorf("first emitter's sink: %v, want %v", s1.calls, want)
 	}
-	if want := [][]int64{{1, 2}}; !callsEqual(s2.calls, want) {
+	if want := [][]int64{{1, 2}}; !slices.EqualFunc(s2.calls, want, slices.Equal) {
 		t.Errorf("second emitter's sink: %v, want %v", s2.calls, want)
 	}
 }

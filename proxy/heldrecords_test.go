@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -129,22 +130,10 @@ func TestHeldRecordsReachSinkBeforeEffects(t *testing.T) {
 				t.Fatalf("sink calls %v, want %v", got, tc.calls)
 			}
 			for i := range got {
-				if !equalPointList(got[i], tc.calls[i]) {
+				if !slices.Equal(got[i], tc.calls[i]) {
 					t.Errorf("sink call %d: %v, want %v", i, got[i], tc.calls[i])
 				}
 			}
 		})
 	}
-}
-
-func equalPointList(a, b []enforcement.Point) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
