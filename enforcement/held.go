@@ -23,35 +23,51 @@ type RecordBatchSink interface {
 // allowed happens; a crash before a flush loses only records of
 // emissions whose effect never happened.
 //
-// Only the emissions whose context carries it (WithHeldRecords) are held,
-// and only while it is holding: it holds from its creation until Flush,
-// and again after Hold.
+// Only the emissions whose context carries it (HeldRecordsKey) are held,
+// and only while it is holding: from Start until Flush, and again after
+// Hold. The zero value is ready for Start; a host keeps it in an
+// allocation it makes per request anyway, and the first records of a
+// request take no allocation of their own.
 type HeldRecords struct {
+	// flushing serializes flushes, so that a Flush returns only once every
+	// record held before it was written, whichever goroutine wrote it.
+	flushing sync.Mutex
+
 	mu      sync.Mutex
 	holding bool
-	recs    []heldRecord
+	writing bool            // a Flush is writing from recs' array
+	ctx     context.Context // the sinks' context, detached from cancellation
+	recs    []*Record
+	ems     []*Emitter // the emitter whose sink takes recs[i]
+	recBuf  [8]*Record
+	emBuf   [8]*Emitter
 }
 
-// heldRecord is a record and the emitter whose sink takes it.
-type heldRecord struct {
-	e *Emitter
-	r *Record
-}
+// HeldRecordsKey is the context key HeldRecordsFrom looks up. A host sets
+// it with WithHeldRecords, or answers it from the Value method of its own
+// request context type.
+type HeldRecordsKey struct{}
 
-type heldKey struct{}
-
-// WithHeldRecords returns ctx carrying h and makes h hold. h is
-// typically part of a per-request allocation the host already makes.
+// WithHeldRecords starts h with ctx and returns ctx carrying it.
 func WithHeldRecords(ctx context.Context, h *HeldRecords) context.Context {
-	h.Hold()
-	return context.WithValue(ctx, heldKey{}, h)
+	h.Start(ctx)
+	return context.WithValue(ctx, HeldRecordsKey{}, h)
 }
 
 // HeldRecordsFrom returns the HeldRecords ctx carries, or nil (whose
 // methods do nothing).
 func HeldRecordsFrom(ctx context.Context) *HeldRecords {
-	h, _ := ctx.Value(heldKey{}).(*HeldRecords)
+	h, _ := ctx.Value(HeldRecordsKey{}).(*HeldRecords)
 	return h
+}
+
+// Start makes h hold; its records are written with ctx, detached from its
+// cancellation (a client that goes away does not stop its records).
+func (h *HeldRecords) Start(ctx context.Context) {
+	h.mu.Lock()
+	h.ctx = context.WithoutCancel(ctx)
+	h.holding = true
+	h.mu.Unlock()
 }
 
 // Hold makes h hold the records delivered from now until the next Flush.
@@ -60,7 +76,7 @@ func (h *HeldRecords) Hold() {
 		return
 	}
 	h.mu.Lock()
-	h.holding = true
+	h.holding = h.ctx != nil // never started: nothing would write them
 	h.mu.Unlock()
 }
 
@@ -71,40 +87,44 @@ func (h *HeldRecords) add(e *Emitter, rec *Record) bool {
 	if !h.holding {
 		return false
 	}
-	h.recs = append(h.recs, heldRecord{e: e, r: rec})
+	if h.recs == nil && !h.writing {
+		h.recs, h.ems = h.recBuf[:0], h.emBuf[:0]
+	}
+	h.recs, h.ems = append(h.recs, rec), append(h.ems, e)
 	return true
 }
 
 // Flush stops holding and hands the held records to their sinks, in
-// emission order: the consecutive records of one emitter in one call.
-// Sink failures are counted like those of any record (Emitter.SinkFailures).
-func (h *HeldRecords) Flush(ctx context.Context) {
+// emission order: the consecutive records of one emitter in one call. It
+// returns once they, and those of any Flush running at the same time, are
+// written. Sink failures are counted like those of any record
+// (Emitter.SinkFailures).
+func (h *HeldRecords) Flush() {
 	if h == nil {
 		return
 	}
+	h.flushing.Lock()
+	defer h.flushing.Unlock()
 	h.mu.Lock()
-	held := h.recs
-	h.recs, h.holding = nil, false
+	recs, ems := h.recs, h.ems
+	h.recs, h.ems, h.holding = nil, nil, false
+	h.writing = len(recs) > 0
 	h.mu.Unlock()
-	if len(held) == 0 {
+	if len(recs) == 0 {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
-	var batch [8]*Record
-	for i := 0; i < len(held); {
-		e, j := held[i].e, i
-		rs := batch[:0]
-		for ; j < len(held) && held[j].e == e; j++ {
-			rs = append(rs, held[j].r)
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && ems[j] == ems[i] {
+			j++
 		}
-		e.writeHeld(ctx, rs)
+		ems[i].writeHeld(h.ctx, recs[i:j])
 		i = j
 	}
-	clear(held) // the records are the sinks' now; do not keep them alive
+	clear(recs) // the records are the sinks' now: do not keep them alive
+	clear(ems)
 	h.mu.Lock()
-	if h.recs == nil {
-		h.recs = held[:0] // reuse the array for the next hold
-	}
+	h.writing = false
 	h.mu.Unlock()
 }
 

@@ -66,24 +66,47 @@ func observation(ctx context.Context) *requestObs {
 	return o
 }
 
+// requestContext is a request's context carrying its observation and its
+// held records: it answers their keys itself, sparing a context.WithValue
+// per request for each.
+type requestContext struct {
+	context.Context
+	obs  *requestObs
+	held *enforcement.HeldRecords
+}
+
+// Value answers the request's own keys and passes any other on.
+func (c *requestContext) Value(key any) any {
+	switch key.(type) {
+	case requestObsKey:
+		return c.obs
+	case enforcement.HeldRecordsKey:
+		return c.held
+	}
+	return c.Context.Value(key)
+}
+
 // instrument counts and times every request by its route pattern.
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		// One allocation for both: they live exactly as long as the request.
+		// One allocation for all of them: they live exactly as long as
+		// the request.
 		both := &struct {
 			obs  requestObs
 			sw   statusWriter
 			held enforcement.HeldRecords
+			ctx  requestContext
 		}{obs: requestObs{start: start}, sw: statusWriter{ResponseWriter: w}}
-		obs, sw := &both.obs, &both.sw
+		obs, sw, held, ctx := &both.obs, &both.sw, &both.held, &both.ctx
+		*ctx = requestContext{Context: r.Context(), obs: obs, held: held}
 		// The request's records are held and written together, before
 		// anything reaches the client (statusWriter) or the upstream
 		// (callUpstream), and at the latest when the handler returns.
-		ctx := enforcement.WithHeldRecords(context.WithValue(r.Context(), requestObsKey{}, obs), &both.held)
-		sw.held, sw.ctx = &both.held, ctx
+		held.Start(ctx)
+		sw.held = held
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		both.held.Flush(ctx)
+		held.Flush()
 		route := "unmatched"
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			switch len(rc.RoutePatterns) {
@@ -105,18 +128,17 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 // Flush through (streams and keep-alive flush) and unwraps for
 // http.ResponseController.
 //
-// It also writes the request's held records (held, in ctx's context)
-// before anything of the answer: a record reaches its sinks before what
+// It also writes the request's held records before anything of the
+// answer: a record reaches its sinks before what
 // its verdict allowed reaches the client.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
 	held   *enforcement.HeldRecords
-	ctx    context.Context
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	w.held.Flush(w.ctx)
+	w.held.Flush()
 	if w.status == 0 {
 		w.status = code
 	}
@@ -124,7 +146,7 @@ func (w *statusWriter) WriteHeader(code int) {
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
-	w.held.Flush(w.ctx)
+	w.held.Flush()
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -132,7 +154,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Flush() {
-	w.held.Flush(w.ctx)
+	w.held.Flush()
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}

@@ -293,7 +293,7 @@ func sameMessages(final any, orig []any) bool {
 func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up providers.Upstream, op wire.Operation, body []byte, h http.Header) (*http.Response, error) {
 	// The records held so far (agent_startup, input, pre_model_call …)
 	// are written before the request they allowed leaves.
-	enforcement.HeldRecordsFrom(ctx).Flush(ctx)
+	enforcement.HeldRecordsFrom(ctx).Flush()
 	ctx, h = s.startUpstreamSpan(ctx, uc, h)
 	uc.start = time.Now()
 	resp, err := up.Send(ctx, op, body, h)
