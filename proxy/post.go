@@ -216,8 +216,15 @@ func oneValue(vals *[]string, v string) []string {
 	return (*vals)[n : n+1 : n+1]
 }
 
+// isEventStream reports whether resp's media type is text/event-stream
+// (malformed parameters do not matter). The value upstreams send is
+// answered without parsing, which allocates.
 func isEventStream(resp *http.Response) bool {
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	v := resp.Header.Get("Content-Type")
+	if v == "text/event-stream" {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(v)
 	return mt == "text/event-stream"
 }
 
