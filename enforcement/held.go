@@ -3,6 +3,7 @@ package enforcement
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // RecordBatchSink is a RecordSink that can take several records in one
@@ -36,7 +37,7 @@ type HeldRecords struct {
 	mu      sync.Mutex
 	holding bool
 	writing bool            // a Flush is writing from recs' array
-	ctx     context.Context // the sinks' context, detached from cancellation
+	ctx     detachedContext // the sinks' context
 	recs    []*Record
 	ems     []*Emitter // the emitter whose sink takes recs[i]
 	recBuf  [8]*Record
@@ -65,10 +66,21 @@ func HeldRecordsFrom(ctx context.Context) *HeldRecords {
 // cancellation (a client that goes away does not stop its records).
 func (h *HeldRecords) Start(ctx context.Context) {
 	h.mu.Lock()
-	h.ctx = context.WithoutCancel(ctx)
+	h.ctx.parent = ctx
 	h.holding = true
 	h.mu.Unlock()
 }
+
+// detachedContext is its parent's values without its cancellation or
+// deadline, as context.WithoutCancel's, kept inside the HeldRecords so
+// that it takes no allocation of its own. A context derived from it never
+// attaches to the parent's cancellation: its Done is nil.
+type detachedContext struct{ parent context.Context }
+
+func (c *detachedContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *detachedContext) Done() <-chan struct{}       { return nil }
+func (c *detachedContext) Err() error                  { return nil }
+func (c *detachedContext) Value(key any) any           { return c.parent.Value(key) }
 
 // Hold makes h hold the records delivered from now until the next Flush.
 func (h *HeldRecords) Hold() {
@@ -76,7 +88,7 @@ func (h *HeldRecords) Hold() {
 		return
 	}
 	h.mu.Lock()
-	h.holding = h.ctx != nil // never started: nothing would write them
+	h.holding = h.ctx.parent != nil // never started: nothing would write them
 	h.mu.Unlock()
 }
 
@@ -118,7 +130,7 @@ func (h *HeldRecords) Flush() {
 		for j < len(recs) && ems[j] == ems[i] {
 			j++
 		}
-		ems[i].writeHeld(h.ctx, recs[i:j])
+		ems[i].writeHeld(&h.ctx, recs[i:j])
 		i = j
 	}
 	clear(recs) // the records are the sinks' now: do not keep them alive

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // batchSink records its calls: the sequence numbers of each call's records.
@@ -259,5 +260,42 @@ func TestHeldRecordsConcurrentFlushes(t *testing.T) {
 	})
 	if n != 800 || len(written) != 800 {
 		t.Errorf("%d emitted, %d written; want 800 each", n, len(written))
+	}
+}
+
+// The sinks get the holding context's values but not its cancellation: a
+// request that ended (client gone) still has its records written.
+func TestHeldRecordsSinkContextDetached(t *testing.T) {
+	type key struct{}
+	var got []context.Context
+	sink := struct {
+		RecordSink
+		batchFunc
+	}{RecordSinkFunc(func(ctx context.Context, _ *Record) error { got = append(got, ctx); return nil }),
+		func(ctx context.Context, _ []*Record) error { got = append(got, ctx); return nil }}
+	e := newTestEmitter(t, Options{Interceptors: []Registration{allowReg()}, Sink: sink})
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	var h HeldRecords
+	ctx := WithHeldRecords(parent, &h)
+	emitSeq(t, ctx, e, newTestBuilder())
+	cancel()
+	h.Flush()
+	if len(got) != 1 {
+		t.Fatalf("%d sink calls, want 1", len(got))
+	}
+	sc := got[0]
+	if sc.Err() != nil || sc.Done() != nil {
+		t.Errorf("the sink's context is canceled with the request's: Err %v", sc.Err())
+	}
+	if _, ok := sc.Deadline(); ok {
+		t.Error("the sink's context has a deadline")
+	}
+	if sc.Value(key{}) != "v" {
+		t.Error("the sink's context lost the request's values")
+	}
+	child, stop := context.WithTimeout(sc, time.Hour)
+	defer stop()
+	if child.Err() != nil {
+		t.Error("a context derived from the sink's is canceled")
 	}
 }
