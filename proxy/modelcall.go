@@ -75,7 +75,11 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		writeSurfaceError(w, surf, err)
 		return nil, false
 	}
-	req, err := parse(body, r.URL.Query())
+	var query url.Values // nil (read as empty) without a query: parsing one allocates
+	if r.URL.RawQuery != "" {
+		query = r.URL.Query()
+	}
+	req, err := parse(body, query)
 	if err != nil {
 		writeSurfaceError(w, surf, requestError(err))
 		return nil, false
