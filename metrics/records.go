@@ -39,50 +39,39 @@ type instrumentedSink struct {
 }
 
 func (s *instrumentedSink) WriteRecord(ctx context.Context, r *enforcement.Record) (err error) {
-	defer s.countPanic()
-	return s.count(s.sink.WriteRecord(ctx, r))
+	defer s.countPanic(1)
+	return s.count(1, s.sink.WriteRecord(ctx, r))
 }
 
 // WriteAttributed implements records.AttributedSink, passing a on.
 func (s *instrumentedSink) WriteAttributed(ctx context.Context, r *enforcement.Record, a records.Attribution) error {
-	defer s.countPanic()
-	return s.count(records.WriteAttributed(ctx, s.sink, r, a))
+	defer s.countPanic(1)
+	return s.count(1, records.WriteAttributed(ctx, s.sink, r, a))
 }
 
 // WriteAttributedBatch implements records.AttributedBatchSink, passing
 // the batch on; each record counts once, all of them as errors when the
 // batch fails.
-func (s *instrumentedSink) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a records.Attribution) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.err.Add(float64(len(rs)))
-			panic(p)
-		}
-	}()
-	err = records.WriteAttributedBatch(ctx, s.sink, rs, a)
+func (s *instrumentedSink) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a records.Attribution) error {
+	defer s.countPanic(len(rs))
+	return s.count(len(rs), records.WriteAttributedBatch(ctx, s.sink, rs, a))
+}
+
+// count counts the result of a write of n records.
+func (s *instrumentedSink) count(n int, err error) error {
 	if err != nil {
-		s.err.Add(float64(len(rs)))
+		s.err.Add(float64(n))
 	} else {
-		s.ok.Add(float64(len(rs)))
+		s.ok.Add(float64(n))
 	}
 	return err
 }
 
-// count counts one write's result.
-func (s *instrumentedSink) count(err error) error {
-	if err != nil {
-		s.err.Inc()
-	} else {
-		s.ok.Inc()
-	}
-	return err
-}
-
-// countPanic, deferred, counts a panicking write as an error and
-// re-raises the panic.
-func (s *instrumentedSink) countPanic() {
+// countPanic, deferred, counts a panicking write of n records as errors
+// and re-raises the panic.
+func (s *instrumentedSink) countPanic(n int) {
 	if p := recover(); p != nil {
-		s.err.Inc()
+		s.err.Add(float64(n))
 		panic(p)
 	}
 }

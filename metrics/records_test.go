@@ -55,7 +55,7 @@ func TestInstrumentedSinkPassesAttribution(t *testing.T) {
 }
 
 // A batch (a held request's records) counts each of its records, as ok
-// or, when the batch fails, as errors.
+// or, when the batch fails or panics, as errors.
 func TestInstrumentedSinkCountsBatches(t *testing.T) {
 	m := New(Options{NoRuntimeCollectors: true})
 	a := records.Attribution{PolicyVersion: "v1"}
@@ -75,11 +75,21 @@ func TestInstrumentedSinkCountsBatches(t *testing.T) {
 	if err := records.Attributed(records.Fanout{bad}, a).(enforcement.RecordBatchSink).WriteRecords(context.Background(), rs); err == nil {
 		t.Error("a failing batch reported no error")
 	}
+	panicky := m.InstrumentSink("redis", enforcement.RecordSinkFunc(func(context.Context, *enforcement.Record) error { panic("x") }))
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the sink's panic was swallowed")
+			}
+		}()
+		records.Attributed(records.Fanout{panicky}, a).(enforcement.RecordBatchSink).WriteRecords(context.Background(), rs)
+	}()
 	if n := strings.Count(buf.String(), "\n"); n != 3 {
 		t.Errorf("%d lines written, want 3", n)
 	}
 	metricstest.WantSeries(t, scrape(t, m), "agent_hooks_records_total", map[string]float64{
 		"result=ok,sink=stdout": 3, "result=error,sink=stdout": 0,
 		"result=ok,sink=jsonl": 0, "result=error,sink=jsonl": 3,
+		"result=ok,sink=redis": 0, "result=error,sink=redis": 3,
 	})
 }
