@@ -33,8 +33,9 @@ type JSONLOptions struct {
 
 // JSONL is a sink appending one JSON record per line to a file, optionally
 // rotating it by size. Records are written with one write(2) each (a
-// batch with one for all), under a lock that rotation also holds, so no line is ever torn or split across
-// files, and every record written lands in exactly one file. Rotation
+// batch with one for all), under a lock that rotation also holds, so no
+// line is ever torn or split across files, and every record written lands
+// in exactly one file. Rotation
 // renames path.(N-1) → path.N … path → path.1 and reopens path.
 //
 // The sink assumes it is the file's only writer: the size it rotates at is
