@@ -12,6 +12,8 @@ import (
 type RecordBatchSink interface {
 	RecordSink
 	// WriteRecords writes rs in order, as WriteRecord would one by one.
+	// rs is the caller's again once it returns: a sink keeps the records,
+	// not the slice.
 	WriteRecords(ctx context.Context, rs []*Record) error
 }
 

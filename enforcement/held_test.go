@@ -299,3 +299,49 @@ func TestHeldRecordsSinkContextDetached(t *testing.T) {
 		t.Error("a context derived from the sink's is canceled")
 	}
 }
+
+// gateSink blocks each write until release is closed.
+type gateSink struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s gateSink) WriteRecord(context.Context, *Record) error {
+	s.entered <- struct{}{}
+	<-s.release
+	return nil
+}
+
+// A Flush returns only once the records held before it are the sinks':
+// a Flush that finds nothing held because another goroutine's Flush (a
+// keep-alive write) took them waits for that one to finish, so the
+// caller's effect (the request upstream, the answer's bytes) cannot pass
+// records still being written.
+func TestHeldRecordsFlushWaitsForConcurrentFlush(t *testing.T) {
+	sink := gateSink{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newTestEmitter(t, Options{Interceptors: []Registration{allowReg()}, Sink: sink})
+	var h HeldRecords
+	ctx := WithHeldRecords(context.Background(), &h)
+	emitSeq(t, ctx, e, newTestBuilder())
+
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		h.Flush()
+	}()
+	<-sink.entered // the first Flush is writing the record
+
+	second := make(chan struct{})
+	go func() {
+		defer close(second)
+		h.Flush()
+	}()
+	select {
+	case <-second:
+		t.Fatal("a Flush returned while the records it had to wait for were still being written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(sink.release)
+	<-first
+	<-second
+}

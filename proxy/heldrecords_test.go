@@ -4,12 +4,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/metrics"
 )
 
 // callSink records each call the emitter makes on it: the points of the
@@ -135,5 +137,42 @@ func TestHeldRecordsReachSinkBeforeEffects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHeldRecordsWrittenWhenHandlerPanics: a handler that panics (net/http
+// recovers it; http.ErrAbortHandler aborts a response on purpose) still
+// has the records it held written: every record is eventually written.
+func TestHeldRecordsWrittenWhenHandlerPanics(t *testing.T) {
+	sink := &callSink{}
+	em, err := enforcement.NewEmitter(enforcement.Options{
+		Interceptors: []enforcement.Registration{{Name: "test", Interceptor: policy(allowAll)}},
+		Sink:         sink,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Metrics: metrics.New(metrics.Options{NoRuntimeCollectors: true})})
+	h := s.instrument(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := &enforcement.Builder{Agent: enforcement.Agent{ID: "agent-1"}, SessionID: "sess-1", Sequence: &enforcement.Counter{}}
+		c, err := b.Build(r.Context(), enforcement.AgentStartup, enforcement.StartupFields(nil))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := em.EmitUnchecked(r.Context(), c); err != nil {
+			t.Error(err)
+			return
+		}
+		panic(http.ErrAbortHandler)
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	if resp, err := http.Get(srv.URL); err == nil {
+		resp.Body.Close()
+		t.Fatal("the aborted request got an answer")
+	}
+	if n := sink.written(); n != 1 {
+		t.Errorf("records written after the handler panicked: %d, want 1", n)
 	}
 }

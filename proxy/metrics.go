@@ -102,11 +102,12 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		*ctx = requestContext{Context: r.Context(), obs: obs, held: held}
 		// The request's records are held and written together, before
 		// anything reaches the client (statusWriter) or the upstream
-		// (callUpstream), and at the latest when the handler returns.
+		// (callUpstream), and at the latest when the handler returns or
+		// panics (deferred).
 		held.Start(ctx)
+		defer held.Flush()
 		sw.held = held
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		held.Flush()
 		route := "unmatched"
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			switch len(rc.RoutePatterns) {
