@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonmutate"
 )
 
 // validDoc is validValue over a whole document, as json.Valid judges one.
@@ -21,26 +23,6 @@ var validSeeds = []string{
 	` {"model":"m","messages":[{"role":"user","content":"hi"}]} `, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"":1,"b":[]}`, `{"a":1}x`, `{"a":1}}`, `[[[]]`,
 }
 
-// mutate returns b with a few random byte edits.
-func mutate(rng *rand.Rand, b []byte) []byte {
-	out := append([]byte(nil), b...)
-	const alphabet = "{}[]\":,\\ tfnrue0123456789.-+Eaxu\x00\x1f\xff"
-	for range 1 + rng.IntN(3) {
-		c := alphabet[rng.IntN(len(alphabet))]
-		switch k := rng.IntN(3); {
-		case len(out) == 0 || k == 0:
-			at := rng.IntN(len(out) + 1)
-			out = append(out[:at], append([]byte{c}, out[at:]...)...)
-		case k == 1:
-			out[rng.IntN(len(out))] = c
-		default:
-			at := rng.IntN(len(out))
-			out = append(out[:at], out[at+1:]...)
-		}
-	}
-	return out
-}
-
 // TestValidValueMatchesValid checks the validator against encoding/json
 // on seeds and thousands of random mutations of them.
 func TestValidValueMatchesValid(t *testing.T) {
@@ -51,7 +33,7 @@ func TestValidValueMatchesValid(t *testing.T) {
 			t.Errorf("validDoc(%q) = %v, json.Valid %v", b, got, want)
 		}
 		for range 2000 {
-			m := mutate(rng, b)
+			m := jsonmutate.Bytes(rng, b)
 			if got, want := validDoc(m), json.Valid(m); got != want {
 				t.Fatalf("validDoc(%q) = %v, json.Valid %v", m, got, want)
 			}
