@@ -1,9 +1,13 @@
 package proxy
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"reflect"
 	"testing"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
@@ -48,5 +52,31 @@ func TestExtensionsOnly(t *testing.T) {
 	bare := &Policy{ContextExtensions: ext}
 	if got := bare.extensionsOnly(); !reflect.DeepEqual(got, first) {
 		t.Errorf("not compiled: %v, want %v", got, first)
+	}
+}
+
+// A policy Build compiles carries its extensions, per surface and
+// without trace or tenant, equal to what a call would build.
+func TestBuildCompilesExtensions(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("HOOKS_GATEWAY_LISTEN", "")
+	t.Setenv("HOOKS_GATEWAY_REDIS_URL", "")
+	asm, err := Build(context.Background(), config.Default(), io.Discard, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { asm.Close() })
+	pol := asm.Server.Policy()
+	if pol.apiExtensions == nil || pol.extensionsOnlyMembers == nil {
+		t.Fatal("the compiled policy builds its extensions per call")
+	}
+	for _, api := range []wire.API{wire.ChatCompletions, wire.Responses, wire.Messages} {
+		if got, want := pol.contextExtensionsFor(api), buildContextExtensions(pol, api); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %v, want %v", api, got, want)
+		}
+	}
+	if got := pol.extensionsOnly(); !reflect.DeepEqual(got, map[string]any{"extensions": pol.ContextExtensions}) {
+		t.Errorf("common members %v", got)
 	}
 }
