@@ -73,36 +73,6 @@ func (a *assembler) addFast(b []byte) (ok, usageOnly bool) {
 	return true, u != nil && len(fc.choices) == 0
 }
 
-// arrayEach walks the array at b[i] like rawjson.ObjectEach.
-func arrayEach(b []byte, i int, elem func(at int) (int, bool)) (int, bool) {
-	if i >= len(b) || b[i] != '[' {
-		return 0, false
-	}
-	i = rawjson.SkipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) {
-			return 0, false
-		}
-		ee, ok := elem(i)
-		if !ok {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, ee)
-		switch {
-		case i >= len(b):
-			return 0, false
-		case b[i] == ']':
-			return i + 1, true
-		case b[i] != ',':
-			return 0, false
-		}
-		i = rawjson.SkipSpace(b, i+1)
-	}
-}
-
 // scalar checks the string, number or null at b[i] and returns its end.
 func scalar(b []byte, i int) (int, bool) {
 	switch c := b[i]; {
@@ -161,7 +131,7 @@ func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 				_, end, ok := str(b, at)
 				return end, ok
 			}
-			return arrayEach(b, at, func(at int) (int, bool) { return fc.choice(b, at) })
+			return rawjson.ArrayEach(b, at, func(at int) (int, bool) { return fc.choice(b, at) })
 		case "usage": // null, or an object of counts
 			if !once(&seen, 1<<9) {
 				return 0, false
@@ -244,7 +214,7 @@ func (fc *fastChunk) delta(b []byte, i int, c *fastChoice) (int, bool) {
 				_, end, ok := str(b, at)
 				return end, ok
 			}
-			return arrayEach(b, at, func(at int) (int, bool) { return fc.frag(b, at) })
+			return rawjson.ArrayEach(b, at, func(at int) (int, bool) { return fc.frag(b, at) })
 		default:
 			return 0, false
 		}

@@ -48,3 +48,36 @@ func ObjectEach(b []byte, i int, member func(key []byte, at int) (int, bool)) (i
 		i = SkipSpace(b, i+1)
 	}
 }
+
+// ArrayEach walks the array at b[i] as ObjectEach walks an object,
+// calling elem with the offset of each element; elem checks the element
+// and returns the offset past it. It reports the offset past the array,
+// or false for anything but an array whose elements elem accepts.
+func ArrayEach(b []byte, i int, elem func(at int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) {
+			return 0, false
+		}
+		ee, ok := elem(i)
+		if !ok {
+			return 0, false
+		}
+		i = SkipSpace(b, ee)
+		switch {
+		case i >= len(b):
+			return 0, false
+		case b[i] == ']':
+			return i + 1, true
+		case b[i] != ',':
+			return 0, false
+		}
+		i = SkipSpace(b, i+1)
+	}
+}
