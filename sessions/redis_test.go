@@ -464,13 +464,7 @@ func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // (Begin, Acquire and the first Next), a Next per further emission and a
 // Release.
 func TestRedisRoundTrips(t *testing.T) {
-	url, _ := redistest.Start(t)
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := redis.NewClient(opt)
-	defer client.Close()
+	client := startClient(t)
 	r := newRedis(t, sessions.RedisOptions{Client: client, KeyPrefix: "rt:"})
 	ctx := context.Background()
 	// Warm up: load the scripts (a first EVALSHA falls back to EVAL) and
@@ -563,13 +557,7 @@ func (h *failZAdd) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // the call's lease behind, both for the claim and for a join that
 // indexes a session its claimer has not confirmed.
 func TestRedisBeginCallIndexError(t *testing.T) {
-	url, _ := redistest.Start(t)
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := redis.NewClient(opt)
-	defer client.Close()
+	client := startClient(t)
 	h := &failZAdd{}
 	client.AddHook(h)
 	r := newRedis(t, sessions.RedisOptions{Client: client, KeyPrefix: "ie:"})
@@ -596,4 +584,18 @@ func TestRedisBeginCallIndexError(t *testing.T) {
 	if n := inFlight(t, r, k); n != 1 {
 		t.Fatalf("InFlight = %d; want 1", n)
 	}
+}
+
+// startClient starts a Redis for the test and returns a client of it of
+// the test's own (closed with the test), for hooks on its commands.
+func startClient(t *testing.T) *redis.Client {
+	t.Helper()
+	url, _ := redistest.Start(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := redis.NewClient(opt)
+	t.Cleanup(func() { client.Close() })
+	return client
 }
