@@ -30,3 +30,23 @@ func Bytes(rng *rand.Rand, b []byte) []byte {
 	}
 	return out
 }
+
+// stringAlphabet is what a string scanner must get right: quotes,
+// backslashes and escape letters, plain ASCII, controls and DEL, and UTF-8
+// of every length (é, U+2028, €, an emoji), an encoded surrogate and a
+// byte no UTF-8 holds.
+const stringAlphabet = "ab /\"\\\\\\u0E9fnrt\n\t\x00\x1f\x7f\xc3\xa9\xe2\x80\xa8\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\xff"
+
+// StringBytes returns n random bytes for string scanners' equivalence
+// tests: three in four from stringAlphabet, the rest any byte.
+func StringBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		if rng.IntN(4) == 0 {
+			b[i] = byte(rng.IntN(256))
+		} else {
+			b[i] = stringAlphabet[rng.IntN(len(stringAlphabet))]
+		}
+	}
+	return b
+}

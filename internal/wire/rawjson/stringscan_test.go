@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonmutate"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
@@ -59,21 +60,6 @@ func stringInputs() [][]byte {
 	return out
 }
 
-// randomString returns n random bytes drawn mostly from the bytes that
-// matter to a string scanner.
-func randomString(r *rand.Rand, n int) []byte {
-	const alphabet = `"\\\\\\ab/u0E9fnrt` + "\x00\x1f\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\xff"
-	b := make([]byte, n)
-	for i := range b {
-		if r.IntN(4) == 0 {
-			b[i] = byte(r.IntN(256))
-		} else {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-	}
-	return b
-}
-
 func TestStringEndMatchesReference(t *testing.T) {
 	check := func(b []byte) {
 		t.Helper()
@@ -88,7 +74,7 @@ func TestStringEndMatchesReference(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
-		check(randomString(r, r.IntN(40)))
+		check(jsonmutate.StringBytes(r, r.IntN(40)))
 	}
 }
 
@@ -316,7 +302,7 @@ func TestStringChecksMatchReference(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
-		sameStringChecks(t, randomString(r, r.IntN(40)))
+		sameStringChecks(t, jsonmutate.StringBytes(r, r.IntN(40)))
 	}
 	// Long plain runs around the word boundaries, with one flagged byte.
 	for n := 0; n < 24; n++ {
