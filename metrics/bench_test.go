@@ -78,3 +78,16 @@ func BenchmarkObserve(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkObserveRequest is the per-request gateway series: the request's
+// counter and two histograms, the upstream call's counter and histogram.
+func BenchmarkObserveRequest(b *testing.B) {
+	m := New(Options{NoRuntimeCollectors: true})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.ObserveRequest("/v1/chat/completions", "chat_completions", 200, false, time.Millisecond, 500*time.Microsecond)
+			m.ObserveUpstream("openai", "200", 500*time.Microsecond)
+		}
+	})
+}

@@ -136,6 +136,11 @@ type Metrics struct {
 	// budgetSource reads the bytes the watched buffer budget holds.
 	budgetSource atomic.Pointer[func() int64]
 	overload     *overload
+	// requestSeries and upstreamSeries hold the series a label tuple
+	// resolved to: one lookup per request instead of a vector lookup per
+	// series, each hashing its label values under a lock.
+	requestSeries  seriesCache[requestSeriesKey, requestSeriesSet]
+	upstreamSeries seriesCache[upstreamSeriesKey, upstreamSeriesSet]
 
 	labels labelSet
 	// Lazily resolved children, indexed by label-value indices, so the hot
@@ -363,13 +368,44 @@ func (m *Metrics) ObserveRequest(route, api string, code int, stream bool, d, up
 	if api == "" {
 		api = "none"
 	}
-	m.requests.WithLabelValues(route, api, statusLabel(code)).Inc()
-	s := "false"
-	if stream {
-		s = "true"
-	}
-	m.requestDuration.WithLabelValues(route, s).Observe(d.Seconds())
-	m.overhead.WithLabelValues(route).Observe(max(d-upstream, 0).Seconds())
+	key := requestSeriesKey{route: route, api: api, code: code, stream: stream}
+	rs := m.requestSeries.get(key, func() requestSeriesSet {
+		s := "false"
+		if stream {
+			s = "true"
+		}
+		return requestSeriesSet{
+			requests: m.requests.WithLabelValues(route, api, statusLabel(code)),
+			duration: m.requestDuration.WithLabelValues(route, s),
+			overhead: m.overhead.WithLabelValues(route),
+		}
+	})
+	rs.requests.Inc()
+	rs.duration.Observe(d.Seconds())
+	rs.overhead.Observe(max(d-upstream, 0).Seconds())
+}
+
+// requestSeriesKey is the label tuple of one request's series.
+type requestSeriesKey struct {
+	route, api string
+	code       int
+	stream     bool
+}
+
+// requestSeriesSet is the series a requestSeriesKey resolved to.
+type requestSeriesSet struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+	overhead prometheus.Observer
+}
+
+// upstreamSeriesKey is the label tuple of one upstream call's series.
+type upstreamSeriesKey struct{ upstream, code string }
+
+// upstreamSeriesSet is the series an upstreamSeriesKey resolved to.
+type upstreamSeriesSet struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // Upstream result codes besides HTTP statuses.
@@ -382,8 +418,14 @@ const (
 // ObserveUpstream records one upstream call: code is the HTTP status (see
 // [StatusCode]) or UpstreamError, UpstreamTimeout, UpstreamCanceled.
 func (m *Metrics) ObserveUpstream(upstream, code string, d time.Duration) {
-	m.upstreamRequests.WithLabelValues(upstream, code).Inc()
-	m.upstreamDuration.WithLabelValues(upstream).Observe(d.Seconds())
+	us := m.upstreamSeries.get(upstreamSeriesKey{upstream: upstream, code: code}, func() upstreamSeriesSet {
+		return upstreamSeriesSet{
+			requests: m.upstreamRequests.WithLabelValues(upstream, code),
+			duration: m.upstreamDuration.WithLabelValues(upstream),
+		}
+	})
+	us.requests.Inc()
+	us.duration.Observe(d.Seconds())
 }
 
 // StatusCode is the code label of an HTTP status.
