@@ -52,6 +52,13 @@ type Builder struct {
 	// does: interceptors get copies, and a transform copies the context
 	// before applying.
 	AdoptFields bool
+	// TrustedFields, with AdoptFields, takes fields and Common as they
+	// are, without the walk that proves them value trees: the caller
+	// vouches that they are, built from decoded JSON. A mistake cannot
+	// pass unchecked: the emitter's §12.3 check walks every context
+	// before its identity or any interceptor and denies one holding
+	// anything but JSON values (host_error:context_invalid).
+	TrustedFields bool
 
 	// shared holds, for an AdoptFields builder, the agent and session
 	// members every context it builds shares.
@@ -134,7 +141,10 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	// small context in a single map group.
 	c := make(Context, len(fields)+len(b.Common)+7)
 	convert := jsonvalue.FromGo
-	if b.AdoptFields {
+	switch {
+	case b.AdoptFields && b.TrustedFields:
+		convert = trusted
+	case b.AdoptFields:
 		convert = jsonvalue.Adopt
 	}
 	for k, v := range b.Common {
@@ -192,6 +202,9 @@ func (b *Builder) Build(ctx context.Context, point Point, fields map[string]any)
 	c["target"] = alias
 	return c, nil
 }
+
+// trusted is the conversion of a TrustedFields builder: none.
+func trusted(v any) (any, error) { return v, nil }
 
 func targetName(p Point) string {
 	path := shapes[p].targetOf

@@ -68,3 +68,48 @@ func TestBuilderAdoptFieldsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A TrustedFields builder takes its fields as they are, unwalked; what is
+// not a JSON value in them still never reaches an interceptor: the
+// emitter's bounds check denies the context (host_error:context_invalid)
+// before identity and dispatch.
+func TestBuilderTrustedFields(t *testing.T) {
+	b := newTestBuilder()
+	b.AdoptFields, b.TrustedFields = true, true
+	messages := []any{map[string]any{"role": "user", "content": "hi"}}
+	c, err := b.Build(context.Background(), PreModelCall, PreModelFields("m", messages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c["messages"].([]any); &got[0] != &messages[0] {
+		t.Error("a trusted field was copied")
+	}
+	called := 0
+	e := newTestEmitter(t, Options{Interceptors: []Registration{reg("count", func(context.Context, Context) (Verdict, error) {
+		called++
+		return Allow(), nil
+	})}})
+	if out, err := e.EmitUnchecked(context.Background(), c); err != nil || out.Verdict.Decision != DecisionAllow {
+		t.Fatalf("a trusted value tree: %+v, %v", out, err)
+	}
+	for name, bad := range map[string]any{
+		"typed slice":  []string{"hi"},
+		"struct":       struct{ X int }{1},
+		"channel":      make(chan int),
+		"invalid text": "\xff",
+		"typed map":    map[string]string{"role": "user"},
+	} {
+		called = 0
+		c, err := b.Build(context.Background(), PreModelCall, PreModelFields("m", []any{map[string]any{"role": "user", "content": bad}}))
+		if err != nil {
+			t.Fatalf("%s: Build: %v", name, err)
+		}
+		out, err := e.EmitUnchecked(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Proceed || out.Verdict.Reason != ReasonContextInvalid || called != 0 {
+			t.Errorf("%s: proceed %v, reason %q, interceptor called %d times; want a context_invalid deny before dispatch", name, out.Proceed, out.Verdict.Reason, called)
+		}
+	}
+}

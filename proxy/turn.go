@@ -311,8 +311,10 @@ func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Pr
 	t.builder.Stamps, t.builder.Agents = &s.stamps, &s.agents
 	// A model call's fields are fresh trees (the request's projection,
 	// the answer's) that nothing changes after their emission: one copy
-	// less per emission.
-	t.builder.AdoptFields = true
+	// less per emission. They are decoded JSON and constructors' values
+	// (TestTurnContextsAreValueTrees), so Build need not walk them to
+	// prove it: the emitter's bounds check walks every context anyway.
+	t.builder.AdoptFields, t.builder.TrustedFields = true, true
 	return t
 }
 
