@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
-	"regexp"
 	"slices"
 	"strconv"
 )
@@ -39,8 +38,8 @@ const (
 var metaPatterns = map[string]func(string) bool{
 	"id":                 wire.IsID,
 	"model":              wire.IsModelName,
-	"system_fingerprint": regexp.MustCompile(`^[A-Za-z0-9._:-]{0,64}$`).MatchString,
-	"service_tier":       regexp.MustCompile(`^[a-z0-9_-]{1,32}$`).MatchString,
+	"system_fingerprint": wire.IsFingerprint,
+	"service_tier":       wire.IsServiceTier,
 }
 
 // setChecked records the top-level metadata member mem of a body when its

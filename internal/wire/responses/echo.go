@@ -1,6 +1,9 @@
 package responses
 
-import "github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+import (
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+)
 
 // Events repeat parts of their item (the added item, added and done
 // parts, annotations, the call name). The verdict covers the done item
@@ -78,7 +81,7 @@ func agrees(v, done any, added bool) bool {
 		return false
 	}
 	for k, x := range vm {
-		if !jsonvalue.Equal(x, dm[k]) && !isEmpty(x) && !(k == "status" && matches(enumPattern, x)) {
+		if !jsonvalue.Equal(x, dm[k]) && !isEmpty(x) && !(k == "status" && matches(wire.IsEnum, x)) {
 			return false
 		}
 	}

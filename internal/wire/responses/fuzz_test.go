@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // Seeds beyond testdata/fuzz: the fixtures of the package's tests. Run
@@ -126,10 +127,10 @@ func projStrings(proj map[string]any, into map[string]bool) {
 // may have without being judged.
 var metaShapes = map[string]func(any) bool{
 	"id": isID, "item_id": isID, "model": isModelName,
-	"object": func(v any) bool { return v == "response" }, "encrypted_content": func(v any) bool { return matches(opaquePattern, v) },
-	"type": func(v any) bool { return matches(enumPattern, v) }, "status": func(v any) bool { return responseStatuses[v] || itemStatuses[v] },
+	"object": func(v any) bool { return v == "response" }, "encrypted_content": func(v any) bool { return matches(wire.IsOpaqueToken, v) },
+	"type": func(v any) bool { return matches(wire.IsEnum, v) }, "status": func(v any) bool { return responseStatuses[v] || itemStatuses[v] },
 	"role": func(v any) bool { return v == "assistant" }, "reason": func(v any) bool { return incompleteReasons[v.(string)] },
-	"service_tier": func(v any) bool { return matches(enumPattern, v) }, "prompt_cache_retention": func(v any) bool { return matches(enumPattern, v) },
+	"service_tier": func(v any) bool { return matches(wire.IsEnum, v) }, "prompt_cache_retention": func(v any) bool { return matches(wire.IsEnum, v) },
 	"truncation": func(v any) bool { return v == "auto" || v == "disabled" },
 }
 

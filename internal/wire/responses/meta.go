@@ -3,7 +3,6 @@ package responses
 import (
 	"encoding/json"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"regexp"
 )
 
 // Metadata is every answer member that is not projected: it is never
@@ -11,14 +10,6 @@ import (
 // length, bounded numbers, enums) and removed when outside its shape, or
 // the answer refused where clients need the member (item ids and
 // statuses).
-var (
-	enumPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
-	// opaquePattern is reasoning's encrypted_content: a base64 token the
-	// client echoes back. It is released unchanged and never projected, so
-	// at least it cannot be prose.
-	opaquePattern = regexp.MustCompile(`^[A-Za-z0-9+/=_-]*$`)
-)
-
 // maxNumberLen bounds a metadata number token: digits can spell text too.
 const maxNumberLen = 32
 
@@ -29,9 +20,9 @@ var metaChecks = map[string]func(any) bool{
 	"created_at":             isTimestamp,
 	"completed_at":           isTimestamp,
 	"model":                  isModelName,
-	"service_tier":           func(v any) bool { return matches(enumPattern, v) },
+	"service_tier":           func(v any) bool { return matches(wire.IsEnum, v) },
 	"truncation":             func(v any) bool { return v == "auto" || v == "disabled" },
-	"prompt_cache_retention": func(v any) bool { return matches(enumPattern, v) },
+	"prompt_cache_retention": func(v any) bool { return matches(wire.IsEnum, v) },
 	"store":                  isBool,
 	"background":             isBool,
 	"parallel_tool_calls":    isBool,
@@ -61,9 +52,10 @@ func isModelName(v any) bool {
 	return ok && wire.IsModelName(s)
 }
 
-func matches(re *regexp.Regexp, v any) bool {
+// matches reports whether v is a string of the shape shape accepts.
+func matches(shape func(string) bool, v any) bool {
 	s, ok := v.(string)
-	return ok && re.MatchString(s)
+	return ok && shape(s)
 }
 
 func isBool(v any) bool {

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
@@ -64,7 +65,10 @@ func readOutputItem(body []byte, s rawjson.Span, e any, field string) (*outItem,
 			return nil, respErr(rerr.Field, rerr.Msg)
 		}
 		it.parts = parts
-		if v, ok := obj["encrypted_content"]; ok && v != nil && !matches(opaquePattern, v) {
+		// encrypted_content is a base64 token the client echoes back: it
+		// is released unchanged and never projected, so at least it
+		// cannot be prose.
+		if v, ok := obj["encrypted_content"]; ok && v != nil && !matches(wire.IsOpaqueToken, v) {
 			return nil, respErr(field+".encrypted_content", "is not an opaque base64 token")
 		}
 		summary, hasSummary := obj["summary"].([]any)
