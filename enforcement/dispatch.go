@@ -34,8 +34,6 @@ type emission struct {
 	// admit and never again (release leaves it, and an emission is never
 	// reused), so the string can be them rather than a copy.
 	idText [jcs.SHA256IdentitySize]byte
-	// proj is the storage of the identity projection.
-	proj projection
 	// Storage the emission's pointers and slices use instead of allocations
 	// of their own: the options, the verdict pool and summaries of up to
 	// poolSlots interceptors, decided_by, fold_truncated, the record's
@@ -80,7 +78,14 @@ func (em *emission) admit() bool {
 		return false
 	}
 	if !em.e.identity.IsNull() {
-		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true, &em.proj, &em.idText); err != nil {
+		proj, _ := em.e.projections.Get().(*projection)
+		if proj == nil {
+			proj = new(projection)
+		}
+		// identityInto resets proj before it returns.
+		err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true, proj, &em.idText)
+		em.e.projections.Put(proj)
+		if err != nil {
 			em.combined = hostDeny(ReasonContextInvalid, err.Error())
 			return false
 		}
@@ -820,7 +825,6 @@ func (em *emission) release() {
 	em.settings = emitSettings{}
 	clear(em.poolArr[:])
 	em.pool = nil
-	em.proj.reset()
 }
 
 // nilIfEmpty keeps a record without interceptor verdicts (a host's

@@ -179,6 +179,11 @@ type InterceptorObservation struct {
 // concurrent use; its configuration is fixed at construction (swap emitters
 // to change policy).
 type Emitter struct {
+	// projections holds the scratch storage of identity projections
+	// (*projection): needed only while an emission's identity is hashed,
+	// it would otherwise be a third of every emission's allocation.
+	projections sync.Pool
+
 	regs        []Registration
 	composition Composition
 	mode        Mode
