@@ -10,6 +10,11 @@ import (
 // saturationStep is how long each rate is held.
 const saturationStep = 5 * time.Second
 
+// refineSteps is how many bisection steps follow the search: three take
+// the quarter between the last passing and the failing rate to 1/32 of it
+// (or to 50 req/s).
+const refineSteps = 3
+
 // SaturationStep is one rate tried on one target.
 type SaturationStep struct {
 	Rate     int           `json:"rate"`
@@ -38,7 +43,8 @@ type SaturationResult struct {
 // runSaturation raises the rate on the bare proxy and on the gateway, each
 // step alternating between them, until a step fails: an error, a p99
 // above bound, or an achieved rate below 95% of the one asked for (the
-// generator, on the same machine, is then the limit as much as the target).
+// generator, on the same machine, is then the limit as much as the target);
+// then it bisects between the last passing and the failing rate.
 func runSaturation(ctx context.Context, sc scenario, bound time.Duration) (*SaturationResult, error) {
 	dir, err := os.MkdirTemp("", "hooks-bench-saturate-")
 	if err != nil {
@@ -63,32 +69,69 @@ func runSaturation(ctx context.Context, sc scenario, bound time.Duration) (*Satu
 		res.Targets = append(res.Targets, SaturationTarget{Name: t.name})
 	}
 	atk := loadClient()
+	try := func(i, rate int) (bool, error) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		t := ts[i]
+		fmt.Fprintf(os.Stderr, "bench: saturation %s at %d req/s…\n", t.name, rate)
+		r := attack(atk, t.reqs, rate, saturationStep, false)
+		step := SaturationStep{Rate: rate, Achieved: r.rate(), P99: summarize(r.latencies).P99, Errors: r.errors}
+		step.Pass = step.Errors == 0 && step.P99 <= bound && step.Achieved >= 0.95*float64(rate)
+		tr := &res.Targets[i]
+		tr.Steps = append(tr.Steps, step)
+		if step.Pass && rate > tr.MaxRate {
+			tr.MaxRate = rate
+		}
+		time.Sleep(time.Second) // let queues drain between steps
+		return step.Pass, nil
+	}
+	// Rates grow by a quarter until a step fails; failed[i] is that rate.
+	failed := make([]int, len(ts))
 	for rate := 250; !done[0] || !done[1]; rate = nextRate(rate) {
-		for i, t := range ts {
+		for i := range ts {
 			if done[i] {
 				continue
 			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			pass, err := try(i, rate)
+			if err != nil {
+				return nil, err
 			}
-			fmt.Fprintf(os.Stderr, "bench: saturation %s at %d req/s…\n", t.name, rate)
-			r := attack(atk, t.reqs, rate, saturationStep, false)
-			step := SaturationStep{Rate: rate, Achieved: r.rate(), P99: summarize(r.latencies).P99, Errors: r.errors}
-			step.Pass = step.Errors == 0 && step.P99 <= bound && step.Achieved >= 0.95*float64(rate)
-			tr := &res.Targets[i]
-			tr.Steps = append(tr.Steps, step)
-			if step.Pass {
-				tr.MaxRate = rate
-			} else {
-				done[i] = true
+			if !pass {
+				done[i], failed[i] = true, rate
 			}
-			time.Sleep(time.Second) // let queues drain between steps
+		}
+	}
+	// Then bisect between the highest passing and the failing rate, so the
+	// result is not quantized to the quarter steps (whose ratios between
+	// two targets jump from 64% to 80% to 100%).
+	for range refineSteps {
+		for i := range ts {
+			mid, ok := bisectRate(res.Targets[i].MaxRate, failed[i])
+			if !ok {
+				continue
+			}
+			pass, err := try(i, mid)
+			if err != nil {
+				return nil, err
+			}
+			if !pass {
+				failed[i] = mid
+			}
 		}
 	}
 	if res.Targets[0].MaxRate > 0 {
 		res.Ratio = float64(res.Targets[1].MaxRate) / float64(res.Targets[0].MaxRate)
 	}
 	return res, nil
+}
+
+// bisectRate is the round rate (a multiple of 50) halfway between the
+// passing rate lo and the failing rate hi; false when none lies strictly
+// between them.
+func bisectRate(lo, hi int) (int, bool) {
+	mid := (lo + hi) / 2 / 50 * 50
+	return mid, mid > lo && mid < hi
 }
 
 // nextRate grows the rate by about a quarter, in round steps.
