@@ -83,7 +83,13 @@ func runSaturation(ctx context.Context, sc scenario, bound time.Duration) (*Satu
 		if step.Pass && rate > tr.MaxRate {
 			tr.MaxRate = rate
 		}
-		time.Sleep(time.Second) // let queues drain between steps
+		// Let queues drain between steps: a failed step can leave seconds
+		// of backlog, which would fail the bisection's next step too.
+		drain := time.Second
+		if !step.Pass {
+			drain = saturationStep
+		}
+		time.Sleep(drain)
 		return step.Pass, nil
 	}
 	// Rates grow by a quarter until a step fails; failed[i] is that rate.
