@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -130,16 +129,9 @@ func TestTurnContextsAreValueTrees(t *testing.T) {
 				body = strings.Replace(body, tool, "/say hello there", 1)
 				want = "there"
 			}
-			req, _ := http.NewRequest(http.MethodPost, g.main.URL+r.path, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), want) {
-				t.Fatalf("%s (%s): %d %s", r.name, variant, resp.StatusCode, out)
+			status, _, out := do(t, http.MethodPost, g.main.URL+r.path, body, nil)
+			if status != http.StatusOK || !strings.Contains(string(out), want) {
+				t.Fatalf("%s (%s): %d %s", r.name, variant, status, out)
 			}
 		}
 	}
