@@ -9,6 +9,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/approvals"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/heaptest"
 )
 
 // TestQueueDoesNotRetainRequestStrings pins that an approval, which the
@@ -38,11 +39,11 @@ func TestQueueDoesNotRetainRequestStrings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			store := approvals.NewMemory(time.Hour)
 			q := approvals.NewQueue(store, time.Millisecond) // times out at once
-			before := liveHeap()
+			before := heaptest.Live()
 			if _, err := q.Resolve(context.Background(), c.req("id-"+strings.Repeat("x", size))); err != nil {
 				t.Fatal(err)
 			}
-			if live := liveHeap() - before; live > size/2 {
+			if live := heaptest.Live() - before; live > size/2 {
 				t.Errorf("%d MiB stay live after the request: the stored approval keeps the whole string", live>>20)
 			}
 			runtime.KeepAlive(store) // it keeps the decided approval for an hour
@@ -56,13 +57,4 @@ func approvalRequest(session, reason, message string) enforcement.ApprovalReques
 		Verdict:           enforcement.Verdict{Decision: enforcement.DecisionDeny, Reason: reason, Message: message, Approval: map[string]any{}},
 		Context:           enforcement.Context{"session": map[string]any{"id": session}},
 	}
-}
-
-// liveHeap returns the bytes of live heap objects after a full collection.
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/heaptest"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -42,20 +43,11 @@ func TestRequestBodyNotRetained(t *testing.T) {
 	}
 	send("warm-up", 16)  // connections and lazily built state exist from here on
 	const size = 4 << 20 // under the emitter's default context limit (5 MiB)
-	before := liveHeap()
+	before := heaptest.Live()
 	send("retained", size) // a new session: the store keeps what this request creates
-	if live := liveHeap() - before; live > size/2 {
+	if live := heaptest.Live() - before; live > size/2 {
 		t.Errorf("%d MiB stay live after a %d MiB request was answered: something kept past the request holds a string of its body", live>>20, size>>20)
 	}
 	runtime.KeepAlive(g)
 	runtime.KeepAlive(store)
-}
-
-// liveHeap returns the bytes of live heap objects after a full collection.
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }

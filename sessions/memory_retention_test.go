@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/heaptest"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -65,23 +66,14 @@ func TestMemoryDoesNotRetainCallersStrings(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := sessions.NewMemory(sessions.Options{})
-			before := liveHeap()
+			before := heaptest.Live()
 			if err := c.store(m, "id-"+strings.Repeat("x", size)); err != nil {
 				t.Fatal(err)
 			}
-			if live := liveHeap() - before; live > size/2 {
+			if live := heaptest.Live() - before; live > size/2 {
 				t.Errorf("after storing an 8-byte slice of a %d MiB string, %d MiB stay live: the store keeps the whole string", size>>20, live>>20)
 			}
 			runtime.KeepAlive(m)
 		})
 	}
-}
-
-// liveHeap returns the bytes of live heap objects after a full collection.
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }
