@@ -118,32 +118,21 @@ func FuzzAppendString(f *testing.F) {
 	f.Fuzz(sameAppendString)
 }
 
-// BenchmarkAppendString escapes a 1 KiB prose string, a short key, a
-// 1 KiB string with an escape about every 20 bytes, a non-ASCII prose
-// string and one chat message's content, with the old and the new loop.
+// BenchmarkAppendString escapes the shared benchmark texts
+// (jsonmutate.Texts) and one chat message's content, with the old and the
+// new loop.
 func BenchmarkAppendString(b *testing.B) {
-	var esc strings.Builder
-	for esc.Len() < 1024 {
-		esc.WriteString("line of text here\n")
-		esc.WriteString(`say "hi" now é `)
-	}
-	inputs := []struct{ name, s string }{
-		{"prose1k", strings.Repeat("Please summarise the quarterly report and list the open items. ", 17)[:1024]},
-		{"key", "content"},
-		{"escapes", esc.String()},
-		{"utf8prose", strings.Repeat("Grüße aus Zürich — ça va? 😀 ", 40)},
-		{"chat", "Question 3: summarise the quarterly report for the finance team please."},
-	}
+	inputs := append(jsonmutate.Texts(), jsonmutate.Text{Name: "chat", S: "Question 3: summarise the quarterly report for the finance team please."})
 	for _, in := range inputs {
 		for _, impl := range []struct {
 			name string
 			fn   func([]byte, string) ([]byte, bool)
 		}{{"old", refAppendString}, {"new", appendString}} {
-			b.Run(in.name+"/"+impl.name, func(b *testing.B) {
+			b.Run(in.Name+"/"+impl.name, func(b *testing.B) {
 				buf := make([]byte, 0, 4096)
 				cpu0 := cputime.Process()
 				for b.Loop() {
-					buf, _ = impl.fn(buf[:0], in.s)
+					buf, _ = impl.fn(buf[:0], in.S)
 				}
 				cputime.ReportPerOp(b, cpu0)
 			})

@@ -3,7 +3,10 @@
 // mutated document exactly as the slower path it replaced.
 package jsonmutate
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"strings"
+)
 
 // alphabet is what an edit inserts or writes: JSON's syntax, the letters
 // of its literals and escapes, digits and number signs, and bytes a
@@ -49,4 +52,24 @@ func StringBytes(rng *rand.Rand, n int) []byte {
 		}
 	}
 	return b
+}
+
+// Text is a named benchmark input.
+type Text struct{ Name, S string }
+
+// Texts are the strings the string scanners' and escapers' benchmarks
+// share: a 1 KiB prose string, a short key, a 1 KiB string with an escape
+// about every 20 bytes and a non-ASCII prose string.
+func Texts() []Text {
+	var esc strings.Builder
+	for esc.Len() < 1024 {
+		esc.WriteString("line of text here\n")
+		esc.WriteString(`say "hi" now é `)
+	}
+	return []Text{
+		{"prose1k", strings.Repeat("Please summarise the quarterly report and list the open items. ", 17)[:1024]},
+		{"key", "content"},
+		{"escapes1k", esc.String()},
+		{"utf8prose", strings.Repeat("Grüße aus Zürich — ça va? 😀 ", 40)},
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
@@ -78,41 +77,27 @@ func FuzzPlainRun(f *testing.F) {
 	f.Fuzz(sameRuns)
 }
 
-// BenchmarkQuote sizes (quotedLen) and writes (appendQuoted) a 1 KiB
-// prose string, a short key and a 1 KiB string with an escape about every
-// 20 bytes, in process cpu-ns/op (steadier than wall time on a shared
-// machine).
+// BenchmarkQuote sizes (quotedLen) and writes (appendQuoted) the shared
+// benchmark texts (jsonmutate.Texts), in process cpu-ns/op (steadier than
+// wall time on a shared machine).
 func BenchmarkQuote(b *testing.B) {
-	var esc strings.Builder
-	for esc.Len() < 1024 {
-		esc.WriteString("line of text here\n")
-		esc.WriteString(`say "hi" now é `)
-	}
-	for _, in := range []struct{ name, s string }{
-		{"prose1k", strings.Repeat("Please summarise the quarterly report and list the open items. ", 17)[:1024]},
-		{"key", "content"},
-		{"escapes1k", esc.String()},
-	} {
-		b.Run("quotedLen/"+in.name, func(b *testing.B) {
+	for _, in := range jsonmutate.Texts() {
+		b.Run("quotedLen/"+in.Name, func(b *testing.B) {
 			cpu0 := cputime.Process()
 			for b.Loop() {
-				if _, ok := quotedLen(in.s); !ok {
+				if _, ok := quotedLen(in.S); !ok {
 					b.Fatal("refused")
 				}
 			}
-			reportCPU(b, cpu0)
+			cputime.ReportPerOp(b, cpu0)
 		})
-		b.Run("appendQuoted/"+in.name, func(b *testing.B) {
+		b.Run("appendQuoted/"+in.Name, func(b *testing.B) {
 			buf := make([]byte, 0, 4096)
 			cpu0 := cputime.Process()
 			for b.Loop() {
-				buf, _ = appendQuoted(buf[:0], in.s)
+				buf, _ = appendQuoted(buf[:0], in.S)
 			}
-			reportCPU(b, cpu0)
+			cputime.ReportPerOp(b, cpu0)
 		})
 	}
-}
-
-func reportCPU(b *testing.B, cpu0 time.Duration) {
-	cputime.ReportPerOp(b, cpu0)
 }

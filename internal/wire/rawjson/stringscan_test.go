@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -122,7 +121,7 @@ func BenchmarkStringEnd(b *testing.B) {
 						b.Fatal("bad end")
 					}
 				}
-				reportCPU(b, cpu0)
+				cputime.ReportPerOp(b, cpu0)
 			})
 		}
 	}
@@ -144,7 +143,7 @@ func BenchmarkValueEnd(b *testing.B) {
 					b.Fatal("bad end")
 				}
 			}
-			reportCPU(b, cpu0)
+			cputime.ReportPerOp(b, cpu0)
 		})
 	}
 	b.Run("ValueEnd", func(b *testing.B) {
@@ -155,7 +154,7 @@ func BenchmarkValueEnd(b *testing.B) {
 				b.Fatal("bad end")
 			}
 		}
-		reportCPU(b, cpu0)
+		cputime.ReportPerOp(b, cpu0)
 	})
 }
 
@@ -338,7 +337,7 @@ func BenchmarkStringChecks(b *testing.B) {
 						b.Fatal("refused")
 					}
 				}
-				reportCPU(b, cpu0)
+				cputime.ReportPerOp(b, cpu0)
 			})
 		}
 	}
@@ -354,11 +353,5 @@ func BenchmarkCheckDocument(b *testing.B) {
 			b.Fatal("refused")
 		}
 	}
-	reportCPU(b, cpu0)
-}
-
-// reportCPU reports the process CPU time per op since cpu0: on a shared,
-// oversubscribed machine it is steadier than wall time.
-func reportCPU(b *testing.B, cpu0 time.Duration) {
 	cputime.ReportPerOp(b, cpu0)
 }
