@@ -126,9 +126,7 @@ func benchLoop(b *testing.B, fn func() error) {
 			b.Fatal(err)
 		}
 	}
-	if cpu := cputime.Process() - start; cpu > 0 {
-		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
-	}
+	cputime.ReportPerOp(b, start)
 }
 
 func BenchmarkCanonicalize(b *testing.B) {

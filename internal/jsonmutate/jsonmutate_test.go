@@ -12,17 +12,22 @@ func TestBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	orig := []byte(`{"a":[1,"x"]}`)
 	keep := bytes.Clone(orig)
-	changed := 0
+	changed, grown := 0, 0
 	for range 1000 {
 		if m := Bytes(rng, orig); !bytes.Equal(m, orig) {
 			changed++
 		}
-		_ = Bytes(rng, nil) // an empty document takes edits too
+		if len(Bytes(rng, nil)) > 0 {
+			grown++
+		}
 	}
 	if !bytes.Equal(orig, keep) {
 		t.Fatal("Bytes changed its argument")
 	}
 	if changed < 900 {
 		t.Errorf("only %d of 1000 mutations changed the document", changed)
+	}
+	if grown < 500 {
+		t.Errorf("only %d of 1000 mutations of an empty document left bytes in it", grown)
 	}
 }
