@@ -2,7 +2,6 @@ package jcs
 
 import (
 	"cmp"
-	"math/bits"
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
@@ -20,17 +19,8 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip eight plain ASCII bytes at a time: prose is mostly that.
-		// In the word that is not plain, go straight to the first byte
-		// that is not.
-		for i+8 <= len(s) {
-			if m := swar.StopsOrHigh(swar.LoadString(s, i)); m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
-			}
-			i += 8
-		}
-		if i == len(s) {
+		// Skip plain ASCII eight bytes at a time: prose is mostly that.
+		if i = swar.IndexStopOrHighString(s, i); i == len(s) {
 			break
 		}
 		c := s[i]

@@ -3,6 +3,7 @@ package jsonvalue
 import (
 	"encoding/json"
 	"errors"
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 	"math"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func TestMarshalDecodeRoundTrip(t *testing.T) {
 	}
 }
 
-// plainRun's word-at-a-time test must flag exactly what the byte loop does,
+// swar.IndexStopOrHighString's word-at-a-time test must flag exactly what the byte loop does,
 // for every byte value at every position and for adjacent pairs (borrows
 // between bytes are where such tricks go wrong).
 func TestPlainRun(t *testing.T) {
@@ -97,19 +98,19 @@ func TestPlainRun(t *testing.T) {
 		for pos := range base {
 			copy(b, base)
 			b[pos] = byte(c)
-			if got, want := plainRun(string(b), 0), ref(b); got != want {
-				t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
+			if got, want := swar.IndexStopOrHighString(string(b), 0), ref(b); got != want {
+				t.Fatalf("IndexStopOrHighString(%q) = %d, want %d", b, got, want)
 			}
 		}
 		for c2 := range 256 {
 			copy(b, base)
 			b[3], b[4] = byte(c), byte(c2)
-			if got, want := plainRun(string(b), 0), ref(b); got != want {
-				t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
+			if got, want := swar.IndexStopOrHighString(string(b), 0), ref(b); got != want {
+				t.Fatalf("IndexStopOrHighString(%q) = %d, want %d", b, got, want)
 			}
 		}
 	}
-	if got := plainRun("abcdefghij", 9); got != 10 {
-		t.Fatalf("plainRun from offset = %d", got)
+	if got := swar.IndexStopOrHighString("abcdefghij", 9); got != 10 {
+		t.Fatalf("IndexStopOrHighString from offset = %d", got)
 	}
 }

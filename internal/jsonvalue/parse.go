@@ -553,7 +553,7 @@ func (p *parser) badHex(at int) error {
 // stringRun returns the offset of the first byte at or after i that ends a
 // plain run inside a JSON string ('"', '\\' or a control byte), or len(d),
 // and whether a byte >= 0x80 occurs before it (so the run needs UTF-8
-// validation). Like plainRun it tests eight bytes at a time: the word tests
+// validation). Like swar.IndexStop it tests eight bytes at a time: the word tests
 // never miss a flagged byte, and a false alarm only falls back to the byte
 // loop. Bytes >= 0x80 do not stop the run; they only set the flag.
 func stringRun(d []byte, i int) (int, bool) {

@@ -11,7 +11,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
-// refPlainRun is plainRun before it went straight to the flagged byte of
+// refPlainRun is the run scan (swar.IndexStopOrHighString) before it went straight to the flagged byte of
 // a word, kept as the reference it must agree with.
 func refPlainRun(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
@@ -30,13 +30,13 @@ func refPlainRun(s string, i int) int {
 	return i
 }
 
-// sameRuns compares plainRun with the old loop at every start offset of
+// sameRuns compares swar.IndexStopOrHighString with the old loop at every start offset of
 // b (quotedLen and appendQuoted depend on b only through it).
 func sameRuns(t *testing.T, b []byte) {
 	t.Helper()
 	for i := 0; i <= len(b); i++ {
-		if got, want := plainRun(string(b), i), refPlainRun(string(b), i); got != want {
-			t.Fatalf("plainRun(%q, %d) = %d; old: %d", b, i, got, want)
+		if got, want := swar.IndexStopOrHighString(string(b), i), refPlainRun(string(b), i); got != want {
+			t.Fatalf("IndexStopOrHighString(%q, %d) = %d; old: %d", b, i, got, want)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package jsonvalue
 
 import (
-	"math/bits"
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
@@ -16,32 +15,11 @@ const hexDigits = "0123456789abcdef"
 // '<' '>' '&', is written raw. Invalid UTF-8 is reported instead of being
 // replaced by U+FFFD (spec §4.4: nothing is silently rewritten).
 
-// plainRun returns the index of the first byte at or after i that needs
-// attention (a byte >= 0x80, a control byte, '"' or '\\'), or len(s).
-// Context strings are mostly plain ASCII, so it tests eight bytes at a time
-// with the classic "has a zero byte" and "has a byte less than n" word
-// tricks. Each flags every byte it looks for and may flag bytes above one
-// (a borrow) but never below, so the lowest flagged byte of a word is
-// exactly the first one that needs attention.
-func plainRun(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		if m := swar.StopsOrHigh(swar.LoadString(s, i)); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || c < 0x20 || c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return i
-}
-
 // quotedLen returns the length of s once quoted and escaped, and whether s is
 // valid UTF-8.
 func quotedLen(s string) (int, bool) {
 	n := len(s) + 2
-	for i := plainRun(s, 0); i < len(s); i = plainRun(s, i) {
+	for i := swar.IndexStopOrHighString(s, 0); i < len(s); i = swar.IndexStopOrHighString(s, i) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch c {
@@ -70,7 +48,7 @@ func quotedLen(s string) (int, bool) {
 func appendQuoted(dst []byte, s string) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
-	for i := plainRun(s, 0); i < len(s); i = plainRun(s, i) {
+	for i := swar.IndexStopOrHighString(s, 0); i < len(s); i = swar.IndexStopOrHighString(s, i) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)

@@ -9,7 +9,10 @@
 // higher flags are only hints.
 package swar
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 const (
 	lsb = 0x0101010101010101
@@ -39,4 +42,50 @@ func LoadString(s string, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// IndexStop returns the index of the first byte of b at or after i that
+// Stops flags ('"', '\\' or a control byte), or len(b).
+func IndexStop(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := Stops(Load(b, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
+			break
+		}
+	}
+	return i
+}
+
+// IndexStopOrHigh is IndexStop with the bytes >= 0x80 stopped at too.
+func IndexStopOrHigh(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := StopsOrHigh(Load(b, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+	}
+	return i
+}
+
+// IndexStopOrHighString is IndexStopOrHigh over a string.
+func IndexStopOrHighString(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := StopsOrHigh(LoadString(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+	}
+	return i
 }

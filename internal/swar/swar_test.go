@@ -61,3 +61,38 @@ func TestFirstFlaggedIsExact(t *testing.T) {
 		t.Error("High")
 	}
 }
+
+// The index scans agree with a byte-at-a-time loop from every offset, and
+// the byte and string forms with each other, over random bytes biased to
+// the bytes they stop at.
+func TestIndexMatchesByteLoop(t *testing.T) {
+	stop := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' }
+	stopOrHigh := func(c byte) bool { return stop(c) || c >= 0x80 }
+	ref := func(b []byte, i int, is func(byte) bool) int {
+		for ; i < len(b) && !is(b[i]); i++ {
+		}
+		return i
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = 'a' + byte(r.IntN(26))
+			if r.IntN(12) == 0 {
+				b[i] = byte(r.IntN(256))
+			}
+		}
+		for i := 0; i <= len(b); i++ {
+			if got, want := IndexStop(b, i), ref(b, i, stop); got != want {
+				t.Fatalf("IndexStop(%q, %d) = %d, want %d", b, i, got, want)
+			}
+			want := ref(b, i, stopOrHigh)
+			if got := IndexStopOrHigh(b, i); got != want {
+				t.Fatalf("IndexStopOrHigh(%q, %d) = %d, want %d", b, i, got, want)
+			}
+			if got := IndexStopOrHighString(string(b), i); got != want {
+				t.Fatalf("IndexStopOrHighString(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package rawjson
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
+)
 
 // maxNesting is encoding/json's nesting limit: Valid refuses a document
 // whose arrays and objects nest deeper.
@@ -70,7 +74,7 @@ func (c *checker) str(i int) (end int, escaped, ok bool) {
 	b := c.b
 	for i++; ; i++ {
 		// Any bytes >= 0x80 are let through, as encoding/json does.
-		i = plainRun(b, i)
+		i = swar.IndexStop(b, i)
 		if i >= len(b) {
 			return 0, false, false
 		}

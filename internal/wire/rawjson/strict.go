@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 // The token checks below accept exactly what jsonvalue.DecodeStrict
@@ -18,7 +19,7 @@ import (
 // and whether the token holds any escape.
 func StrictString(b []byte, i int) (end int, escaped, ok bool) {
 	for i++; ; {
-		if i = asciiRun(b, i); i >= len(b) {
+		if i = swar.IndexStopOrHigh(b, i); i >= len(b) {
 			return 0, false, false
 		}
 		switch c := b[i]; {
