@@ -218,16 +218,22 @@ func (fr *framer) emitBatch(ctx context.Context, rs []*enforcement.Record, a Att
 	} else {
 		b = make([]byte, 0, 768*len(rs))
 	}
-	var err error
+	// A record that cannot be framed is lost alone, as when records were
+	// written one by one: the others of the batch are still written.
+	var errs []error
 	for _, r := range rs {
-		if b, err = fr.frame(b, r, a); err != nil {
-			break
+		next, err := fr.frame(b, r, a)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
+		b = next
 	}
-	if err == nil {
-		err = fr.write(ctx, b, a, out)
+	if len(b) > 0 {
+		errs = append(errs, fr.write(ctx, b, a, out))
 	}
-	if p != nil && b != nil && cap(b) <= maxPooledLine {
+	err := errors.Join(errs...)
+	if p != nil && cap(b) <= maxPooledLine {
 		*p = b[:0]
 		fr.bufs.Put(p)
 	}

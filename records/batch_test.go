@@ -124,3 +124,32 @@ func TestRedisStreamBatch(t *testing.T) {
 	}
 	wantKinds(t, got, "policy=m:v1", "record=r:a", "record=r:b")
 }
+
+// A record that cannot be marshaled is the batch's only loss: the others
+// are written, in order, and the error names the failure.
+func TestBatchLosesOnlyTheUnframableRecord(t *testing.T) {
+	bad := sessionRecord("a", 1, enforcement.Input)
+	bad.Verdict.Evidence = &enforcement.Evidence{Extra: map[string]any{"n": make(chan int)}} // an interceptor's evidence, propagated as received
+	recs := []*enforcement.Record{sessionRecord("a", 0, enforcement.AgentStartup), bad, sessionRecord("a", 2, enforcement.PreModelCall)}
+	var got countingWriter
+	w := NewWriter(&got)
+	err := w.WriteAttributedBatch(context.Background(), recs, Attribution{})
+	if err == nil {
+		t.Fatal("no error for a record that cannot be marshaled")
+	}
+	var want bytes.Buffer
+	ref := NewWriter(&want)
+	for _, r := range []*enforcement.Record{recs[0], recs[2]} {
+		if err := ref.WriteAttributed(context.Background(), r, Attribution{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.String() != want.String() || got.writes != 1 {
+		t.Errorf("wrote %q in %d writes, want the two good records' lines %q in one", got.String(), got.writes, want.String())
+	}
+	// All of a batch unframable: nothing written, no empty write.
+	got = countingWriter{}
+	if err := w.WriteAttributedBatch(context.Background(), []*enforcement.Record{bad}, Attribution{}); err == nil || got.writes != 0 {
+		t.Errorf("a batch of one bad record: err %v, %d writes", err, got.writes)
+	}
+}
