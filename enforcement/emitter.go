@@ -537,7 +537,7 @@ func (e *Emitter) deliver(ctx context.Context, rec *Record) {
 				// wrapper.
 				ctx = context.WithoutCancel(ctx)
 			}
-			e.writeSink(ctx, rec)
+			h.writePast(e, ctx, rec)
 		}
 	}
 	if len(e.ring.buf) == 0 {

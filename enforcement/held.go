@@ -142,6 +142,17 @@ func (h *HeldRecords) Flush() {
 	h.mu.Unlock()
 }
 
+// writePast writes rec, which h did not hold, to e's sink once no Flush of
+// h is writing: the records a Flush took were emitted first and must reach
+// the sinks first. With a nil h it writes at once.
+func (h *HeldRecords) writePast(e *Emitter, ctx context.Context, rec *Record) {
+	if h != nil {
+		h.flushing.Lock()
+		defer h.flushing.Unlock()
+	}
+	e.writeSink(ctx, rec)
+}
+
 // writeHeld writes records a HeldRecords kept for e's sink: in one call
 // when the sink takes batches, else one by one.
 func (e *Emitter) writeHeld(ctx context.Context, rs []*Record) {

@@ -345,3 +345,64 @@ func TestHeldRecordsFlushWaitsForConcurrentFlush(t *testing.T) {
 	<-first
 	<-second
 }
+
+// orderSink records the sequence numbers it is given, in the order its
+// writes complete; the first write blocks until release is closed.
+type orderSink struct {
+	mu      sync.Mutex
+	seqs    []int64
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *orderSink) WriteRecord(_ context.Context, r *Record) error {
+	s.mu.Lock()
+	first := len(s.seqs) == 0 && s.entered != nil
+	s.mu.Unlock()
+	if first {
+		close(s.entered)
+		<-s.release
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seqs = append(s.seqs, r.Sequence)
+	return nil
+}
+
+// A record emitted while a Flush is writing (a parallel emission, after
+// the hold ended) is written after the records that Flush took: the
+// sinks get them in emission order.
+func TestHeldRecordsDirectWriteWaitsForFlush(t *testing.T) {
+	sink := &orderSink{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newTestEmitter(t, Options{Interceptors: []Registration{allowReg()}, Sink: sink})
+	var h HeldRecords
+	ctx := WithHeldRecords(context.Background(), &h)
+	b := newTestBuilder()
+	emitSeq(t, ctx, e, b) // sequence 0, held
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		h.Flush()
+	}()
+	<-sink.entered // the Flush is writing sequence 0
+	direct := make(chan struct{})
+	go func() {
+		defer close(direct)
+		if _, err := e.EmitUnchecked(ctx, buildAt(t, b, Input)); err != nil { // sequence 1, not held
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-direct:
+		t.Fatal("a record was written past the records a Flush was still writing")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(sink.release)
+	<-flushed
+	<-direct
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.seqs) != 2 || sink.seqs[0] != 0 || sink.seqs[1] != 1 {
+		t.Errorf("sink got sequences %v, want [0 1]", sink.seqs)
+	}
+}
