@@ -145,10 +145,9 @@ func (m *Memory) lease(s *memSession, callID string, until time.Time) {
 	if s.leases == nil {
 		s.leases = make(map[string]time.Time)
 	}
-	if _, ok := s.leases[callID]; !ok {
-		callID = strings.Clone(callID)
-	}
-	s.leases[callID] = until
+	// Cloned even when the call holds a lease already: assigning to an
+	// existing string key stores the given key string too.
+	s.leases[strings.Clone(callID)] = until
 	m.keep(s, until.Add(m.opts.Retention))
 }
 

@@ -51,6 +51,17 @@ func TestMemoryDoesNotRetainCallersStrings(t *testing.T) {
 			}
 			return m.Acquire(ctx, sessions.Key{ID: "s"}, doc[:8], time.Hour)
 		}},
+		{"renewed lease", func(m *sessions.Memory, doc string) error {
+			if _, _, err := m.Begin(ctx, sessions.Key{ID: "s"}, owner); err != nil {
+				return err
+			}
+			if err := m.Acquire(ctx, sessions.Key{ID: "s"}, "id-xxxxx", time.Hour); err != nil {
+				return err
+			}
+			// Assigning to a map's existing string key stores the new
+			// key string too.
+			return m.Acquire(ctx, sessions.Key{ID: "s"}, doc[:8], 2*time.Hour)
+		}},
 		{"open tool call", func(m *sessions.Memory, doc string) error {
 			if _, _, err := m.Begin(ctx, sessions.Key{ID: "s"}, owner); err != nil {
 				return err
