@@ -2,6 +2,7 @@ package enforcement
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -15,6 +16,29 @@ type RecordBatchSink interface {
 	// rs is the caller's again once it returns: a sink keeps the records,
 	// not the slice.
 	WriteRecords(ctx context.Context, rs []*Record) error
+}
+
+// BatchWriteError is the error of a batch write that lost only some of
+// its records: Failed of them.
+type BatchWriteError struct {
+	Failed int
+	Err    error
+}
+
+func (e *BatchWriteError) Error() string { return e.Err.Error() }
+func (e *BatchWriteError) Unwrap() error { return e.Err }
+
+// FailedRecords is how many of a batch of n records a write that returned
+// err lost: none without an error, BatchWriteError.Failed when it says,
+// else all of them.
+func FailedRecords(err error, n int) int {
+	if err == nil {
+		return 0
+	}
+	if be, ok := errors.AsType[*BatchWriteError](err); ok {
+		return min(be.Failed, n)
+	}
+	return n
 }
 
 // HeldRecords holds back the records of one exchange so that each sink
@@ -168,7 +192,7 @@ func (e *Emitter) writeHeld(ctx context.Context, rs []*Record) {
 			e.sinkErr.Add(int64(len(rs)))
 		}
 	}()
-	if err := bs.WriteRecords(ctx, rs); err != nil {
-		e.sinkErr.Add(int64(len(rs)))
+	if failed := FailedRecords(bs.WriteRecords(ctx, rs), len(rs)); failed > 0 {
+		e.sinkErr.Add(int64(failed))
 	}
 }

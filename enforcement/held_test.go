@@ -114,9 +114,11 @@ func TestHeldRecordsSinkFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		sink *batchSink
+		want int64
 	}{
-		{"error", &batchSink{fail: errors.New("disk full")}},
-		{"panic", &batchSink{panic: true}},
+		{"error", &batchSink{fail: errors.New("disk full")}, 2},
+		{"panic", &batchSink{panic: true}, 2},
+		{"one record lost", &batchSink{fail: &BatchWriteError{Failed: 1, Err: errors.New("unmarshalable evidence")}}, 1},
 	} {
 		e := newTestEmitter(t, Options{Interceptors: []Registration{allowReg()}, Sink: tc.sink})
 		b := newTestBuilder()
@@ -125,8 +127,8 @@ func TestHeldRecordsSinkFailures(t *testing.T) {
 		emitSeq(t, ctx, e, b)
 		emitSeq(t, ctx, e, b)
 		h.Flush()
-		if got := e.SinkFailures(); got != 2 {
-			t.Errorf("%s: SinkFailures %d, want 2", tc.name, got)
+		if got := e.SinkFailures(); got != tc.want {
+			t.Errorf("%s: SinkFailures %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

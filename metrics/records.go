@@ -50,11 +50,15 @@ func (s *instrumentedSink) WriteAttributed(ctx context.Context, r *enforcement.R
 }
 
 // WriteAttributedBatch implements records.AttributedBatchSink, passing
-// the batch on; each record counts once, all of them as errors when the
-// batch fails.
+// the batch on; each record counts once, as an error when the write lost
+// it (enforcement.FailedRecords).
 func (s *instrumentedSink) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a records.Attribution) error {
 	defer s.countPanic(len(rs))
-	return s.count(len(rs), records.WriteAttributedBatch(ctx, s.sink, rs, a))
+	err := records.WriteAttributedBatch(ctx, s.sink, rs, a)
+	failed := enforcement.FailedRecords(err, len(rs))
+	s.err.Add(float64(failed))
+	s.ok.Add(float64(len(rs) - failed))
+	return err
 }
 
 // count counts the result of a write of n records.

@@ -55,7 +55,8 @@ func TestInstrumentedSinkPassesAttribution(t *testing.T) {
 }
 
 // A batch (a held request's records) counts each of its records, as ok
-// or, when the batch fails or panics, as errors.
+// or, when the write lost it (the batch failed or panicked, or the record
+// alone failed), as an error.
 func TestInstrumentedSinkCountsBatches(t *testing.T) {
 	m := New(Options{NoRuntimeCollectors: true})
 	a := records.Attribution{PolicyVersion: "v1"}
@@ -75,6 +76,17 @@ func TestInstrumentedSinkCountsBatches(t *testing.T) {
 	if err := records.Attributed(records.Fanout{bad}, a).(enforcement.RecordBatchSink).WriteRecords(context.Background(), rs); err == nil {
 		t.Error("a failing batch reported no error")
 	}
+	// A sink without batches that fails one record of three: the batch
+	// counts that one as an error, the others as written.
+	partial := m.InstrumentSink("http", enforcement.RecordSinkFunc(func(_ context.Context, r *enforcement.Record) error {
+		if r.Sequence == 1 {
+			return errors.New("503")
+		}
+		return nil
+	}))
+	if err := records.Attributed(records.Fanout{partial}, a).(enforcement.RecordBatchSink).WriteRecords(context.Background(), rs); err == nil {
+		t.Error("a batch that lost a record reported no error")
+	}
 	panicky := m.InstrumentSink("redis", enforcement.RecordSinkFunc(func(context.Context, *enforcement.Record) error { panic("x") }))
 	func() {
 		defer func() {
@@ -91,5 +103,6 @@ func TestInstrumentedSinkCountsBatches(t *testing.T) {
 		"result=ok,sink=stdout": 3, "result=error,sink=stdout": 0,
 		"result=ok,sink=jsonl": 0, "result=error,sink=jsonl": 3,
 		"result=ok,sink=redis": 0, "result=error,sink=redis": 3,
+		"result=ok,sink=http": 2, "result=error,sink=http": 1,
 	})
 }

@@ -118,8 +118,10 @@ func (s attributedSink) WriteRecords(ctx context.Context, rs []*enforcement.Reco
 // AttributedBatchSink is an AttributedSink that writes several records at
 // once: WriteAttributedBatch(ctx, rs, a) must do what WriteAttributed does
 // for each of rs in order, and the file sinks write them with one
-// write(2). Fanout and the sinks of this package implement it; a wrapper
-// passes the batch on with WriteAttributedBatch.
+// write(2). Fanout, Writer, JSONL and RedisStream implement it (HTTP
+// does not: its records go one by one); a wrapper passes the batch on
+// with WriteAttributedBatch. A write that loses only some of the records
+// says how many with an *enforcement.BatchWriteError.
 type AttributedBatchSink interface {
 	AttributedSink
 	WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a Attribution) error
@@ -138,7 +140,16 @@ func WriteAttributedBatch(ctx context.Context, sink enforcement.RecordSink, rs [
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return batchError(errs, len(errs))
+}
+
+// batchError joins the errors of a batch write that lost failed records,
+// as an *enforcement.BatchWriteError; nil when none failed.
+func batchError(errs []error, failed int) error {
+	if failed == 0 {
+		return errors.Join(errs...)
+	}
+	return &enforcement.BatchWriteError{Failed: failed, Err: errors.Join(errs...)}
 }
 
 // WriteAttributed writes r to sink with attribution a: through
@@ -221,6 +232,7 @@ func (fr *framer) emitBatch(ctx context.Context, rs []*enforcement.Record, a Att
 	// A record that cannot be framed is lost alone, as when records were
 	// written one by one: the others of the batch are still written.
 	var errs []error
+	framed := 0
 	for _, r := range rs {
 		next, err := fr.frame(b, r, a)
 		if err != nil {
@@ -228,11 +240,15 @@ func (fr *framer) emitBatch(ctx context.Context, rs []*enforcement.Record, a Att
 			continue
 		}
 		b = next
+		framed++
 	}
-	if len(b) > 0 {
-		errs = append(errs, fr.write(ctx, b, a, out))
+	failed := len(rs) - framed
+	if framed > 0 {
+		if err := fr.write(ctx, b, a, out); err != nil {
+			errs, failed = append(errs, err), len(rs)
+		}
 	}
-	err := errors.Join(errs...)
+	err := batchError(errs, failed)
 	if p != nil && cap(b) <= maxPooledLine {
 		*p = b[:0]
 		fr.bufs.Put(p)

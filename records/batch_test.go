@@ -153,3 +153,33 @@ func TestBatchLosesOnlyTheUnframableRecord(t *testing.T) {
 		t.Errorf("a batch of one bad record: err %v, %d writes", err, got.writes)
 	}
 }
+
+// A batch write reports how many of its records it lost: those that could
+// not be framed, or all of them when the write failed; record by record
+// and fanned out alike.
+func TestBatchReportsFailedRecords(t *testing.T) {
+	bad := sessionRecord("a", 1, enforcement.Input)
+	bad.Verdict.Evidence = &enforcement.Evidence{Extra: map[string]any{"n": make(chan int)}}
+	recs := []*enforcement.Record{sessionRecord("a", 0, enforcement.AgentStartup), bad, sessionRecord("a", 2, enforcement.PreModelCall)}
+	failing := enforcement.RecordSinkFunc(func(context.Context, *enforcement.Record) error { return errors.New("down") })
+	for _, tc := range []struct {
+		name string
+		sink enforcement.RecordSink
+		want int
+	}{
+		{"framing", NewWriter(&bytes.Buffer{}), 1},
+		{"write", NewWriter(failWriter{}), 3},
+		{"record by record", failing, 3},
+		{"fanned out", Fanout{NewWriter(&bytes.Buffer{}), failing}, 3},
+	} {
+		err := WriteAttributedBatch(context.Background(), tc.sink, recs, Attribution{})
+		if got := enforcement.FailedRecords(err, len(recs)); got != tc.want {
+			t.Errorf("%s: %d records lost (%v), want %d", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

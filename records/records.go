@@ -119,12 +119,14 @@ func (f Fanout) WriteRecord(ctx context.Context, r *enforcement.Record) error {
 // (WriteAttributedBatch); a failing sink does not stop the others.
 func (f Fanout) WriteAttributedBatch(ctx context.Context, rs []*enforcement.Record, a Attribution) error {
 	var errs []error
+	failed := 0 // a record is lost when a sink lost it
 	for _, s := range f {
 		if err := WriteAttributedBatch(ctx, s, rs, a); err != nil {
 			errs = append(errs, err)
+			failed = max(failed, enforcement.FailedRecords(err, len(rs)))
 		}
 	}
-	return errors.Join(errs...)
+	return batchError(errs, failed)
 }
 
 // WriteAttributed writes r to every sink with attribution a
