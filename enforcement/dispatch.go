@@ -78,14 +78,7 @@ func (em *emission) admit() bool {
 		return false
 	}
 	if !em.e.identity.IsNull() {
-		proj, _ := em.e.projections.Get().(*projection)
-		if proj == nil {
-			proj = new(projection)
-		}
-		// identityInto resets proj before it returns.
-		err := em.e.identity.identityInto(&em.inputIDValue, em.orig, true, proj, &em.idText)
-		em.e.projections.Put(proj)
-		if err != nil {
+		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, &em.e.projections, &em.idText); err != nil {
 			em.combined = hostDeny(ReasonContextInvalid, err.Error())
 			return false
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
@@ -70,20 +71,19 @@ func (p IdentityProvider) Identity(c Context) (*string, error) {
 		return nil, nil
 	}
 	s := new(string)
-	if err := p.identityInto(s, c, false, nil, nil); err != nil {
+	if err := p.identityInto(s, c, nil, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // identityInto is Identity into *dst for a provider that is not null.
-// validated says the caller has just run ValidateEnvelope on c, so the
-// jcs-sha256 provider does not run it again (a custom provider is handed
-// c as always). proj, when not nil, is the storage the jcs-sha256
-// projection uses; it is reset before returning. text, when not nil, is
-// where the jcs-sha256 identity's bytes go, the string being those bytes
-// (see identityText): storage of the caller's that nothing writes again.
-func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, proj *projection, text *[jcs.SHA256IdentitySize]byte) (err error) {
+// With projections set, the caller has just run ValidateEnvelope on c, so
+// the jcs-sha256 provider does not run it again, projects into storage
+// from projections and writes the identity's bytes into *text, the string
+// being those bytes (see identityText): storage of the caller's that
+// nothing writes again. A custom provider is handed c as always.
+func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync.Pool, text *[jcs.SHA256IdentitySize]byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("identity provider %s panicked: %T", p.name, r)
@@ -93,12 +93,13 @@ func (p IdentityProvider) identityInto(dst *string, c Context, validated bool, p
 	switch {
 	case p.compute != nil:
 		s, err = p.compute(c)
-	case validated && proj != nil && text != nil:
+	case projections != nil:
+		proj, _ := projections.Get().(*projection)
+		if proj == nil {
+			proj = new(projection)
+		}
 		s, err = validatedIdentityText(c, p.maxDepth, proj, text)
-	case validated && proj != nil:
-		s, err = validatedIdentity(c, p.maxDepth, proj)
-	case validated:
-		s, err = validatedIdentity(c, p.maxDepth, new(projection))
+		projections.Put(proj) // reset by validatedIdentityText
 	default:
 		s, err = ContextIdentity(c, p.maxDepth)
 	}
@@ -116,21 +117,12 @@ func ContextIdentity(c Context, maxDepth int) (string, error) {
 	if err := ValidateEnvelope(c); err != nil {
 		return "", err
 	}
-	return validatedIdentity(c, maxDepth, new(projection))
+	return validatedIdentityText(c, maxDepth, new(projection), new([jcs.SHA256IdentitySize]byte))
 }
 
-// validatedIdentity is ContextIdentity after the envelope check, projecting
-// into proj (reset before it returns).
-func validatedIdentity(c Context, maxDepth int, proj *projection) (string, error) {
-	if maxDepth <= 0 {
-		maxDepth = DefaultMaxDepth
-	}
-	defer proj.reset()
-	return jcs.SHA256Identity(proj.object(c, maxDepth), maxDepth)
-}
-
-// validatedIdentityText is validatedIdentity with the identity's bytes
-// written into *text and the string made of them (identityText).
+// validatedIdentityText is ContextIdentity after the envelope check,
+// projecting into proj (reset before it returns), with the identity's
+// bytes written into *text and the string made of them (identityText).
 func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs.SHA256IdentitySize]byte) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
