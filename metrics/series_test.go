@@ -67,3 +67,37 @@ func TestRequestSeriesAllocs(t *testing.T) {
 		t.Errorf("%v allocations per observed request, want 0", n)
 	}
 }
+
+// The cache resolves each key once, however many goroutines ask for it at
+// once, and hands every key its own series.
+func TestSeriesCacheResolvesOnce(t *testing.T) {
+	var c seriesCache[int, *int]
+	var mu sync.Mutex
+	resolved := map[int]int{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 400 {
+				key := (i + g) % 20
+				v := c.get(key, func() *int {
+					mu.Lock()
+					defer mu.Unlock()
+					resolved[key]++
+					return &key
+				})
+				if *v != key {
+					t.Errorf("key %d got the series of %d", key, *v)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for key := range 20 {
+		if resolved[key] != 1 {
+			t.Errorf("key %d resolved %d times, want once", key, resolved[key])
+		}
+	}
+}
