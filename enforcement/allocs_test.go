@@ -111,3 +111,20 @@ func TestKeptRecordReleasesContext(t *testing.T) {
 	}
 	t.Fatalf("the context stayed reachable from %d kept records", len(kept))
 }
+
+// keptValue keeps what an allocation test boxes, so that the compiler
+// cannot drop the boxing.
+var keptValue any
+
+// A shutdown reason the spec names is boxed without an allocation.
+func TestShutdownReasonAllocations(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation count (the race detector changes it)")
+	}
+	for _, reason := range []string{ShutdownCompleted, ShutdownError, ShutdownCancelled} {
+		dynamic := string(append([]byte(nil), reason...)) // not the constant's storage
+		if n := testing.AllocsPerRun(100, func() { keptValue = reasonValue(dynamic) }); n != 0 {
+			t.Errorf("reasonValue(%q): %.0f allocations, want 0", reason, n)
+		}
+	}
+}

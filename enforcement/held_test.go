@@ -160,11 +160,12 @@ func TestHeldRecordsAllocateNothing(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation count (the race detector changes it)")
 	}
-	sink := RecordSinkFunc(func(context.Context, *Record) error { return nil })
+	singles, batches, batched := 0, 0, 0
+	sink := RecordSinkFunc(func(context.Context, *Record) error { singles++; return nil })
 	batch := struct {
 		RecordSink
 		batchFunc
-	}{sink, func(context.Context, []*Record) error { return nil }}
+	}{sink, func(_ context.Context, rs []*Record) error { batches, batched = batches+1, batched+len(rs); return nil }}
 	e := newTestEmitter(t, Options{Interceptors: []Registration{{Interceptor: readsOnlyAllow{}}}, Sink: batch})
 	c := buildAt(t, newTestBuilder(), AgentShutdown)
 	var h HeldRecords
@@ -178,6 +179,10 @@ func TestHeldRecordsAllocateNothing(t *testing.T) {
 		}
 		h.Flush()
 	})
+	// The held runs did hold: every record went in one batch per run.
+	if singles != 0 || batches != 101 || batched != 6*101 {
+		t.Fatalf("held runs: %d single writes, %d batches of %d records; want 0, 101 of 606", singles, batches, batched)
+	}
 	direct := testing.AllocsPerRun(100, func() {
 		for range 6 {
 			if _, err := e.EmitUnchecked(context.Background(), c); err != nil {
