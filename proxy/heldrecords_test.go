@@ -176,3 +176,66 @@ func TestHeldRecordsWrittenWhenHandlerPanics(t *testing.T) {
 		t.Errorf("records written after the handler panicked: %d, want 1", n)
 	}
 }
+
+// writeSpy is a ResponseWriter that notes, at the first call of each of
+// WriteHeader, Write and Flush, how many records the sink had taken.
+type writeSpy struct {
+	http.ResponseWriter
+	sink *callSink
+	seen map[string]int
+}
+
+func (w *writeSpy) note(call string) {
+	if _, ok := w.seen[call]; !ok {
+		w.seen[call] = w.sink.written()
+	}
+}
+
+func (w *writeSpy) WriteHeader(code int) { w.note("WriteHeader"); w.ResponseWriter.WriteHeader(code) }
+
+func (w *writeSpy) Write(b []byte) (int, error) { w.note("Write"); return w.ResponseWriter.Write(b) }
+
+func (w *writeSpy) Flush() { w.note("Flush") }
+
+// Each way the answer reaches the client through statusWriter (a status
+// line, a body write, a flush) writes the request's held records first.
+// The end-to-end test above cannot tell: net/http keeps a small answer in
+// its buffer until the handler returns, after the deferred flush.
+func TestStatusWriterFlushesHeldRecordsFirst(t *testing.T) {
+	for _, first := range []string{"WriteHeader", "Write", "Flush"} {
+		sink := &callSink{}
+		em, err := enforcement.NewEmitter(enforcement.Options{
+			Interceptors: []enforcement.Registration{{Name: "allow", Interceptor: policy(allowAll)}},
+			Sink:         sink,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held enforcement.HeldRecords
+		ctx := enforcement.WithHeldRecords(context.Background(), &held)
+		b := &enforcement.Builder{Agent: enforcement.Agent{ID: "a", Framework: "f"}, SessionID: "s", Sequence: &enforcement.Counter{}}
+		c, err := b.Build(ctx, enforcement.AgentStartup, enforcement.StartupFields(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := em.EmitUnchecked(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if n := sink.written(); n != 0 {
+			t.Fatalf("the record reached the sink before any flush (%d)", n)
+		}
+		spy := &writeSpy{ResponseWriter: httptest.NewRecorder(), sink: sink, seen: map[string]int{}}
+		sw := &statusWriter{ResponseWriter: spy, held: &held}
+		switch first {
+		case "WriteHeader":
+			sw.WriteHeader(http.StatusOK)
+		case "Write":
+			sw.Write([]byte("{}"))
+		case "Flush":
+			sw.Flush()
+		}
+		if got := spy.seen[first]; got != 1 {
+			t.Errorf("%s reached the client with %d of 1 held records written", first, got)
+		}
+	}
+}
