@@ -11,8 +11,9 @@ import (
 const saturationStep = 5 * time.Second
 
 // refineSteps is how many bisection steps follow the search: three take
-// the quarter between the last passing and the failing rate to 1/32 of it
-// (or to 50 req/s).
+// the quarter step between the last passing and the failing rate to an
+// eighth of it, about 3% of the rate (each midpoint is rounded down to a
+// multiple of 50 req/s).
 const refineSteps = 3
 
 // SaturationStep is one rate tried on one target.

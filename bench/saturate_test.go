@@ -3,8 +3,9 @@ package main
 import "testing"
 
 // The search's refinement: refineSteps bisections between the last
-// passing quarter step and the failing one land within 1/32 of the quarter
-// (or 50 req/s) of a target's true capacity, wherever it lies.
+// passing quarter step and the failing one land within an eighth of the
+// quarter step (plus the rounding to 50 req/s) of a target's true
+// capacity, wherever it lies.
 func TestBisectRateConverges(t *testing.T) {
 	for capacity := 260; capacity < 8000; capacity += 37 {
 		passes := func(rate int) bool { return rate <= capacity }
