@@ -3,51 +3,38 @@ package enforcement
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Stamps formats context timestamps (TimestampFormat) and keeps the
-// current millisecond's: contexts come in bursts (a request's six
-// emissions take well under a millisecond), so builders that share one,
-// such as a gateway's per-request builders, pay for a timestamp once per
-// millisecond instead of once per builder. It is safe for concurrent use;
-// the zero value is ready. A new millisecond costs one allocation, the
-// boxing of its string: the strings themselves are cut from a batch.
+// last millisecond's: contexts come in bursts (a request's six emissions
+// take well under a millisecond), so builders that share one, such as a
+// gateway's per-request builders, format a timestamp once per millisecond
+// instead of once per builder. Reading it is one atomic load; it is safe
+// for concurrent use, and the zero value is ready.
 type Stamps struct {
-	mu    sync.Mutex
-	ms    int64 // Unix milliseconds of s; valid when boxed != nil
-	s     string
-	boxed any // s, boxed once as the context member holds it
-	// batch holds the text of the last stamps; new ones are appended, so
-	// the strings cut from it stay valid (a strings.Builder never
-	// rewrites what it holds). A full batch is dropped for a new one.
-	batch strings.Builder
+	last atomic.Pointer[stamp]
 }
 
-// stampsPerBatch is how many stamps' text one allocation holds.
-const stampsPerBatch = 64
+// stamp is one millisecond's timestamp, as a string and boxed once as the
+// context member holds it.
+type stamp struct {
+	ms    int64 // Unix milliseconds
+	s     string
+	boxed any
+}
 
 // stamp returns t formatted as TimestampFormat, as a string and boxed.
 func (c *Stamps) stamp(t time.Time) (string, any) {
 	ms := t.UnixMilli()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.boxed != nil && c.ms == ms {
-		return c.s, c.boxed
+	if st := c.last.Load(); st != nil && st.ms == ms {
+		return st.s, st.boxed
 	}
-	var buf [len(TimestampFormat) + 8]byte
-	text := t.UTC().AppendFormat(buf[:0], TimestampFormat)
-	if c.batch.Cap()-c.batch.Len() < len(text) {
-		c.batch = strings.Builder{}
-		c.batch.Grow(stampsPerBatch * len(TimestampFormat))
-	}
-	from := c.batch.Len()
-	c.batch.Write(text)
-	c.ms, c.s = ms, c.batch.String()[from:]
-	c.boxed = c.s
-	return c.s, c.boxed
+	s := t.UTC().Format(TimestampFormat)
+	st := &stamp{ms: ms, s: s, boxed: s}
+	c.last.Store(st)
+	return st.s, st.boxed
 }
 
 // timestamp returns t formatted for b's contexts, from the shared Stamps

@@ -38,12 +38,12 @@ func TestBuildStampsAndSequences(t *testing.T) {
 }
 
 // A Stamps shared by builders gives every context the timestamp formatting
-// afresh gives, under concurrent use and across many batches of stamps,
-// and a stamp handed out earlier never changes when later ones are cut.
+// afresh gives, under concurrent use and across many milliseconds, and
+// a stamp handed out earlier never changes when later ones are made.
 func TestSharedStamps(t *testing.T) {
 	var stamps Stamps
 	base := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	const workers, per = 4, 5 * stampsPerBatch
+	const workers, per = 4, 320
 	type got struct {
 		at time.Time
 		ts string
