@@ -229,22 +229,21 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return err
 	}
 	post := &postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn}
-	post.upstreamStorage = upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}
-	post.upstream = &post.upstreamStorage
+	post.upstream = upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}
 	defer post.upstream.doneStatus() // every path records it earlier; this is the safety net
 	if req.Stream() {
 		// Keep-alive covers the whole wait, the upstream's time to first
 		// byte included.
 		ka := post.startKeepAlive(w)
 		call := func() (*http.Response, error) {
-			return s.callUpstream(ctx, post.upstream, mc.up, req.Operation(), upBody, r.Header)
+			return s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, r.Header)
 		}
 		if mc.streamingMode() == config.StreamingIncremental {
 			return post.incremental(ctx, w, ka, mc.surf.(wire.Incremental), call)
 		}
 		return post.stream(ctx, w, ka, call)
 	}
-	resp, err := s.callUpstream(ctx, post.upstream, mc.up, req.Operation(), upBody, r.Header)
+	resp, err := s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, r.Header)
 	if err != nil {
 		return err
 	}
@@ -273,7 +272,7 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 		return nil, err
 	}
 	var newMessages any // nil keeps the client's conversation byte for byte
-	if final := pre.Context["messages"]; !sameMessages(final, orig) && !jsonvalue.Equal(final, orig) {
+	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
 		newMessages = final
 	}
 	body, err := req.UpstreamBody(newMessages)
@@ -281,14 +280,6 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 		return nil, errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
 	return body, nil
-}
-
-// sameMessages reports whether final is orig itself (same elements, same
-// length): the conversation the builder adopted came back untouched, so
-// comparing it element by element can only find it equal.
-func sameMessages(final any, orig []any) bool {
-	f, ok := final.([]any)
-	return ok && len(f) == len(orig) && (len(f) == 0 || &f[0] == &orig[0])
 }
 
 // callUpstream sends the verdicted request and maps transport failures and

@@ -120,3 +120,30 @@ func TestEqualGoValues(t *testing.T) {
 		}
 	}
 }
+
+// A slice compared with itself is equal without a walk; a view of it of
+// another length, or a copy with one element changed, is not.
+func TestEqualSameSlice(t *testing.T) {
+	orig := []any{map[string]any{"role": "user", "content": "a"}, map[string]any{"role": "user", "content": "b"}}
+	changed := append([]any(nil), orig...)
+	changed[1] = map[string]any{"role": "user", "content": "c"}
+	for _, c := range []struct {
+		other any
+		want  bool
+	}{
+		{orig, true},
+		{orig[:2:2], true},
+		{append([]any(nil), orig...), true},
+		{changed, false},
+		{orig[:1], false},
+		{orig[1:], false},
+		{[]any{}, false},
+	} {
+		if got := Equal(orig, c.other); got != c.want {
+			t.Errorf("Equal(orig, %v) = %v, want %v", c.other, got, c.want)
+		}
+	}
+	if !Equal([]any{}, []any{}) {
+		t.Error("two empty arrays differ")
+	}
+}
