@@ -38,8 +38,7 @@ type kv struct {
 // parser holds the state of one decode call. It is never shared.
 type parser struct {
 	data   []byte
-	src    string // string(data) when decoding from a Text, else ""
-	shared bool   // strings and numbers are sliced from src
+	src    string // string(data), to slice strings and numbers from, when decoding a Text; else ""
 	strict bool   // report duplicate keys (DecodeStrict)
 	depth  int    // containers currently open
 	outer  int    // containers open around data (DecodeStrictNested)
@@ -62,13 +61,13 @@ func (e *syntaxError) Error() string { return e.msg }
 // decode parses data as a value nested inside outer open containers,
 // which count toward the nesting limit.
 func decode(data []byte, strict bool, outer int) (any, error) {
-	return decodeFrom(data, "", false, strict, outer)
+	return decodeFrom(data, "", strict, outer)
 }
 
-// decodeFrom is decode; when shared, src is string(data) and the tree's
+// decodeFrom is decode; when src is string(data) (not ""), the tree's
 // escape-free strings and numbers are slices of it instead of copies.
-func decodeFrom(data []byte, src string, shared, strict bool, outer int) (any, error) {
-	p := parser{data: data, src: src, shared: shared, strict: strict, lone: -1, depth: outer, outer: outer}
+func decodeFrom(data []byte, src string, strict bool, outer int) (any, error) {
+	p := parser{data: data, src: src, strict: strict, lone: -1, depth: outer, outer: outer}
 	i := skipSpace(data, 0)
 	if i == len(data) {
 		return nil, p.fail(&syntaxError{off: -1, msg: "empty input"})
@@ -443,7 +442,7 @@ func (p *parser) strRest(start, j int, high, intern bool) (string, int, error) {
 // token returns the input's bytes [i:j] as a string: a slice of the
 // shared text, or a copy.
 func (p *parser) token(i, j int) string {
-	if p.shared {
+	if p.src != "" {
 		return p.src[i:j]
 	}
 	return string(p.data[i:j])

@@ -27,12 +27,12 @@ func (t Text) Bytes() []byte { return t.b }
 
 // Decode is Decode of t's bytes [start:end].
 func (t Text) Decode(start, end int) (any, error) {
-	return decodeFrom(t.b[start:end], t.s[start:end], true, false, 0)
+	return decodeFrom(t.b[start:end], t.s[start:end], false, 0)
 }
 
 // DecodeStrictNested is DecodeStrictNested of t's bytes [start:end].
 func (t Text) DecodeStrictNested(start, end, outer int) (any, error) {
-	return decodeFrom(t.b[start:end], t.s[start:end], true, true, max(outer, 0))
+	return decodeFrom(t.b[start:end], t.s[start:end], true, max(outer, 0))
 }
 
 // Slice returns t's bytes [start:end] as a string that shares t's
