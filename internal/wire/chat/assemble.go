@@ -33,13 +33,12 @@ var (
 // official clients would assemble the fragments differently from each
 // other (a name or id in several fragments, a fragment without index).
 type assembler struct {
-	pc       partsCollector
-	meta     chunkMeta
-	metaSeen map[string]string // first value of each metadata member
-	// fastFirst caches metaSeen[fastMetaKeys[k]] once set (bit k of
-	// fastSeen): the fast path reads it for every chunk.
-	fastFirst  [len(fastMetaKeys)]string
-	fastSeen   uint8
+	pc   partsCollector
+	meta chunkMeta
+	// metaFirst[k] is the first value of metadata member metaKeys[k],
+	// once bit k of metaSeen is set.
+	metaFirst  [len(metaKeys)]string
+	metaSeen   uint8
 	calls      map[int]*callAcc
 	lastCall   int
 	maxCall    int // highest index in calls; keeps index-less fragments O(1)
@@ -131,6 +130,7 @@ func (a *assembler) keepUsage(u *usage) {
 // malformed one, or one that changes between chunks, makes the stream
 // re-synthesized with the first well-shaped value.
 func (a *assembler) readMeta(key string, v any) {
+	k := metaIndex(key)
 	var val string
 	switch x := v.(type) {
 	case string:
@@ -143,10 +143,10 @@ func (a *assembler) readMeta(key string, v any) {
 		a.replayable = false
 		return
 	}
-	if first, ok := a.metaSeen[key]; ok {
+	if a.metaSeen&(1<<k) != 0 {
 		// openai-go's accumulator drops chunks whose id differs from the
 		// first; the re-synthesized stream carries one value throughout.
-		if first != val {
+		if a.metaFirst[k] != val {
 			a.replayable = false
 		}
 		return
@@ -155,11 +155,18 @@ func (a *assembler) readMeta(key string, v any) {
 		a.replayable = false
 		return
 	}
-	if a.metaSeen == nil {
-		a.metaSeen = make(map[string]string, len(topMeta))
-	}
-	a.metaSeen[key] = val
+	a.metaFirst[k], a.metaSeen = val, a.metaSeen|1<<k
 	a.meta.setValue(key, v)
+}
+
+// metaIndex is key's index in metaKeys; key is one of topMeta's.
+func metaIndex(key string) int {
+	for k, m := range metaKeys {
+		if m == key {
+			return k
+		}
+	}
+	panic("chat: " + key + " is not a metadata member")
 }
 
 func (a *assembler) choice(v any, field string) error {

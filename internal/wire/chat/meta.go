@@ -105,8 +105,12 @@ func metaValueOK(key string, v any, object string) bool {
 	return ok && metaPatterns[key](s)
 }
 
-// topMeta lists the top-level metadata members of both body kinds.
-var topMeta = rawjson.NewMemberSet("id", "object", "created", "model", "system_fingerprint", "service_tier")
+// metaKeys are the top-level metadata members of both body kinds; an
+// assembler and the stream fast path index them in this order.
+var metaKeys = [...]string{"id", "object", "created", "model", "system_fingerprint", "service_tier"}
+
+// topMeta is metaKeys as a member set.
+var topMeta = rawjson.NewMemberSet(metaKeys[:]...)
 
 // Usage: the counts the gateway keeps, as non-negative integer tokens. The
 // usage object is re-rendered from these whenever it holds anything else.

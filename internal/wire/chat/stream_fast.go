@@ -20,14 +20,10 @@ import (
 // place, as the tree path does after decoding the whole chunk. Scanning changes no
 // state, so falling back is always safe.
 
-// fastMetaKeys are the top-level metadata members, indexed as in
-// fastChunk.meta.
-var fastMetaKeys = [...]string{"id", "object", "created", "model", "system_fingerprint", "service_tier"}
-
 // fastChunk is one scanned chunk; spans point into the chunk data. A zero
 // span is an absent or null member (metadata keep null, which matters).
 type fastChunk struct {
-	meta        [len(fastMetaKeys)]rawjson.Span
+	meta        [len(metaKeys)]rawjson.Span
 	usage       rawjson.Span // zero: null or absent
 	obfuscation bool
 	choices     []fastChoice
@@ -52,7 +48,7 @@ type fastFrag struct {
 // changed.
 func (a *assembler) addFast(b []byte) (ok, usageOnly bool) {
 	fc := &a.fast
-	fc.meta, fc.usage = [len(fastMetaKeys)]rawjson.Span{}, rawjson.Span{}
+	fc.meta, fc.usage = [len(metaKeys)]rawjson.Span{}, rawjson.Span{}
 	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
 	i := rawjson.SkipSpace(b, 0)
 	end, ok := fc.top(b, i)
@@ -112,7 +108,7 @@ func once(seen *uint16, bit uint16) bool {
 func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 	var seen uint16
 	return rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
-		for k, name := range fastMetaKeys {
+		for k, name := range metaKeys {
 			if string(key) == name {
 				end, ok := scalar(b, at)
 				if !ok || !once(&seen, 1<<k) {
@@ -391,24 +387,16 @@ func (a *assembler) reasoningDelta(member, id string, text []byte) {
 	pc.reasoningB[i].Write(text)
 }
 
-// fastMeta is readMeta for fastMetaKeys[k]'s raw string, number or null;
-// a value equal to the first one seen allocates nothing. The first value,
-// once in metaSeen, never changes, so it is kept in fastFirst too and
-// later chunks compare against it without a map lookup.
+// fastMeta is readMeta for metaKeys[k]'s raw string, number or null;
+// a value equal to the first one seen allocates nothing.
 func (a *assembler) fastMeta(b []byte, k int, s rawjson.Span) {
-	key := fastMetaKeys[k]
+	key := metaKeys[k]
 	val := b[s.Start:s.End] // a number token, or null
 	if b[s.Start] == '"' {
 		val = a.unescape(b, s)
 	}
-	first, ok := a.fastFirst[k], a.fastSeen&(1<<k) != 0
-	if !ok {
-		if first, ok = a.metaSeen[key]; ok {
-			a.fastFirst[k], a.fastSeen = first, a.fastSeen|1<<k
-		}
-	}
-	if ok {
-		if first != string(val) {
+	if a.metaSeen&(1<<k) != 0 {
+		if a.metaFirst[k] != string(val) {
 			a.replayable = false
 		}
 		return
