@@ -25,8 +25,7 @@ const nMessage = "n > 1 is not supported: AGENT-HOOKS pairs one post_model_call 
 // immutable after ParseRequest and safe for concurrent use; it retains the
 // body slice, which the caller must not modify.
 type Request struct {
-	body    []byte
-	text    jsonvalue.Text // body as one string: the trees' strings slice it
+	text    jsonvalue.Text // the body as bytes and as one string: the trees\' strings slice it
 	root    rawjson.Span
 	members []rawjson.Member
 
@@ -104,7 +103,7 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 	// same result (FuzzParseOnePass).
 	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRoot(body, "messages"); ok {
-		r := &Request{body: body, text: text, root: root, members: ms}
+		r := &Request{text: text, root: root, members: ms}
 		if p.parseMembers(r) == nil {
 			return r, nil
 		}
@@ -122,7 +121,7 @@ func (p *RequestParser) parseValidated(text jsonvalue.Text) (*Request, error) {
 		}
 		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
 	}
-	r := &Request{body: body, text: text, root: rawjson.RootSpan(body)}
+	r := &Request{text: text, root: rawjson.RootSpan(body)}
 	if r.root.Kind(body) != '{' {
 		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
 	}
@@ -137,11 +136,11 @@ func (p *RequestParser) parseValidated(text jsonvalue.Text) (*Request, error) {
 	return r, nil
 }
 
-// parseMembers projects r's members (r.members of r.body). Each value is
+// parseMembers projects r's members (r.members of r.text.Bytes()). Each value is
 // valid JSON, except that a messages array may still be unvalidated
 // (ScanRoot): parseMessages checks it, failing on anything invalid.
 func (p *RequestParser) parseMembers(r *Request) error {
-	body, ms := r.body, r.members
+	body, ms := r.text.Bytes(), r.members
 	if rawjson.ArrayLonger(body, ms, "messages", p.maxMessages) {
 		return wire.TooManyMessages("messages", p.maxMessages)
 	}
@@ -172,7 +171,7 @@ func (p *RequestParser) parseMembers(r *Request) error {
 // parseKnown handles one known top-level member by its treatment.
 func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
 	// messages are decoded strictly, element by element.
-	if spec.treat != projectTarget && rawjson.HasDuplicateKeys(r.body, m.Val) {
+	if spec.treat != projectTarget && rawjson.HasDuplicateKeys(r.text.Bytes(), m.Val) {
 		return &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
 	}
 	switch spec.treat {
@@ -185,7 +184,7 @@ func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
 	case transportStreamOptions:
 		return r.parseStreamOptions(m.Val)
 	case refuseN:
-		return parseN(r.body, m.Val)
+		return parseN(r.text.Bytes(), m.Val)
 	case projectTools:
 		return r.parseTools(m.Val)
 	case refuseLegacy:
@@ -210,7 +209,7 @@ func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
 		return unknownMemberError(m.Key)
 	}
 	field := safeField(m.Key)
-	if rawjson.HasDuplicateKeys(r.body, m.Val) {
+	if rawjson.HasDuplicateKeys(r.text.Bytes(), m.Val) {
 		return &wire.RequestError{Field: field, Msg: "has an object with a duplicate member"}
 	}
 	v, err := r.text.Decode(m.Val.Start, m.Val.End)
@@ -235,10 +234,10 @@ func (r *Request) parseModel(s rawjson.Span) error {
 }
 
 func (r *Request) parseMessages(s rawjson.Span) error {
-	if s.Kind(r.body) != '[' {
-		return &wire.RequestError{Field: "messages", Msg: "must be an array, got " + rawjson.KindName(r.body, s)}
+	if s.Kind(r.text.Bytes()) != '[' {
+		return &wire.RequestError{Field: "messages", Msg: "must be an array, got " + rawjson.KindName(r.text.Bytes(), s)}
 	}
-	raw, ok := rawjson.ScanArrayChecked(r.body, s)
+	raw, ok := rawjson.ScanArrayChecked(r.text.Bytes(), s)
 	if !ok {
 		// Only an unvalidated array (ScanRoot) gets here.
 		return &wire.RequestError{Field: "messages", Msg: "is not valid JSON"}
@@ -349,12 +348,12 @@ func contentProblem(c any, path string) (sub, msg string) {
 }
 
 func (r *Request) parseStream(s rawjson.Span) error {
-	switch r.body[s.Start] {
+	switch r.text.Bytes()[s.Start] {
 	case 't':
 		r.stream = true
 	case 'f', 'n':
 	default:
-		return &wire.RequestError{Field: "stream", Msg: "must be a boolean, got " + rawjson.KindName(r.body, s)}
+		return &wire.RequestError{Field: "stream", Msg: "must be a boolean, got " + rawjson.KindName(r.text.Bytes(), s)}
 	}
 	return nil
 }
@@ -362,13 +361,13 @@ func (r *Request) parseStream(s rawjson.Span) error {
 // parseStreamOptions checks the gateway's own transport options: an
 // object (or null) whose members are known booleans.
 func (r *Request) parseStreamOptions(s rawjson.Span) error {
-	if s.IsNull(r.body) {
+	if s.IsNull(r.text.Bytes()) {
 		return nil
 	}
-	if s.Kind(r.body) != '{' {
-		return &wire.RequestError{Field: "stream_options", Msg: "must be an object, got " + rawjson.KindName(r.body, s)}
+	if s.Kind(r.text.Bytes()) != '{' {
+		return &wire.RequestError{Field: "stream_options", Msg: "must be an object, got " + rawjson.KindName(r.text.Bytes(), s)}
 	}
-	ms, err := rawjson.ScanObject(r.body, s)
+	ms, err := rawjson.ScanObject(r.text.Bytes(), s)
 	if err != nil {
 		return &wire.RequestError{Field: "stream_options", Msg: "has a duplicate member"}
 	}
@@ -379,14 +378,14 @@ func (r *Request) parseStreamOptions(s rawjson.Span) error {
 		if !streamOptionsMembers.Has(m.Key) {
 			return &wire.RequestError{Field: "stream_options", Msg: "has a member the gateway does not know (it knows " + strings.Join(streamOptionsMembers.SortedNames(), ", ") + ")"}
 		}
-		switch r.body[m.Val.Start] {
+		switch r.text.Bytes()[m.Val.Start] {
 		case 't':
 			if m.Key == "include_usage" {
 				r.includeUsage = true
 			}
 		case 'f', 'n':
 		default:
-			return &wire.RequestError{Field: "stream_options." + m.Key, Msg: "must be a boolean, got " + rawjson.KindName(r.body, m.Val)}
+			return &wire.RequestError{Field: "stream_options." + m.Key, Msg: "must be a boolean, got " + rawjson.KindName(r.text.Bytes(), m.Val)}
 		}
 	}
 	return nil
@@ -425,7 +424,7 @@ func parseN(body []byte, s rawjson.Span) error {
 }
 
 func (r *Request) parseTools(s rawjson.Span) error {
-	if s.IsNull(r.body) {
+	if s.IsNull(r.text.Bytes()) {
 		return nil
 	}
 	v, err := r.text.Decode(s.Start, s.End)
@@ -493,7 +492,7 @@ func (r *Request) parseTools(s rawjson.Span) error {
 
 // parseAudio refuses audio output; null means "not set".
 func (r *Request) parseAudio(s rawjson.Span) error {
-	if s.IsNull(r.body) {
+	if s.IsNull(r.text.Bytes()) {
 		return nil
 	}
 	return &wire.RequestError{Field: "audio", Msg: "audio output is not supported: its transcript cannot be mediated"}

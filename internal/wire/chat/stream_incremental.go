@@ -261,7 +261,7 @@ func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, bool) {
 	sp := sr.p.chunks[seg.chunk].data
 	b := sr.buf[sp.Start:sp.End]
 	fc := &sr.scan
-	fc.meta = [len(fastMetaKeys)]rawjson.Span{}
+	fc.meta = [len(metaKeys)]rawjson.Span{}
 	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
 	end, ok := fc.top(b, rawjson.SkipSpace(b, 0))
 	if !ok || rawjson.SkipSpace(b, end) != len(b) || fc.obfuscation || len(fc.choices) != 1 || len(fc.frags) != 0 {

@@ -67,7 +67,7 @@ func checkEncodable(target any) error {
 // Every other member keeps its raw bytes and position. With nothing to
 // change the original body slice itself is returned.
 func (r *Request) UpstreamBody(messages any, forceUsage bool) ([]byte, error) {
-	p := rawjson.NewObjPatch(r.body, r.root, r.members)
+	p := rawjson.NewObjPatch(r.text.Bytes(), r.root, r.members)
 	if messages != nil {
 		if err := ValidateMessages(messages); err != nil {
 			return nil, err
@@ -84,9 +84,9 @@ func (r *Request) UpstreamBody(messages any, forceUsage bool) ([]byte, error) {
 		p.Set("stream_options", r.streamOptionsWithUsage())
 	}
 	if !p.Changed() {
-		return r.body, nil
+		return r.text.Bytes(), nil
 	}
-	return rawjson.Splice(r.body, r.root, p.Render()), nil
+	return rawjson.Splice(r.text.Bytes(), r.root, p.Render()), nil
 }
 
 // fingerprint is a cheap necessary condition for two messages to be
@@ -157,7 +157,7 @@ func (r *Request) messagesRaw(list []any) ([]byte, error) {
 			}
 		}
 		if j >= 0 {
-			elems[i] = r.body[r.msgRaw[j].Start:r.msgRaw[j].End]
+			elems[i] = r.text.Bytes()[r.msgRaw[j].Start:r.msgRaw[j].End]
 			same = same && j == i
 			continue
 		}
@@ -171,19 +171,19 @@ func (r *Request) messagesRaw(list []any) ([]byte, error) {
 	if same {
 		return nil, nil
 	}
-	return rawjson.RenderArray(r.body, r.msgSpan, r.msgRaw, elems), nil
+	return rawjson.RenderArray(r.text.Bytes(), r.msgSpan, r.msgRaw, elems), nil
 }
 
 // streamOptionsWithUsage returns stream_options with include_usage: true
 // merged into whatever the client sent.
 func (r *Request) streamOptionsWithUsage() []byte {
 	i := rawjson.Find(r.members, "stream_options")
-	if i < 0 || r.members[i].Val.IsNull(r.body) {
+	if i < 0 || r.members[i].Val.IsNull(r.text.Bytes()) {
 		return []byte(`{"include_usage":true}`)
 	}
 	s := r.members[i].Val
-	ms, _ := rawjson.ScanObject(r.body, s) // validated by ParseRequest
-	p := rawjson.NewObjPatch(r.body, s, ms)
+	ms, _ := rawjson.ScanObject(r.text.Bytes(), s) // validated by ParseRequest
+	p := rawjson.NewObjPatch(r.text.Bytes(), s, ms)
 	p.Set("include_usage", []byte("true"))
 	return p.Render()
 }

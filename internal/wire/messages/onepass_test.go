@@ -98,7 +98,7 @@ func TestParseOnePassTaken(t *testing.T) {
 		if !ok {
 			t.Fatalf("ScanRootDeferred refused %q", seed)
 		}
-		r := &Request{s: s, body: []byte(seed), text: jsonvalue.NewText([]byte(seed)), root: root, members: ms, op: wire.OpMessages, sysMember: -1}
+		r := &Request{s: s, text: jsonvalue.NewText([]byte(seed)), root: root, members: ms, op: wire.OpMessages, sysMember: -1}
 		if err := s.parseMembers(r); err != nil {
 			t.Fatalf("one pass refused %q: %v", seed, err)
 		}

@@ -17,8 +17,7 @@ import (
 // verdict changed. It is immutable and safe for concurrent use.
 type Request struct {
 	s       *Surface
-	body    []byte
-	text    jsonvalue.Text // body as one string: the trees' strings slice it
+	text    jsonvalue.Text // the body as bytes and as one string: the trees\' strings slice it
 	root    rawjson.Span
 	members []rawjson.Member
 	op      wire.Operation
@@ -50,7 +49,7 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 	// result (TestParseOnePassMatchesValidFirst).
 	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRootDeferred(body); ok {
-		r := &Request{s: s, body: body, text: text, root: root, members: ms, op: op, sysMember: -1}
+		r := &Request{s: s, text: text, root: root, members: ms, op: op, sysMember: -1}
 		if s.parseMembers(r) == nil {
 			return r, nil
 		}
@@ -68,7 +67,7 @@ func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation) (*Reque
 		}
 		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
 	}
-	r := &Request{s: s, body: body, text: text, root: rawjson.RootSpan(body), op: op, sysMember: -1}
+	r := &Request{s: s, text: text, root: rawjson.RootSpan(body), op: op, sysMember: -1}
 	if r.root.Kind(body) != '{' {
 		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
 	}
@@ -83,10 +82,10 @@ func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation) (*Reque
 	return r, nil
 }
 
-// parseMembers projects r's members (r.members of r.body), decoding every
+// parseMembers projects r's members (r.members of r.text.Bytes()), decoding every
 // value strictly, which validates it where ScanRootDeferred has not.
 func (s *Surface) parseMembers(r *Request) error {
-	body, ms, op := r.body, r.members, r.op
+	body, ms, op := r.text.Bytes(), r.members, r.op
 	if rawjson.ArrayLonger(body, ms, "messages", s.maxMessages) {
 		return wire.TooManyMessages("messages", s.maxMessages)
 	}
@@ -240,7 +239,7 @@ func (r *Request) parseSystem(s rawjson.Span, v any) error {
 		r.sysProj = []any{map[string]any{"role": "system", "content": x}}
 		return nil
 	case []any:
-		spans := rawjson.ScanArray(r.body, s)
+		spans := rawjson.ScanArray(r.text.Bytes(), s)
 		parts := make([]any, len(x))
 		for i, e := range x {
 			field := "system[" + strconv.Itoa(i) + "]"
@@ -253,7 +252,7 @@ func (r *Request) parseSystem(s rawjson.Span, v any) error {
 				return err
 			}
 			parts[i] = p
-			r.pool.add(poolPart, p, r.body[spans[i].Start:spans[i].End])
+			r.pool.add(poolPart, p, r.text.Bytes()[spans[i].Start:spans[i].End])
 		}
 		r.sysProj = []any{map[string]any{"role": "system", "content": parts}}
 		return nil
@@ -270,7 +269,7 @@ func (r *Request) parseMessages(s rawjson.Span, v any) error {
 	if len(list) == 0 {
 		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
 	}
-	r.msgSpan, r.msgRaw = s, rawjson.ScanArray(r.body, s)
+	r.msgSpan, r.msgRaw = s, rawjson.ScanArray(r.text.Bytes(), s)
 	r.groups = make([][]any, len(list))
 	for i, e := range list {
 		g, err := r.projectMessage(i, e)
@@ -315,8 +314,8 @@ func (r *Request) projectMessage(i int, e any) ([]any, error) {
 
 // contentSpans returns the spans of the content blocks of the message at s.
 func (r *Request) contentSpans(s rawjson.Span) []rawjson.Span {
-	ms, _ := rawjson.ScanObject(r.body, s) // decoded strictly already
-	return rawjson.ScanArray(r.body, ms[rawjson.Find(ms, "content")].Val)
+	ms, _ := rawjson.ScanObject(r.text.Bytes(), s) // decoded strictly already
+	return rawjson.ScanArray(r.text.Bytes(), ms[rawjson.Find(ms, "content")].Val)
 }
 
 // projectBlocks projects a block array of one wire message.
@@ -339,7 +338,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 		if !ok {
 			return nil, &wire.RequestError{Field: bf, Msg: "must be a content block object, got " + rawjson.TypeName(e)}
 		}
-		raw := r.body[spans[j].Start:spans[j].End]
+		raw := r.text.Bytes()[spans[j].Start:spans[j].End]
 		spec, err := r.checkBlock(bf, b)
 		if err != nil {
 			return nil, err

@@ -64,7 +64,7 @@ func FuzzResponseReleasesOnlyProjected(f *testing.F) {
 		f.Fatal(err)
 	}
 	reqStrings := map[string]bool{}
-	collectStrings(req.(*Request).body, reqStrings)
+	collectStrings(req.(*Request).text.Bytes(), reqStrings)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		resp, err := s.ParseResponse(req, body)
 		if err != nil {
@@ -199,7 +199,7 @@ func FuzzStreamReleasesOnlyProjected(f *testing.F) {
 		f.Fatal(err)
 	}
 	reqStrings := map[string]bool{}
-	collectStrings(req.(*Request).body, reqStrings)
+	collectStrings(req.(*Request).text.Bytes(), reqStrings)
 	for name := range eventMembers {
 		reqStrings[name] = true // event types
 	}

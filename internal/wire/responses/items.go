@@ -55,7 +55,7 @@ func (r *Request) parseInput(raw rawjson.Span, v any, allowState bool) error {
 		r.segs = []segment{{msg: map[string]any{"role": "user", "content": x}, n: 1}}
 		return nil
 	case []any:
-		r.items = rawjson.ScanArray(r.body, raw)
+		r.items = rawjson.ScanArray(r.text.Bytes(), raw)
 		r.segs = make([]segment, 0, len(x))
 		r.callIDs = map[string]int{}
 		for i, e := range x {

@@ -120,8 +120,8 @@ func (r *Request) renderCall(e any, field string) ([]byte, error) {
 		return nil, &wire.WriteBackError{Field: field, Msg: "must be {id, type: function, function: {name, arguments}} with string name and arguments"}
 	}
 	s := r.items[idx]
-	ms, _ := rawjson.ScanObject(r.body, s) // validated by ParseRequest
-	orig, _ := rawjson.DecodeSpan(r.body, s)
+	ms, _ := rawjson.ScanObject(r.text.Bytes(), s) // validated by ParseRequest
+	orig, _ := rawjson.DecodeSpan(r.text.Bytes(), s)
 	it := orig.(map[string]any)
 	ns, _ := it["namespace"].(string)
 	if ns != "" {
@@ -130,7 +130,7 @@ func (r *Request) renderCall(e any, field string) ([]byte, error) {
 		}
 		name = name[len(ns)+1:]
 	}
-	p := rawjson.NewObjPatch(r.body, s, ms)
+	p := rawjson.NewObjPatch(r.text.Bytes(), s, ms)
 	if name != it["name"] {
 		raw, _ := jsonvalue.Marshal(name)
 		p.Set("name", raw)

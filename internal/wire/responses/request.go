@@ -19,8 +19,7 @@ const serverStateMessage = "uses server-side state the gateway cannot show the p
 // offsets of its members and input items, so UpstreamBody rewrites only
 // what a verdict changed. It is immutable and safe for concurrent use.
 type Request struct {
-	body    []byte
-	text    jsonvalue.Text // body as one string: the trees' strings slice it
+	text    jsonvalue.Text // the body as bytes and as one string: the trees\' strings slice it
 	root    rawjson.Span
 	members []rawjson.Member
 
@@ -76,7 +75,7 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 			return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 		}
 	}
-	r := &Request{body: body, text: jsonvalue.NewText(body), root: root, members: ms}
+	r := &Request{text: jsonvalue.NewText(body), root: root, members: ms}
 	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}
@@ -179,7 +178,7 @@ func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
 		return unknownMemberError(m.Key)
 	}
 	field := safeField(m.Key)
-	if rawjson.HasDuplicateKeys(r.body, m.Val) {
+	if rawjson.HasDuplicateKeys(r.text.Bytes(), m.Val) {
 		return &wire.RequestError{Field: field, Msg: "has an object with a duplicate member"}
 	}
 	v, err := r.text.Decode(m.Val.Start, m.Val.End)

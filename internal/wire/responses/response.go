@@ -172,7 +172,7 @@ func (r *Request) echo(name string) any {
 	if i < 0 {
 		return nil
 	}
-	v, _ := rawjson.DecodeSpan(r.body, r.members[i].Val)
+	v, _ := rawjson.DecodeSpan(r.text.Bytes(), r.members[i].Val)
 	return v
 }
 

@@ -51,13 +51,13 @@ func (r *Request) CheckMessages(target any) error {
 // client's body; otherwise the verdicted conversation is written back.
 func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 	if messages == nil {
-		return r.body, nil
+		return r.text.Bytes(), nil
 	}
 	pl, err := r.plan(messages)
 	if err != nil {
 		return nil, err
 	}
-	p := rawjson.NewObjPatch(r.body, r.root, r.members)
+	p := rawjson.NewObjPatch(r.text.Bytes(), r.root, r.members)
 	switch pl.instr {
 	case instrRewrite:
 		raw, _ := jsonvalue.Marshal(pl.instrText)
@@ -70,15 +70,15 @@ func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 			return nil, &wire.WriteBackError{Field: "$target", Msg: "leaves no input item: the upstream requires input"}
 		}
 		if r.inputString {
-			p.Set("input", rawjson.RenderArray(r.body, rawjson.Span{}, nil, pl.items))
+			p.Set("input", rawjson.RenderArray(r.text.Bytes(), rawjson.Span{}, nil, pl.items))
 		} else {
-			p.Set("input", rawjson.RenderArray(r.body, r.inputSpan, r.items, pl.items))
+			p.Set("input", rawjson.RenderArray(r.text.Bytes(), r.inputSpan, r.items, pl.items))
 		}
 	}
 	if !p.Changed() {
-		return r.body, nil
+		return r.text.Bytes(), nil
 	}
-	return rawjson.Splice(r.body, r.root, p.Render()), nil
+	return rawjson.Splice(r.text.Bytes(), r.root, p.Render()), nil
 }
 
 // plan validates target and maps it onto the request.
@@ -147,14 +147,14 @@ func (r *Request) matchSegment(m any, used []bool) int {
 func (r *Request) segmentItems(j int) [][]byte {
 	sg := r.segs[j]
 	if r.inputString {
-		content := r.body[r.inputSpan.Start:r.inputSpan.End]
+		content := r.text.Bytes()[r.inputSpan.Start:r.inputSpan.End]
 		item := append(append([]byte(`{"role":"user","content":`), content...), '}')
 		return [][]byte{item}
 	}
 	out := make([][]byte, sg.n)
 	for k := range sg.n {
 		s := r.items[sg.first+k]
-		out[k] = r.body[s.Start:s.End]
+		out[k] = r.text.Bytes()[s.Start:s.End]
 	}
 	return out
 }
