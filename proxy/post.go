@@ -27,10 +27,8 @@ type postCall struct {
 	// for both of its contexts.
 	requestID   any
 	gatewayTurn bool
-	upstream    *upstreamCall
-	// upstreamStorage is what upstream points to, in the postCall's own
-	// allocation.
-	upstreamStorage upstreamCall
+	// upstream times the upstream call, in the postCall's own allocation.
+	upstream upstreamCall
 }
 
 // verdicted is the outcome of evaluating a response.
