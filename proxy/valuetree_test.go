@@ -23,6 +23,7 @@ type treeChecker struct {
 	mu     sync.Mutex
 	faults []string
 	seen   map[enforcement.Point]int
+	traced int // contexts with a trace member
 }
 
 func (k *treeChecker) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
@@ -30,6 +31,9 @@ func (k *treeChecker) Intercept(_ context.Context, c enforcement.Context) (enfor
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.seen[c.Point()]++
+	if c["trace"] != nil {
+		k.traced++
+	}
 	if fault != "" {
 		k.faults = append(k.faults, string(c.Point())+": "+fault)
 	}
@@ -116,8 +120,10 @@ func TestTurnContextsAreValueTrees(t *testing.T) {
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"cold"}]}]},` +
 			`{"role":"user","content":"` + tool + `"}]}`},
 	}
-	// Each request twice: answered with a tool call, then with text (only
-	// a text answer has an output emission).
+	// Each request four ways: answered with a tool call and with text (only
+	// a text answer has an output emission), JSON and streamed; half of
+	// them carry a traceparent, which adds the trace member to the turn's
+	// common members.
 	for _, r := range requests {
 		for _, variant := range []string{"tool", "stream tool", "text", "stream text"} {
 			body := r.body
@@ -129,7 +135,11 @@ func TestTurnContextsAreValueTrees(t *testing.T) {
 				body = strings.Replace(body, tool, "/say hello there", 1)
 				want = "there"
 			}
-			status, _, out := do(t, http.MethodPost, g.main.URL+r.path, body, nil)
+			var header map[string]string
+			if strings.HasPrefix(variant, "stream") {
+				header = map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+			}
+			status, _, out := do(t, http.MethodPost, g.main.URL+r.path, body, header)
 			if status != http.StatusOK || !strings.Contains(string(out), want) {
 				t.Fatalf("%s (%s): %d %s", r.name, variant, status, out)
 			}
@@ -139,6 +149,9 @@ func TestTurnContextsAreValueTrees(t *testing.T) {
 	defer k.mu.Unlock()
 	for _, f := range k.faults {
 		t.Error(f)
+	}
+	if k.traced == 0 {
+		t.Error("no context carried a trace member: the common members went unchecked")
 	}
 	for p, want := range map[enforcement.Point]int{
 		enforcement.AgentStartup: 4, enforcement.Input: 4, enforcement.PreModelCall: 4,
