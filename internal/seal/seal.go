@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // Kind names the member a blob travels in. It is bound into the seal.
@@ -63,8 +64,14 @@ type Key struct {
 }
 
 // Keyring seals under its active key and opens under any of its keys. It
-// is immutable and safe for concurrent use.
+// is safe for concurrent use; Replace swaps its keys atomically, so the
+// surfaces that hold it see a rotation without being rebuilt.
 type Keyring struct {
+	ring atomic.Pointer[ring]
+}
+
+// ring is one set of keys.
+type ring struct {
 	active string
 	aeads  map[string]cipher.AEAD
 }
@@ -73,10 +80,31 @@ type Keyring struct {
 // are 1 to MaxKeyIDBytes ASCII letters and digits, unique; secrets are at
 // least MinSecretBytes long.
 func New(keys ...Key) (*Keyring, error) {
+	r, err := newRing(keys)
+	if err != nil {
+		return nil, err
+	}
+	k := new(Keyring)
+	k.ring.Store(r)
+	return k, nil
+}
+
+// Replace makes keys the keyring's keys (the first seals), as New checks
+// them; on error the keys in effect stay.
+func (k *Keyring) Replace(keys ...Key) error {
+	r, err := newRing(keys)
+	if err != nil {
+		return err
+	}
+	k.ring.Store(r)
+	return nil
+}
+
+func newRing(keys []Key) (*ring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("seal: no key")
 	}
-	k := &Keyring{active: keys[0].ID, aeads: make(map[string]cipher.AEAD, len(keys))}
+	k := &ring{active: keys[0].ID, aeads: make(map[string]cipher.AEAD, len(keys))}
 	for _, key := range keys {
 		if err := CheckKeyID(key.ID); err != nil {
 			return nil, err
@@ -137,7 +165,7 @@ func newAEAD(secret []byte) (cipher.AEAD, error) {
 }
 
 // ActiveKeyID is the id of the key that seals.
-func (k *Keyring) ActiveKeyID() string { return k.active }
+func (k *Keyring) ActiveKeyID() string { return k.ring.Load().active }
 
 // Seal returns blob sealed for kind under the active key.
 func (k *Keyring) Seal(kind Kind, blob []byte) string {
@@ -151,17 +179,18 @@ func (k *Keyring) SealString(kind Kind, blob string) string {
 
 // SealedLen is the length of the seal of an n-byte blob.
 func (k *Keyring) SealedLen(n int) int {
-	return len(Prefix) + len(k.active) + 1 + base64.RawURLEncoding.EncodedLen(n+Overhead)
+	return len(Prefix) + len(k.ring.Load().active) + 1 + base64.RawURLEncoding.EncodedLen(n+Overhead)
 }
 
 // AppendSeal appends the seal of blob for kind to dst.
 func (k *Keyring) AppendSeal(dst []byte, kind Kind, blob []byte) []byte {
-	aead := k.aeads[k.active]
+	r := k.ring.Load()
+	aead := r.aeads[r.active]
 	raw := make([]byte, aead.NonceSize(), aead.NonceSize()+len(blob)+aead.Overhead())
 	rand.Read(raw)
-	raw = aead.Seal(raw, raw, blob, additional(k.active, kind))
+	raw = aead.Seal(raw, raw, blob, additional(r.active, kind))
 	dst = append(dst, Prefix...)
-	dst = append(dst, k.active...)
+	dst = append(dst, r.active...)
 	dst = append(dst, '_')
 	return base64.RawURLEncoding.AppendEncode(dst, raw)
 }
@@ -186,7 +215,7 @@ func (k *Keyring) Open(kind Kind, s string) ([]byte, error) {
 	if !ok {
 		return nil, ErrNotSealed
 	}
-	aead, ok := k.aeads[id]
+	aead, ok := k.ring.Load().aeads[id]
 	if !ok {
 		if CheckKeyID(id) == nil {
 			return nil, fmt.Errorf("%w: sealed under key %q, which the gateway no longer holds", ErrNotSealed, id)

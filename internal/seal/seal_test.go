@@ -119,3 +119,23 @@ func BenchmarkOpen1KiB(b *testing.B) {
 		}
 	}
 }
+
+func TestReplaceRotatesInPlace(t *testing.T) {
+	k, _ := New(Key{ID: "k1", Secret: secret('a')})
+	before := k.SealString("k", "blob")
+	if err := k.Replace(Key{ID: "k2", Secret: secret('b')}, Key{ID: "k1", Secret: secret('a')}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := k.OpenString("k", before); err != nil || got != "blob" {
+		t.Fatalf("a seal made before the rotation: %q, %v", got, err)
+	}
+	if s := k.SealString("k", "blob"); !strings.HasPrefix(s, "hgs1_k2_") {
+		t.Fatalf("after the rotation the new key must seal: %q", s)
+	}
+	if err := k.Replace(Key{ID: "k3", Secret: []byte("short")}); err == nil {
+		t.Fatal("Replace accepted a short secret")
+	}
+	if k.ActiveKeyID() != "k2" {
+		t.Fatalf("a refused Replace changed the keys: active %q", k.ActiveKeyID())
+	}
+}
