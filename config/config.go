@@ -158,6 +158,8 @@ type Config struct {
 	// Wire widens the closed world of the API surfaces (nothing extra by
 	// default).
 	Wire Wire
+	// Seal holds the keys that seal opaque provider blobs for clients.
+	Seal Seal
 
 	// lines maps a field path to the line it was read from; Validate uses
 	// it to place problems, falling back to the nearest enclosing field.
@@ -605,6 +607,7 @@ func (c *Config) resolveEnv(lookup func(string) (string, bool)) {
 	for i := range c.Records.Sinks {
 		c.resolveSinkEnv(i, get)
 	}
+	c.resolveSealEnv(get)
 	if k := get(c.Enforcement.IdentityKeyEnv); k != "" {
 		c.Enforcement.IdentityKey = []byte(k)
 	} else {

@@ -194,6 +194,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"runtime":   func(f string, v *yaml.Node) { d.runtime(v, f, &c.Runtime) },
 		"approvals": func(f string, v *yaml.Node) { d.approvals(v, f, &c.Approvals) },
 		"wire":      func(f string, v *yaml.Node) { d.wire(v, f, &c.Wire) },
+		"seal":      func(f string, v *yaml.Node) { d.seal(v, f, &c.Seal) },
 		"limits": func(f string, v *yaml.Node) {
 			l := &c.Limits
 			d.mapping(v, f, map[string]handler{

@@ -65,6 +65,7 @@ func (c *Config) Summary() string {
 	}
 	b.WriteString(c.Approvals.summary())
 	b.WriteString(c.Wire.summary())
+	b.WriteString(c.Seal.summary())
 	return b.String()
 }
 

@@ -59,6 +59,7 @@ func (c *Config) Validate() error {
 	v.tracing()
 	v.approvals()
 	v.wire()
+	v.seal()
 	return v.ps.err()
 }
 

@@ -31,6 +31,8 @@ type ResponsesWire struct {
 	// (previous_response_id, conversation, stored prompts, background, mcp
 	// tools); their contexts then say partial_context: true.
 	AllowServerState bool
+	// UnknownMembers is UnknownJudge (default) or UnknownRefuse.
+	UnknownMembers string
 }
 
 // MessagesWire widens the closed world of the Anthropic Messages API
@@ -45,6 +47,8 @@ type MessagesWire struct {
 	// (server tools, mcp_servers); their contexts then say
 	// partial_context: true.
 	AllowServerTools bool
+	// UnknownMembers is UnknownJudge (default) or UnknownRefuse.
+	UnknownMembers string
 }
 
 // ChatWire widens the closed world of OpenAI chat completions
@@ -57,7 +61,23 @@ type ChatWire struct {
 	// AllowResponseMembers are extra members of the upstream's response,
 	// for the response parser. Plain identifiers.
 	AllowResponseMembers []string
+	// UnknownMembers is UnknownJudge (default) or UnknownRefuse.
+	UnknownMembers string
 }
+
+// What a surface does with members it does not know
+// (wire.<surface>.unknown_members).
+const (
+	// UnknownJudge projects them where policies see them and forwards
+	// them as judged.
+	UnknownJudge = "judge"
+	// UnknownRefuse refuses them in requests (400) and removes them from
+	// answers: the strict closed world.
+	UnknownRefuse = "refuse"
+)
+
+// StrictMembers reports whether unknown is UnknownRefuse.
+func StrictMembers(unknown string) bool { return unknown == UnknownRefuse }
 
 // summary counts the allowances for the startup log ("" for none); the
 // names are the operator's own, but a count is all the log needs.
@@ -73,6 +93,11 @@ func (w Wire) summary() string {
 	add("chat", len(c.AllowRequestMembers), len(c.AllowResponseMembers), "")
 	add("responses", len(r.AllowRequestMembers), len(r.AllowResponseMembers), flagNote(r.AllowServerState, " and server-side state"))
 	add("messages", len(m.AllowRequestMembers), len(m.AllowResponseMembers), flagNote(m.AllowServerTools, " and server tools"))
+	for _, s := range []struct{ api, unknown string }{{"chat", c.UnknownMembers}, {"responses", r.UnknownMembers}, {"messages", m.UnknownMembers}} {
+		if StrictMembers(s.unknown) {
+			fmt.Fprintf(&out, "; wire %s refuses unknown members", s.api)
+		}
+	}
 	return out.String()
 }
 
@@ -90,6 +115,7 @@ func (d *decoder) wire(n *yaml.Node, field string, w *Wire) {
 			d.mapping(v, f, map[string]handler{
 				"allow_request_members":  func(f string, v *yaml.Node) { c.AllowRequestMembers = d.strings(v, f) },
 				"allow_response_members": func(f string, v *yaml.Node) { c.AllowResponseMembers = d.strings(v, f) },
+				"unknown_members":        func(f string, v *yaml.Node) { c.UnknownMembers = d.str(v, f) },
 			})
 		},
 		"responses": func(f string, v *yaml.Node) {
@@ -97,6 +123,7 @@ func (d *decoder) wire(n *yaml.Node, field string, w *Wire) {
 			d.mapping(v, f, map[string]handler{
 				"allow_request_members":  func(f string, v *yaml.Node) { c.AllowRequestMembers = d.strings(v, f) },
 				"allow_response_members": func(f string, v *yaml.Node) { c.AllowResponseMembers = d.strings(v, f) },
+				"unknown_members":        func(f string, v *yaml.Node) { c.UnknownMembers = d.str(v, f) },
 				"allow_server_state":     func(f string, v *yaml.Node) { c.AllowServerState = d.bool(v, f) },
 			})
 		},
@@ -105,6 +132,7 @@ func (d *decoder) wire(n *yaml.Node, field string, w *Wire) {
 			d.mapping(v, f, map[string]handler{
 				"allow_request_members":  func(f string, v *yaml.Node) { c.AllowRequestMembers = d.strings(v, f) },
 				"allow_response_members": func(f string, v *yaml.Node) { c.AllowResponseMembers = d.strings(v, f) },
+				"unknown_members":        func(f string, v *yaml.Node) { c.UnknownMembers = d.str(v, f) },
 				"allow_server_tools":     func(f string, v *yaml.Node) { c.AllowServerTools = d.bool(v, f) },
 			})
 		},
@@ -112,6 +140,15 @@ func (d *decoder) wire(n *yaml.Node, field string, w *Wire) {
 }
 
 func (v *validator) wire() {
+	for _, u := range []struct{ field, value string }{
+		{"wire.chat.unknown_members", v.c.Wire.Chat.UnknownMembers},
+		{"wire.responses.unknown_members", v.c.Wire.Responses.UnknownMembers},
+		{"wire.messages.unknown_members", v.c.Wire.Messages.UnknownMembers},
+	} {
+		if u.value != "" && u.value != UnknownJudge && u.value != UnknownRefuse {
+			v.problem(u.field, "must be %s or %s (got %q)", UnknownJudge, UnknownRefuse, u.value)
+		}
+	}
 	c := v.c.Wire.Chat
 	v.memberNames("wire.chat.allow_request_members", c.AllowRequestMembers, chatwire.CheckAllowedRequestMember)
 	v.memberNames("wire.chat.allow_response_members", c.AllowResponseMembers, chatwire.CheckPlainMemberName)

@@ -59,7 +59,7 @@ func TestWireProblems(t *testing.T) {
 		{"unknown keys and shapes", mockUpstream + "wire:\n  assistants: {}\n  chat:\n    allow_request_members: top_a\n    allow_members: []\n", []string{
 			"gateway.yaml:5: wire.assistants: unknown key (expected one of chat, messages, responses)",
 			"gateway.yaml:7: wire.chat.allow_request_members: must be a list",
-			"gateway.yaml:8: wire.chat.allow_members: unknown key (expected one of allow_request_members, allow_response_members)",
+			"gateway.yaml:8: wire.chat.allow_members: unknown key (expected one of allow_request_members, allow_response_members, unknown_members)",
 		}},
 	}
 	for _, tt := range tests {
