@@ -38,6 +38,19 @@ type Server struct {
 	// MaxRequests caps the requests handled at once (probes not counted);
 	// beyond it a request is answered 503 with Retry-After at once.
 	MaxRequests int
+	// MaxRequestsPerClient caps the requests one client (its key, or its
+	// address without keys) holds at once, so one client cannot take every
+	// slot; 0 is a quarter of MaxRequests (ClientCap).
+	MaxRequestsPerClient int
+}
+
+// ClientCap is the per-client cap in effect: MaxRequestsPerClient, or a
+// quarter of MaxRequests (at least 1) when it is unset.
+func (s Server) ClientCap() int {
+	if s.MaxRequestsPerClient > 0 {
+		return s.MaxRequestsPerClient
+	}
+	return max(1, s.MaxRequests/4)
 }
 
 func defaultServer() Server {
@@ -59,6 +72,11 @@ func (d *decoder) server(n *yaml.Node, field string, s *Server) {
 		"max_connections":     func(f string, v *yaml.Node) { s.MaxConnections = int(d.int(v, f, int64(s.MaxConnections))) },
 		"probe_connections":   func(f string, v *yaml.Node) { s.ProbeConnections = int(d.int(v, f, int64(s.ProbeConnections))) },
 		"max_requests":        func(f string, v *yaml.Node) { s.MaxRequests = int(d.int(v, f, int64(s.MaxRequests))) },
+		"max_requests_per_client": func(f string, v *yaml.Node) {
+			if s.MaxRequestsPerClient = int(d.int(v, f, 1)); s.MaxRequestsPerClient <= 0 {
+				d.ps.add(v.Line, f, "must be positive (leave it out for a quarter of max_requests)")
+			}
+		},
 	})
 }
 
@@ -82,5 +100,8 @@ func (v *validator) server() {
 		if k.n <= 0 {
 			v.problem("server."+k.key, "must be positive (got %d)", k.n)
 		}
+	}
+	if s.MaxRequestsPerClient > s.MaxRequests && s.MaxRequests > 0 {
+		v.problem("server.max_requests_per_client", "must be at most server.max_requests (%d) (got %d)", s.MaxRequests, s.MaxRequestsPerClient)
 	}
 }

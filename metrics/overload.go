@@ -14,20 +14,23 @@ const (
 	RefusedProbeOnly = "probe_reserve"
 	// RefusedRequests: a request beyond server.max_requests (503).
 	RefusedRequests = "requests"
+	// RefusedClient: a request beyond its client's share,
+	// server.max_requests_per_client (503).
+	RefusedClient = "client"
 )
 
 // overload is what the server refused to keep answering.
 type overload struct {
 	refusals *prometheus.CounterVec
-	children [3]prometheus.Counter
+	children [4]prometheus.Counter
 }
 
 func newOverload(reg *prometheus.Registry) *overload {
 	o := &overload{refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hooks_gateway_overload_refusals_total",
-		Help: "Connections and requests refused for load, by reason: connections (closed at accept beyond server.max_connections and the probe reserve), probe_reserve (a non-probe request on a reserve connection, 503), requests (beyond server.max_requests, 503).",
+		Help: "Connections and requests refused for load, by reason: connections (closed at accept beyond server.max_connections and the probe reserve), probe_reserve (a non-probe request on a reserve connection, 503), requests (beyond server.max_requests, 503), client (beyond one client's server.max_requests_per_client, 503).",
 	}, []string{"reason"})}
-	for i, r := range [...]string{RefusedConnection, RefusedProbeOnly, RefusedRequests} {
+	for i, r := range [...]string{RefusedConnection, RefusedProbeOnly, RefusedRequests, RefusedClient} {
 		o.children[i] = o.refusals.WithLabelValues(r)
 	}
 	reg.MustRegister(o.refusals)
@@ -44,6 +47,8 @@ func (m *Metrics) Refused(reason string) {
 		m.overload.children[1].Inc()
 	case RefusedRequests:
 		m.overload.children[2].Inc()
+	case RefusedClient:
+		m.overload.children[3].Inc()
 	}
 }
 

@@ -30,7 +30,8 @@ func isProbe(r *http.Request) bool {
 // admit keeps the gateway answering under load. Probes always pass; a
 // connection admitted from the probe reserve (netguard.Reserved) serves
 // them only, once, and then closes; every other request takes one of
-// Options.MaxRequests slots, or is answered 503 with Retry-After at once.
+// Options.MaxRequests slots, and one of its client's
+// Options.MaxRequestsPerClient, or is answered 503 with Retry-After at once.
 func (s *Server) admit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reserved := netguard.Reserved(r.Context())
@@ -53,6 +54,15 @@ func (s *Server) admit(next http.Handler) http.Handler {
 			s.metrics.Refused(metrics.RefusedRequests)
 			s.overloaded(w, r, "the gateway is at its limit of concurrent requests")
 			return
+		}
+		if max := s.opts.MaxRequestsPerClient; max > 0 {
+			client := s.clientOf(r)
+			if !s.clientSlots.acquire(client, max) {
+				s.metrics.Refused(metrics.RefusedClient)
+				s.overloaded(w, r, "this client is at its limit of concurrent requests")
+				return
+			}
+			defer s.clientSlots.release(client)
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -155,6 +155,10 @@ type Options struct {
 	// beyond it a request is answered 503 with Retry-After at once. 0 is
 	// no cap.
 	MaxRequests int
+	// MaxRequestsPerClient caps the requests one client (its key, or its
+	// remote address without keys) holds at once, within MaxRequests; 0 is
+	// no per-client cap.
+	MaxRequestsPerClient int
 	// Surfaces are the API surfaces served, each on its model-call route
 	// (see surfacePath); nil serves chat completions with the standard
 	// members only. Build makes them from the wire configuration.
@@ -178,6 +182,8 @@ type Server struct {
 	budget *membudget.Budget
 	// inFlight counts the requests admit let through (probes not counted).
 	inFlight atomic.Int64
+	// clientSlots counts each client's requests in flight.
+	clientSlots clientSlots
 	// schemas check emitted contexts (the emit API only).
 	schemas contextSchemas
 	// stamps is shared by every request's builder: a timestamp is

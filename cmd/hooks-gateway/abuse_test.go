@@ -33,6 +33,24 @@ server:
   max_connections: 40
   probe_connections: 8
   max_requests: 20
+  max_requests_per_client: 20
+`
+
+// fairnessConfig lets one address hold at most 5 of the 20 request slots
+// (a quarter, the default), with connections to spare for everyone.
+const fairnessConfig = `listeners:
+  http: "127.0.0.1:0"
+upstreams:
+  - name: mock
+    type: mock
+interceptors:
+  - name: pass
+    type: allow
+server:
+  read_header_timeout: 1s
+  read_timeout: 2s
+  max_connections: 400
+  max_requests: 20
 `
 
 // trickleAttempt is one slow client's connection: it sends the headers
@@ -48,6 +66,11 @@ type trickleAttempt struct {
 func trickle(addr string, stop <-chan struct{}) trickleAttempt {
 	start := time.Now()
 	c, err := net.DialTimeout("tcp", addr, time.Second)
+	return trickleOn(c, err, start, stop)
+}
+
+// trickleOn is trickle on a connection already dialled.
+func trickleOn(c net.Conn, err error, start time.Time, stop <-chan struct{}) trickleAttempt {
 	if err != nil {
 		return trickleAttempt{lived: time.Since(start)}
 	}
@@ -230,4 +253,74 @@ func TestSlowClientsDoNotStarveProbes(t *testing.T) {
 			t.Errorf("refusals for %s not counted: %s", reason, m)
 		}
 	}
+}
+
+// A hundred slow-body connections from one address take that address's
+// share of the request slots (5 of 20), not every slot: a client on
+// another address is served throughout, and the refusals are counted as
+// reason="client".
+func TestSlowClientCannotStarveOthers(t *testing.T) {
+	g := start(t, "--config", writeConfig(t, fairnessConfig))
+	// The other client dials from 127.0.0.2: another address on loopback.
+	other := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext,
+	}}
+	if _, err := other.Get("http://" + g.addr + "/healthz"); err != nil {
+		t.Skipf("cannot dial from 127.0.0.2 here: %v", err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var refused sync.Map
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				a := trickle(g.addr, stop)
+				if a.status == http.StatusServiceUnavailable {
+					refused.Store(i, true)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // the attack takes its share
+	body := `{"model":"mock","messages":[{"role":"user","content":"hello"}]}`
+	deadline := time.Now().Add(3 * time.Second)
+	var served int
+	for time.Now().Before(deadline) {
+		resp, err := other.Post("http://"+g.addr+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("the other client under the attack: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("the other client under the attack: status %d", resp.StatusCode)
+		}
+		served++
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	var n int
+	refused.Range(func(any, any) bool { n++; return true })
+	if n == 0 {
+		t.Fatal("no slow request was refused: the attacker was not capped")
+	}
+	resp, err := other.Get("http://" + g.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`hooks_gateway_overload_refusals_total\{reason="client"\} (\d+)`).FindSubmatch(b)
+	if m == nil || string(m[1]) == "0" {
+		t.Errorf("refusals for one client's share not counted: %s", m)
+	}
+	t.Logf("the other client was served %d times; %d slow clients were refused at least once", served, n)
 }
