@@ -291,6 +291,10 @@ type Sessions struct {
 	// it from idle expiry); a replica that dies mid-call holds the session
 	// no longer than that.
 	CallLease time.Duration
+	// IgnoreNativeIDs keeps requests without Agent-Hooks-Session in
+	// per-request sessions even when their agent names its run
+	// (sessions.native_ids: false).
+	IgnoreNativeIDs bool
 }
 
 // PolicySource locates the policy when it lives in its own files.

@@ -149,6 +149,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"end_wait":       func(f string, v *yaml.Node) { s.EndWait = d.duration(v, f, s.EndWait) },
 				"startup_wait":   func(f string, v *yaml.Node) { s.StartupWait = d.duration(v, f, s.StartupWait) },
 				"call_lease":     func(f string, v *yaml.Node) { s.CallLease = d.duration(v, f, s.CallLease) },
+				"native_ids":     func(f string, v *yaml.Node) { s.IgnoreNativeIDs = !d.bool(v, f) },
 			})
 		},
 		"records": func(f string, v *yaml.Node) {

@@ -64,6 +64,9 @@ func (d *Decoder) Sequence(n *yaml.Node, field string, each func(field string, i
 // String decodes a scalar as its text.
 func (d *Decoder) String(n *yaml.Node, field string) string { return d.d.str(n, field) }
 
+// Bool decodes a boolean.
+func (d *Decoder) Bool(n *yaml.Node, field string) bool { return d.d.bool(n, field) }
+
 // Strings decodes a list of strings.
 func (d *Decoder) Strings(n *yaml.Node, field string) []string { return d.d.strings(n, field) }
 

@@ -50,6 +50,10 @@ type Route struct {
 	// of the route's streamed answers, over streaming.mode and
 	// streaming.surfaces.
 	Streaming string
+	// NativeSessions, when set, says whether the agents' own run ids
+	// (Claude Code's, Codex's session headers) make managed sessions for
+	// the route's requests, over sessions.native_ids.
+	NativeSessions *bool
 	// File and Line locate the route; APIKeyLine locates match.api_key.
 	File       string
 	Line       int

@@ -30,6 +30,10 @@ func decodeRoutes(d *config.Decoder, file string, n *yaml.Node, names map[string
 			"mode":         func(f string, v *yaml.Node) { r.Mode = d.String(v, f) },
 			"point_modes":  func(f string, v *yaml.Node) { r.PointModes = d.StringMap(v, f) },
 			"streaming":    func(f string, v *yaml.Node) { r.Streaming = d.String(v, f) },
+			"native_sessions": func(f string, v *yaml.Node) {
+				on := d.Bool(v, f)
+				r.NativeSessions = &on
+			},
 		})
 		checkRoute(d, f, r, names, seen, i)
 		out = append(out, r)

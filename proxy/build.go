@@ -131,6 +131,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		Surfaces:             Surfaces(cfg),
 		MaxRequests:          cfg.Server.MaxRequests,
 		MaxRequestsPerClient: cfg.Server.ClientCap(),
+		NativeSessions:       !cfg.Sessions.IgnoreNativeIDs,
 	}
 	for _, o := range sopts {
 		o(&opts)

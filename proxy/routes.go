@@ -22,6 +22,9 @@ type PolicyRoute struct {
 	// Streaming is the route's streaming mode, "" to keep the
 	// configuration's.
 	Streaming string
+	// NativeSessions, when set, overrides Options.NativeSessions for the
+	// route's requests.
+	NativeSessions *bool
 }
 
 // EmitterFor returns the emitter of the first route matching r, or the
@@ -48,6 +51,15 @@ func (p *Policy) chainFor(r policyfile.Request) (*enforcement.Emitter, string) {
 		return rt.Emitter, rt.Streaming
 	}
 	return p.Emitter, ""
+}
+
+// nativeSessions reports whether the request r describes uses its
+// agent's own run id as its session: def, unless its route says.
+func (p *Policy) nativeSessions(r policyfile.Request, def bool) bool {
+	if rt := p.match(r); rt != nil && rt.NativeSessions != nil {
+		return *rt.NativeSessions
+	}
+	return def
 }
 
 // match is the first route matching r, nil when none does.
@@ -104,7 +116,7 @@ func buildRoutes(cfg *config.Config, doc *policyfile.Document, base enforcement.
 		if err != nil {
 			return nil, fmt.Errorf("route %s: enforcement: %w", r.Name, err)
 		}
-		out = append(out, PolicyRoute{Name: r.Name, Match: r.Match, Emitter: em, Streaming: r.Streaming})
+		out = append(out, PolicyRoute{Name: r.Name, Match: r.Match, Emitter: em, Streaming: r.Streaming, NativeSessions: r.NativeSessions})
 	}
 	return out, nil
 }

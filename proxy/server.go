@@ -155,6 +155,11 @@ type Options struct {
 	// beyond it a request is answered 503 with Retry-After at once. 0 is
 	// no cap.
 	MaxRequests int
+	// NativeSessions makes a request without Agent-Hooks-Session whose
+	// agent names its run (nativeSessionHeaders) a call of the managed
+	// session that id names, so one agent run is one session; routes may
+	// say otherwise (native_sessions).
+	NativeSessions bool
 	// MaxRequestsPerClient caps the requests one client (its key, or its
 	// remote address without keys) holds at once, within MaxRequests; 0 is
 	// no per-client cap.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -160,6 +161,9 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 		return nil, err
 	}
 	id := r.Header.Get(HeaderSession)
+	if id == "" && s.opts.Store != nil && pol.nativeSessions(routeRequest(p, cmp.Or(agentID, s.opts.DefaultAgentID), model), s.opts.NativeSessions) {
+		id = nativeSessionID(r.Header)
+	}
 	if id == "" {
 		t := s.newTurn(ctx, r, pol, p, agentID, model)
 		t.builder.SessionID = newID("req-")
