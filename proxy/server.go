@@ -187,6 +187,9 @@ type Server struct {
 	budget *membudget.Budget
 	// inFlight counts the requests admit let through (probes not counted).
 	inFlight atomic.Int64
+	// localStore is the session store when its sessions end with this
+	// process (memory), else nil.
+	localStore openClaimer
 	// clientSlots counts each client's requests in flight.
 	clientSlots clientSlots
 	// schemas check emitted contexts (the emit API only).
@@ -241,12 +244,13 @@ func New(opts Options) *Server {
 	if c, ok := opts.Store.(rateCounters); ok && opts.Counters == nil {
 		opts.Counters = c
 	}
+	local, _ := opts.Store.(openClaimer)
 	opts.Store = opts.Metrics.InstrumentStore(opts.Store)
 	if opts.Surfaces == nil {
 		opts.Surfaces = []wire.Surface{chatwire.New(chatwire.Options{MaxMessages: config.DefaultMaxMessages})}
 	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, tracer: tracerOf(opts.Tracer),
-		budget: membudget.New(opts.BufferBudget), schemas: loadContextSchemas()}
+		budget: membudget.New(opts.BufferBudget), schemas: loadContextSchemas(), localStore: local}
 	s.metrics.WatchBufferBudget(s.budget.InUse, s.budget.Limit())
 	s.policy.Store(opts.Policy)
 	if opts.Policy != nil {
@@ -321,6 +325,44 @@ func (s *Server) RunSweeper(ctx context.Context) {
 			return
 		case <-t.C:
 			s.sweep(ctx)
+		}
+	}
+}
+
+// openClaimer is a store whose sessions end with the process (the memory
+// store): EndOpenSessions claims them all.
+type openClaimer interface {
+	ClaimOpen(ctx context.Context, max int) ([]sessions.Expired, error)
+}
+
+// EndOpenSessions ends every managed session a store local to this process
+// holds, each with its agent_shutdown (reason cancelled; error for a
+// session denied at agent_startup), so no trail stays open when the
+// process stops. Call it once the listeners have drained. Sessions in a
+// shared store (Redis) live on with the other replicas and are left alone.
+// It returns how many sessions it ended.
+func (s *Server) EndOpenSessions(ctx context.Context) int {
+	oc := s.localStore
+	if oc == nil {
+		return 0
+	}
+	var n int
+	for {
+		open, err := oc.ClaimOpen(ctx, 100)
+		if err != nil {
+			s.log.Warn("could not end the open sessions", "error", err)
+			return n
+		}
+		for _, e := range open {
+			reason := enforcement.ShutdownCancelled
+			if e.Blocked {
+				reason = enforcement.ShutdownError // spec §6.1a
+			}
+			s.shutdownManaged(ctx, e.Key, e.Owner, reason)
+		}
+		n += len(open)
+		if len(open) < 100 {
+			return n
 		}
 	}
 }

@@ -369,6 +369,29 @@ func (m *Memory) ClaimExpired(_ context.Context, max int) ([]Expired, error) {
 	return out, nil
 }
 
+// ClaimOpen claims up to max sessions that have not ended, idle or not,
+// marking each ended, for the process that holds them to shut them down
+// before it exits: a memory store's sessions end with its process, and
+// their trails must end with an agent_shutdown. Each is returned once
+// (ClaimExpired never returns it again).
+func (m *Memory) ClaimOpen(_ context.Context, max int) ([]Expired, error) {
+	now := m.opts.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Expired
+	for k, s := range m.sessions {
+		if len(out) == max {
+			break
+		}
+		if s.ended {
+			continue
+		}
+		m.end(s, now)
+		out = append(out, Expired{Key: k, Owner: s.owner, Blocked: s.blocked})
+	}
+	return out, nil
+}
+
 // OpenToolCall implements [Store.OpenToolCall]. It works until the session
 // is sealed (like Next: an emission in flight at End may still open one).
 func (m *Memory) OpenToolCall(_ context.Context, k Key, toolCallID string) error {

@@ -202,3 +202,36 @@ func TestMemoryLeaseTiming(t *testing.T) {
 		t.Fatal("session still remembered after its lease's end plus the retention")
 	}
 }
+
+// ClaimOpen ends every session that has not ended, idle or not, and
+// returns each once: neither it nor ClaimExpired returns it again.
+func TestMemoryClaimOpen(t *testing.T) {
+	ctx := context.Background()
+	m, clock := newFakeMemory()
+	owner := sessions.Owner{KeyID: "k", AgentID: "a"}
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if _, _, err := m.Begin(ctx, sessions.Key{ID: id}, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := m.End(ctx, sessions.Key{ID: "s3"}, owner); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.ClaimOpen(ctx, 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ClaimOpen(1) = %v, %v", ids(got), err)
+	}
+	rest, _ := m.ClaimOpen(ctx, 100)
+	all := append(ids(got), ids(rest)...)
+	slices.Sort(all)
+	if !slices.Equal(all, []string{"s1", "s2"}) {
+		t.Fatalf("claimed %v, want the open s1 and s2 once each", all)
+	}
+	if again, _ := m.ClaimOpen(ctx, 100); len(again) != 0 {
+		t.Fatalf("claimed again: %v", ids(again))
+	}
+	clock.Advance(2 * time.Minute)
+	if exp, _ := m.ClaimExpired(ctx, 100); len(exp) != 0 {
+		t.Fatalf("ClaimExpired returned claimed sessions: %v", ids(exp))
+	}
+}

@@ -201,5 +201,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		// The sinks are flushed afterwards, by the deferred asm.Close.
 		cutOff(servers, cancelRequests, &running, logger)
 	}
+	// Sessions held in this process end with it: their trails get their
+	// agent_shutdown before the sinks close.
+	if n := asm.Server.EndOpenSessions(dctx); n > 0 {
+		logger.Info("ended the open sessions", "sessions", n)
+	}
 	return code
 }
