@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
 	"io"
 	"mime"
 	"net/http"
@@ -353,6 +354,9 @@ func (pc *postCall) refuse(ctx context.Context, response map[string]any, reason,
 	t := pc.mc.t
 	c, err := t.builder.Build(ctx, enforcement.PostModelCall, pc.postFields(response, nil))
 	if err != nil {
+		if errors.Is(err, sessions.ErrSessionSealed) || errors.Is(err, sessions.ErrUnknownSession) {
+			return nil, t.withheld(enforcement.PostModelCall)
+		}
 		t.emitter().RecordHostFailure(ctx, enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: t.builder.SessionID, Sequence: -1, Message: "session store unavailable"})
 		return nil, hostFailure(enforcement.PostModelCall, t.builder.SessionID, errStore.Error())
 	}

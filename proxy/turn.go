@@ -56,6 +56,15 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
+// withheld answers a call whose session ended while it was in flight. The
+// trail ended with the session's agent_shutdown and no record may follow
+// it, so the withholding is logged, not recorded.
+func (t *turn) withheld(point enforcement.Point) error {
+	t.s.log.Info("the session ended while a call was in flight: its answer is withheld", "session", t.builder.SessionID, "point", point)
+	return &apiError{status: http.StatusConflict, typ: typeSession, code: "session_ended",
+		message: "the session ended while this call was in flight; its answer is withheld", session: t.builder.SessionID, point: point}
+}
+
 // errStore marks a session-store failure: the emission fails closed.
 var errStore = errors.New("session store unavailable")
 
@@ -80,14 +89,7 @@ func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields 
 			return nil, hostFailure(point, t.builder.SessionID, fmt.Sprintf("the %s context could not be built: %v", point, pe.Err))
 		}
 		if errors.Is(err, sessions.ErrSessionSealed) || errors.Is(err, sessions.ErrUnknownSession) {
-			// The session ended while this call was in flight: nothing
-			// follows its agent_shutdown, so the call's answer is withheld.
-			em.RecordHostFailure(ctx, enforcement.HostFailure{
-				Point: point, SessionID: t.builder.SessionID, Sequence: -1,
-				Message: "the session ended while this call was in flight: withheld",
-			})
-			return nil, &apiError{status: http.StatusConflict, typ: typeSession, code: "session_ended",
-				message: "the session ended while this call was in flight; its answer is withheld", session: t.builder.SessionID, point: point}
+			return nil, t.withheld(point)
 		}
 		em.RecordHostFailure(ctx, enforcement.HostFailure{
 			Point: point, SessionID: t.builder.SessionID, Sequence: -1,
