@@ -68,6 +68,10 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := s.checkEndingAgent(r, p, key); err != nil {
+		writeError(w, err)
+		return
+	}
 	won, st, err := s.opts.Store.End(r.Context(), key, sessions.Owner{KeyID: p.KeyID})
 	switch {
 	case errors.Is(err, sessions.ErrUnknownSession), errors.Is(err, sessions.ErrForeignSession):
@@ -94,6 +98,28 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 		out["record"] = rec
 	}
 	json.NewEncoder(w).Encode(out)
+}
+
+// checkEndingAgent refuses to end a session for an agent other than its
+// own, as model calls and the emit API refuse to act in it: a key's agent,
+// or without keys the agent the request asserts (Agent-Hooks-Agent). A
+// request without keys that asserts no agent ends the session as before.
+func (s *Server) checkEndingAgent(r *http.Request, p Principal, key sessions.Key) error {
+	agentID, err := s.requestAgent(r, p)
+	if err != nil || agentID == "" || p.authenticated() {
+		return err // a key's sessions are its agent's
+	}
+	st, exists, err := s.opts.Store.Status(r.Context(), key)
+	switch {
+	case err != nil:
+		s.log.Warn("session store failure", "session", key.ID, "error", err)
+		return hostFailure(enforcement.AgentShutdown, key.ID, errStore.Error())
+	case !exists:
+		return sessionNotFound(key.ID, "")
+	case st.Owner.AgentID != agentID:
+		return agentMismatch(key.ID, "")
+	}
+	return nil
 }
 
 // handleModels serves GET /v1/models from the configured upstreams, less

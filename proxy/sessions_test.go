@@ -314,3 +314,33 @@ func TestInputTransformReachesUpstream(t *testing.T) {
 		t.Fatalf("pre_model_call messages = %v", pre)
 	}
 }
+
+// Without keys, ending a session checks the agent as model calls and the
+// emit API do: an end asserting another agent is refused and ends
+// nothing; the session's own agent, or no assertion, ends it.
+func TestEndSessionChecksTheAgent(t *testing.T) {
+	up := newUpstream(t, jsonReply(completionJSON))
+	gw := newGateway(t, gatewayConfig{upstream: up.URL})
+	for _, id := range []string{"owned", "anon"} {
+		hdr := map[string]string{HeaderSession: id}
+		if id == "owned" {
+			hdr[HeaderAgent] = "agent-a"
+		}
+		if status, _, body := gw.post(t, chatBody("hi", false), hdr); status != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", id, status, body)
+		}
+	}
+	before := len(gw.records.all())
+	if status, body := gw.endSession(t, "owned", "", map[string]string{HeaderAgent: "agent-b"}); status != http.StatusConflict || errorBody(t, body).Code != "agent_mismatch" {
+		t.Fatalf("end by another agent: %d %s", status, body)
+	}
+	if n := len(gw.records.all()); n != before {
+		t.Fatalf("the refused end emitted %d records", n-before)
+	}
+	if status, body := gw.endSession(t, "owned", "", map[string]string{HeaderAgent: "agent-a"}); status != http.StatusOK {
+		t.Fatalf("end by the session's agent: %d %s", status, body)
+	}
+	if status, body := gw.endSession(t, "anon", "", nil); status != http.StatusOK {
+		t.Fatalf("end without an agent: %d %s", status, body)
+	}
+}
