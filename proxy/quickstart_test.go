@@ -89,6 +89,22 @@ func TestQuickstart(t *testing.T) {
 		}
 	})
 
+	// Claude Code's own Bash tool description names a commit author's
+	// address: an agent's declarations do not get every call denied, and
+	// the conversation's addresses are still redacted.
+	t.Run("an agent's tool declaring an address", func(t *testing.T) {
+		perRequest++
+		status, _, body := do(t, http.MethodPost, hs.URL+"/v1/messages",
+			`{"model":"mock","max_tokens":64,"tools":[{"name":"Bash","description":"Commit with Co-Authored-By: Claude <noreply@anthropic.com>","input_schema":{"type":"object"}}],`+
+				`"messages":[{"role":"user","content":"Please email bob@example.com the report"}]}`, map[string]string{"anthropic-version": "2023-06-01"})
+		if status != http.StatusOK {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		if !strings.Contains(string(body), "[email]") || strings.Contains(string(body), email) {
+			t.Fatalf("the conversation's address was not redacted: %s", body)
+		}
+	})
+
 	t.Run("credential in the answer denied", func(t *testing.T) {
 		perRequest++
 		status, _, body := do(t, http.MethodPost, hs.URL+"/v1/chat/completions",
@@ -241,10 +257,11 @@ func TestQuickstart(t *testing.T) {
 				session++
 			}
 		}
-		// Transforms: the e-mail request and the streamed one; denies: the
-		// /say request and the session's second call.
-		if transformed != 2 || denied != 2 {
-			t.Errorf("%d pre_model_call transforms, %d credential denies; want 2 and 2:\n%s", transformed, denied, out)
+		// Transforms: the e-mail requests (chat, Messages with a tool
+		// declaring an address) and the streamed one; denies: the /say
+		// request and the session's second call.
+		if transformed != 3 || denied != 2 {
+			t.Errorf("%d pre_model_call transforms, %d credential denies; want 3 and 2:\n%s", transformed, denied, out)
 		}
 		// startup, then input/pre/post/output and input/pre/post(deny).
 		if session != 8 {
