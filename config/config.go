@@ -117,6 +117,9 @@ const (
 	DefaultEndWait          = 30 * time.Second
 	DefaultStartupWait      = 30 * time.Second
 	DefaultCallLease        = 15 * time.Minute
+	// DefaultDenyReplayWindow covers a client's retries of a denied
+	// request (Codex's five take about 25 s).
+	DefaultDenyReplayWindow = time.Minute
 	DefaultBufferLimit      = 8 << 20
 	DefaultMaxRequestBytes  = 10 << 20
 	DefaultMaxResponseBytes = DefaultBufferLimit // both wire forms are held whole until judged
@@ -291,6 +294,10 @@ type Sessions struct {
 	// it from idle expiry); a replica that dies mid-call holds the session
 	// no longer than that.
 	CallLease time.Duration
+	// DenyReplayWindow is how long a managed session answers a request
+	// identical to its last policy deny with that deny, without an
+	// emission or an upstream call (0: off).
+	DenyReplayWindow time.Duration
 	// IgnoreNativeIDs keeps requests without Agent-Hooks-Session in
 	// per-request sessions even when their agent names its run
 	// (sessions.native_ids: false).

@@ -41,14 +41,15 @@ func newConfig(source string) *Config {
 			MaxDepth:           enforcement.DefaultMaxDepth,
 		},
 		Sessions: Sessions{
-			Store:         StoreMemory,
-			KeyPrefix:     DefaultKeyPrefix,
-			IdleTimeout:   DefaultIdleTimeout,
-			SweepInterval: DefaultSweepInterval,
-			Retention:     DefaultRetention,
-			EndWait:       DefaultEndWait,
-			StartupWait:   DefaultStartupWait,
-			CallLease:     DefaultCallLease,
+			Store:            StoreMemory,
+			KeyPrefix:        DefaultKeyPrefix,
+			IdleTimeout:      DefaultIdleTimeout,
+			SweepInterval:    DefaultSweepInterval,
+			Retention:        DefaultRetention,
+			EndWait:          DefaultEndWait,
+			StartupWait:      DefaultStartupWait,
+			CallLease:        DefaultCallLease,
+			DenyReplayWindow: DefaultDenyReplayWindow,
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit, Mode: StreamingBuffered, Segment: Segment{
 			Bytes: DefaultSegmentBytes, Interval: DefaultSegmentInterval, SentenceEnd: true, MaxSegments: DefaultSegmentMaxSegments, First: SegmentFirstArrival}},
@@ -150,6 +151,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"startup_wait":   func(f string, v *yaml.Node) { s.StartupWait = d.duration(v, f, s.StartupWait) },
 				"call_lease":     func(f string, v *yaml.Node) { s.CallLease = d.duration(v, f, s.CallLease) },
 				"native_ids":     func(f string, v *yaml.Node) { s.IgnoreNativeIDs = !d.bool(v, f) },
+				"deny_replay_window": func(f string, v *yaml.Node) {
+					s.DenyReplayWindow = d.duration(v, f, s.DenyReplayWindow)
+				},
 			})
 		},
 		"records": func(f string, v *yaml.Node) {

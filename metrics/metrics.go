@@ -136,6 +136,7 @@ type Metrics struct {
 	// budgetSource reads the bytes the watched buffer budget holds.
 	budgetSource atomic.Pointer[func() int64]
 	overload     *overload
+	denyReplays  *denyReplays
 	// requestSeries and upstreamSeries hold the series a label tuple
 	// resolved to: one lookup per request instead of a vector lookup per
 	// series, each hashing its label values under a lock.
@@ -296,6 +297,7 @@ func New(opts Options) *Metrics {
 		m.budgetInUse, m.budgetLimit, m.budgetRefusals,
 	)
 	m.overload = newOverload(m.reg)
+	m.denyReplays = newDenyReplays(m.reg)
 	if !opts.NoRuntimeCollectors {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}

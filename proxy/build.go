@@ -132,6 +132,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		MaxRequests:          cfg.Server.MaxRequests,
 		MaxRequestsPerClient: cfg.Server.ClientCap(),
 		NativeSessions:       !cfg.Sessions.IgnoreNativeIDs,
+		DenyReplayWindow:     cfg.Sessions.DenyReplayWindow,
 	}
 	for _, o := range sopts {
 		o(&opts)

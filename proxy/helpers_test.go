@@ -157,6 +157,8 @@ type gatewayConfig struct {
 	streaming config.Streaming
 	// maxRequests is server.max_requests; 0 is no cap.
 	maxRequests int
+	// denyReplay is sessions.deny_replay_window; 0 is off.
+	denyReplay time.Duration
 	// sink, when set, takes the records as the emitter's own sink (not
 	// instrumented, so its WriteRecords is called when it has one);
 	// gateway.records then stays empty.
@@ -213,6 +215,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		KeepAlive:         gc.keepAlive,
 		Streaming:         gc.streaming,
 		MaxRequests:       gc.maxRequests,
+		DenyReplayWindow:  gc.denyReplay,
 		MaxRequestBytes:   gc.maxBody,
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,

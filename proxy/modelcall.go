@@ -33,7 +33,9 @@ func (s *Server) handleModelCall(surf wire.Surface) http.HandlerFunc {
 			return
 		}
 		defer mc.budget.Close()
-		mc.close(r.Context(), w, mc.run(r.Context(), w, r))
+		err := mc.run(r.Context(), w, r)
+		mc.noteDeny(err)
+		mc.close(r.Context(), w, err)
 		mc.finish(r.Context(), w)
 	}
 }
@@ -114,6 +116,11 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 			message: fmt.Sprintf("the request ends in %d user messages, each an input emission; at most %d are accepted (limits.max_input_messages)", n, s.opts.MaxInputMessages)})
 		return nil, false
 	}
+	if d, ok := s.replayedDeny(r, pol, p, surf.API(), req.Model(), body); ok {
+		budget.Close()
+		writeSurfaceError(w, surf, &d)
+		return nil, false
+	}
 	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
 	if err != nil {
 		budget.Close()
@@ -121,7 +128,7 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		return nil, false
 	}
 	t.releaseLate = true // the caller's finish gives the lease up
-	return &modelCall{s: s, surf: surf, t: t, req: req, orig: orig, up: up, clientTurn: clientTurn, budget: budget}, true
+	return &modelCall{s: s, surf: surf, t: t, req: req, orig: orig, up: up, clientTurn: clientTurn, budget: budget, body: body}, true
 }
 
 // clientTurnPoints reports whether the request's client emits its own
@@ -173,6 +180,8 @@ type modelCall struct {
 	clientTurn bool
 	// budget holds the call's share of the buffer budget.
 	budget *membudget.Account
+	// body is the client's request body, as a retry would repeat it.
+	body []byte
 	// extensions is the contexts' extensions member, once looked up.
 	extensions map[string]any
 	// modelID and vendor are the model member's values, boxed once for

@@ -273,6 +273,7 @@ func (pc *postCall) streamError(ctx context.Context, w http.ResponseWriter, err 
 		reason = enforcement.ShutdownCancelled // the client went away
 	}
 	pc.mc.t.end(ctx, reason)
+	pc.mc.noteDeny(err)
 	w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
 	flush(w)
 }

@@ -160,6 +160,10 @@ type Options struct {
 	// session that id names, so one agent run is one session; routes may
 	// say otherwise (native_sessions).
 	NativeSessions bool
+	// DenyReplayWindow is how long a managed session answers a request
+	// identical to its last policy deny with that deny again, without an
+	// emission or an upstream call; 0 turns it off.
+	DenyReplayWindow time.Duration
 	// MaxRequestsPerClient caps the requests one client (its key, or its
 	// remote address without keys) holds at once, within MaxRequests; 0 is
 	// no per-client cap.
@@ -187,6 +191,8 @@ type Server struct {
 	budget *membudget.Budget
 	// inFlight counts the requests admit let through (probes not counted).
 	inFlight atomic.Int64
+	// denies remembers each managed session's last policy deny.
+	denies denyMemory
 	// localStore is the session store when its sessions end with this
 	// process (memory), else nil.
 	localStore openClaimer

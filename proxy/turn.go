@@ -162,10 +162,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if err != nil {
 		return nil, err
 	}
-	id := r.Header.Get(HeaderSession)
-	if id == "" && s.opts.Store != nil && pol.nativeSessions(routeRequest(p, cmp.Or(agentID, s.opts.DefaultAgentID), model), s.opts.NativeSessions) {
-		id = nativeSessionID(r.Header)
-	}
+	id := s.sessionIDOf(r, pol, p, agentID, model)
 	if id == "" {
 		t := s.newTurn(ctx, r, pol, p, agentID, model)
 		t.builder.SessionID = newID("req-")
@@ -219,6 +216,19 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 		t.lease = call.ID
 	}
 	return t, nil
+}
+
+// sessionIDOf is the managed session a request names: its
+// Agent-Hooks-Session, else its agent's own run id where native sessions
+// are on for its route, else "" (a per-request session).
+func (s *Server) sessionIDOf(r *http.Request, pol *Policy, p Principal, agentID, model string) string {
+	if id := r.Header.Get(HeaderSession); id != "" || s.opts.Store == nil {
+		return id
+	}
+	if !pol.nativeSessions(routeRequest(p, cmp.Or(agentID, s.opts.DefaultAgentID), model), s.opts.NativeSessions) {
+		return ""
+	}
+	return nativeSessionID(r.Header)
 }
 
 // startManagedTurn settles the agent_startup of a managed session this
