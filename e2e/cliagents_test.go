@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// cliDir pins Codex and Claude Code. .ci/run does not install it (about
-// 800 MB of native binaries); the test runs where `npm ci` was run there.
+// cliDir pins Codex, Claude Code and the Claude Agent SDK. .ci/run does
+// not install it (about 1.3 GB of native binaries); the tests run where
+// `npm --prefix e2e/cli ci` was run.
 const cliDir = "cli"
 
 // cliBinary returns the pinned binary name of e2e/cli, skipping the test
@@ -56,35 +57,61 @@ func runCLI(t *testing.T, bin string, env []string, args ...string) cliRun {
 	return cliRun{stdout.String(), stderr.String(), err}
 }
 
+// The models the CLI agents run; the gateway routes every name to the
+// mock. Each is a model the agent knows, so that it sends what it sends
+// its users: for a name it does not know ("mock") the agents send plainer
+// requests (Claude Code no per-turn effort, Codex its tools the old way).
+const (
+	// codexModel is Codex 0.171.0's default model. Its requests declare
+	// the tools in an additional_tools input item (a namespace of custom
+	// and function tools), not in tools, and send reasoning.context and
+	// text.verbosity.
+	codexModel = "gpt-6.2-sol"
+	// codexOlderModel is a model Codex still offers with tools declared
+	// in tools: function, custom (apply_patch's grammar), tool_search and
+	// web_search.
+	codexOlderModel = "gpt-5.5"
+	// claudeModel is what Claude Code's opus alias names. Claude Code, and
+	// the Agent SDK which runs it, takes the effort per turn with it: in
+	// the output_config of a system message inside messages.
+	claudeModel = "claude-opus-5-5"
+)
+
 // codexArgs configures Codex for a provider at base (an OpenAI base URL,
 // ending in /v1) speaking the Responses API, no retries, no sandbox (the
 // mock's commands are the test's own).
-func codexArgs(base, prompt string) []string {
+func codexArgs(base, model, prompt string) []string {
 	return []string{
 		"exec",
 		"--skip-git-repo-check",
 		"--dangerously-bypass-approvals-and-sandbox",
 		"--json",
-		"-m", "mock",
+		"-m", model,
 		"-c", `model_provider="gateway"`,
 		"-c", `model_providers.gateway={name="gateway", base_url="` + base + `", wire_api="responses", env_key="GATEWAY_API_KEY", request_max_retries=0, stream_max_retries=0}`,
 		prompt,
 	}
 }
 
-// TestCodexCapture runs one Codex tool round through a recorder in front
-// of the gateway and keeps the requests it sent (UPDATE_FIXTURES=1 writes
-// them to testdata/codex-requests.json, which TestCapturedRequests
-// replays).
+// TestCodexCapture runs one Codex tool round per model through a recorder
+// (see captureTarget) and keeps the requests it sent (UPDATE_FIXTURES=1
+// writes them to testdata/, where TestCapturedRequests replays them).
 func TestCodexCapture(t *testing.T) {
 	bin := cliBinary(t, "codex")
-	rec := startRecorder(t, startGateway(t, "", cliPolicy))
-	run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
-		codexArgs(rec.URL+"/v1", `/tool exec_command {"cmd":"echo `+cliMarker+`"}`)...)
-	if run.err != nil {
-		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	for _, c := range []struct{ model, fixture string }{
+		{codexModel, "codex-requests.json"},
+		{codexOlderModel, "codex-gpt-5.5-requests.json"},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			rec := startRecorder(t, captureTarget(t))
+			run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
+				codexArgs(rec.URL+"/v1", c.model, `/tool exec_command {"cmd":"echo `+cliMarker+`"}`)...)
+			if run.err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+			}
+			writeFixture(t, c.fixture, rec.requests())
+		})
 	}
-	writeFixture(t, "codex-requests.json", rec.requests())
 }
 
 // claudeEnv points Claude Code at base (the gateway's root URL) with no
@@ -100,24 +127,57 @@ func claudeEnv(base string) []string {
 	}
 }
 
-// claudeArgs runs one non-interactive turn that may use tools without
-// asking.
+// claudeArgs runs one non-interactive turn of claudeModel that may use
+// tools without asking.
 func claudeArgs(prompt string) []string {
-	return []string{"-p", prompt, "--model", "mock", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"}
+	return []string{"-p", prompt, "--model", claudeModel, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"}
 }
 
 // TestClaudeCodeCapture runs one Claude Code tool round through a
-// recorder in front of the gateway and keeps the requests it sent
+// recorder (see captureTarget) and keeps the requests it sent
 // (UPDATE_FIXTURES=1 writes them to testdata/claude-code-requests.json,
 // which TestCapturedRequests replays).
 func TestClaudeCodeCapture(t *testing.T) {
 	bin := cliBinary(t, "claude")
-	rec := startRecorder(t, startGateway(t, "", cliPolicy))
+	rec := startRecorder(t, captureTarget(t))
 	run := runCLI(t, bin, claudeEnv(rec.URL), claudeArgs(`/tool Bash {"command":"echo `+cliMarker+`"}`)...)
 	if run.err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
 	}
 	writeFixture(t, "claude-code-requests.json", rec.requests())
+}
+
+// agentSDK returns the command line that runs e2e/cli/agent-sdk.mjs: one
+// Claude Agent SDK query of claudeModel with prompt. It skips the test
+// when the SDK is not installed (npm ci in e2e/cli).
+func agentSDK(t *testing.T, prompt string) (node string, args []string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(cliDir, "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json")); err != nil {
+		t.Skipf("the Claude Agent SDK is not installed (npm ci in e2e/cli): %v", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("no node to run the Claude Agent SDK: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join(cliDir, "agent-sdk.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node, []string{script, claudeModel, prompt}
+}
+
+// TestAgentSDKCapture runs one Claude Agent SDK query with a Bash tool
+// round through a recorder (see captureTarget) and keeps the requests
+// its Claude Code sent (UPDATE_FIXTURES=1 writes them to
+// testdata/agent-sdk-requests.json, which TestCapturedRequests replays).
+func TestAgentSDKCapture(t *testing.T) {
+	node, args := agentSDK(t, `/tool Bash {"command":"echo `+cliMarker+`"}`)
+	rec := startRecorder(t, captureTarget(t))
+	run := runCLI(t, node, claudeEnv(rec.URL), args...)
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	}
+	writeFixture(t, "agent-sdk-requests.json", rec.requests())
 }
 
 // cliPolicy adds, for the CLI agents' shell tools (Codex's exec_command,
@@ -218,7 +278,7 @@ func TestCodex(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			prompt, gateway := c.promptFor("exec_command", "cmd", root, committed)
 			run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
-				codexArgs(gateway+"/v1", prompt)...)
+				codexArgs(gateway+"/v1", codexModel, prompt)...)
 			events := jsonLines(run.stdout)
 			var outputs, answers []string
 			for _, ev := range events {
@@ -249,19 +309,41 @@ func TestClaudeCode(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			prompt, gateway := c.promptFor("Bash", "command", root, committed)
 			run := runCLI(t, bin, claudeEnv(gateway), claudeArgs(prompt)...)
-			var outputs, answers []string
-			for _, ev := range jsonLines(run.stdout) {
-				switch ev["type"] {
-				case "user": // tool results travel in user messages
-					outputs = append(outputs, blockTexts(ev, "tool_result")...)
-				case "result":
-					text, _ := ev["result"].(string)
-					answers = append(answers, text)
-				}
-			}
-			checkCLIRun(t, c, run, outputs, answers)
+			checkClaudeRun(t, c, run)
 		})
 	}
+}
+
+// TestAgentSDK runs the Claude Agent SDK through the gateway with the Bash
+// tool, as TestClaudeCode runs Claude Code (the SDK yields Claude Code's
+// stream-json messages).
+func TestAgentSDK(t *testing.T) {
+	agentSDK(t, "") // skips without the SDK
+	root, committed := cliGateways(t)
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			prompt, gateway := c.promptFor("Bash", "command", root, committed)
+			node, args := agentSDK(t, prompt)
+			checkClaudeRun(t, c, runCLI(t, node, claudeEnv(gateway), args...))
+		})
+	}
+}
+
+// checkClaudeRun checks a run that printed Claude Code's stream-json
+// messages.
+func checkClaudeRun(t *testing.T, c cliCase, run cliRun) {
+	t.Helper()
+	var outputs, answers []string
+	for _, ev := range jsonLines(run.stdout) {
+		switch ev["type"] {
+		case "user": // tool results travel in user messages
+			outputs = append(outputs, blockTexts(ev, "tool_result")...)
+		case "result":
+			text, _ := ev["result"].(string)
+			answers = append(answers, text)
+		}
+	}
+	checkCLIRun(t, c, run, outputs, answers)
 }
 
 // checkCLIRun checks one CLI agent run against its case: the commands'

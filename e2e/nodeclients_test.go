@@ -266,3 +266,41 @@ func wantDenied(t *testing.T, o observation, reason, status string) {
 	}
 	noLeak(t, o.Text+strings.Join(o.Deltas, "")+o.Final)
 }
+
+// streamLoopReport is what clients/openai-responses-stream-loop.mjs
+// prints.
+type streamLoopReport struct {
+	Calls   []toolCall `json:"calls"`
+	Answers []string   `json:"answers"`
+	Error   *string    `json:"error"`
+}
+
+// TestOpenAIStreamHelperCapture runs the openai JS SDK's responses.stream()
+// helper in an application's tool loop, the helper's output fed back as
+// it returns it (clients/openai-responses-stream-loop.mjs), through a
+// recorder, and keeps the requests it sent (UPDATE_FIXTURES=1 writes them
+// to testdata/openai-js-stream-helper-requests.json, which
+// TestCapturedRequests replays). Through the gateway it is also the loop's
+// end-to-end test: a tool round and a follow-up turn.
+func TestOpenAIStreamHelperCapture(t *testing.T) {
+	node := nodeBinary(t)
+	rec := startRecorder(t, captureTarget(t))
+	raw := runScript(t, node, "openai-responses-stream-loop.mjs", gateways{root: rec.URL}, scriptPrompts(t))
+	var r streamLoopReport
+	for name, dst := range map[string]any{"calls": &r.Calls, "answers": &r.Answers, "error": &r.Error} {
+		if err := json.Unmarshal(raw[name], dst); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if r.Error != nil {
+		t.Fatalf("the loop failed after %d requests: %s", len(rec.requests()), *r.Error)
+	}
+	if len(r.Calls) != 1 || r.Calls[0].Name != weatherTool {
+		t.Fatalf("calls %+v, want one %s call", r.Calls, weatherTool)
+	}
+	sameJSON(t, r.Calls[0].Args, weatherArgs)
+	if len(r.Answers) != 2 || !strings.Contains(r.Answers[0], weatherResult) || r.Answers[1] != plainAnswer {
+		t.Fatalf("answers %q, want the tool result %q, then %q", r.Answers, weatherResult, plainAnswer)
+	}
+	writeFixture(t, "openai-js-stream-helper-requests.json", rec.requests())
+}

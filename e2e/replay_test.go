@@ -10,55 +10,178 @@ import (
 	"testing"
 )
 
-// capturedFixtures are the requests Codex and Claude Code sent in one tool
-// round (TestCodexCapture, TestClaudeCodeCapture), with the shell tool each
-// called.
-var capturedFixtures = []struct{ file, tool string }{
-	{"codex-requests.json", "exec_command"},
-	{"claude-code-requests.json", "Bash"},
+// capturedFixture is one captured tool round: the requests an agent or
+// client sent (TestCodexCapture, TestClaudeCodeCapture,
+// TestAgentSDKCapture, TestOpenAIStreamHelperCapture), the tool its first
+// answer calls with an argument carrying call, and what the tool returned
+// (result), which an answer after the round carries.
+type capturedFixture struct {
+	file, tool, call, result string
 }
 
-// TestCapturedRequests replays the CLI agents' captured requests, byte for
-// byte with their headers, against the gateway: it keeps accepting what
-// Codex and Claude Code send without installing them. The first model call
-// is answered with the shell tool's call, the last one (carrying the tool's
-// output) with the mock's "tool results: " text.
+var capturedFixtures = []capturedFixture{
+	{"codex-requests.json", "exec_command", cliMarker, cliMarker},
+	{"codex-gpt-5.5-requests.json", "exec_command", cliMarker, cliMarker},
+	{"claude-code-requests.json", "Bash", cliMarker, cliMarker},
+	{"agent-sdk-requests.json", "Bash", cliMarker, cliMarker},
+	{"openai-js-stream-helper-requests.json", weatherTool, "Paris", weatherResult},
+}
+
+// TestCapturedRequests replays the captured requests, byte for byte with
+// their headers, against the gateway: it keeps accepting what the agents
+// and clients send without installing them. Every model call must be
+// answered with a 200; the first with the tool's call, a later one (the
+// call carrying the tool's output) with the mock's "tool results: " text.
 func TestCapturedRequests(t *testing.T) {
-	root := startGateway(t, "", cliPolicy)
+	root := fixtureGateway(t, "")
 	for _, f := range capturedFixtures {
 		t.Run(strings.TrimSuffix(f.file, ".json"), func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("testdata", f.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var reqs []capturedRequest
-			if err := json.Unmarshal(data, &reqs); err != nil {
-				t.Fatal(err)
-			}
-			var calls []capturedRequest
-			for _, r := range reqs {
-				if r.Method == http.MethodPost && len(r.Body) > 0 {
-					calls = append(calls, r)
-				}
-			}
+			calls := modelCalls(t, f.file)
 			if len(calls) < 2 {
 				t.Fatalf("%d model calls captured, want the tool round's two at least", len(calls))
 			}
-			first := streamedText(replay(t, root, calls[0]))
-			if !strings.Contains(first, f.tool) || !strings.Contains(first, cliMarker) {
-				t.Fatalf("first answer does not call %s with the marker: %q", f.tool, first)
+			answers := make([]string, len(calls))
+			for i, c := range calls {
+				answers[i] = streamedText(replay(t, root, c))
 			}
-			last := streamedText(replay(t, root, calls[len(calls)-1]))
-			if !strings.Contains(last, "tool results:") || !strings.Contains(last, cliMarker) {
-				t.Fatalf("last answer does not carry the tool's output: %q", last)
+			if !strings.Contains(answers[0], f.tool) || !strings.Contains(answers[0], f.call) {
+				t.Fatalf("first answer does not call %s with %q: %q", f.tool, f.call, answers[0])
+			}
+			for _, a := range answers[1:] {
+				if strings.Contains(a, "tool results:") && strings.Contains(a, f.result) {
+					return
+				}
+			}
+			t.Fatalf("no answer carries the tool's output %q: %q", f.result, answers[1:])
+		})
+	}
+}
+
+// TestCapturedNewMembersReachPolicy replays captured requests that carry a
+// member the gateway does not know, deep inside the conversation, under a
+// policy that denies when it sees the member's name: the deny proves the
+// member was projected where policies look (the target, not only
+// model.params, so scope: target). The same request without the member,
+// the control, is answered: it is the member the policy saw.
+func TestCapturedNewMembersReachPolicy(t *testing.T) {
+	cases := []struct {
+		name, file string
+		call       int // which model call of the fixture
+		// container is the top-level array whose elements carry member,
+		// at any depth.
+		container, member string
+	}{
+		{"agent-sdk system message output_config", "agent-sdk-requests.json", 0, "messages", "output_config"},
+		{"claude-code system message output_config", "claude-code-requests.json", 1, "messages", "output_config"},
+		{"stream helper function_call parsed_arguments", "openai-js-stream-helper-requests.json", 1, "input", "parsed_arguments"},
+		{"stream helper output_text parsed", "openai-js-stream-helper-requests.json", 2, "input", "parsed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			const reason = "policy:new_member"
+			root := fixtureGateway(t, `
+  - name: deny-new-member
+    type: regex
+    points: [pre_model_call]
+    scope: target
+    action: deny
+    reason: `+reason+`
+    patterns: ['^`+c.member+`$']
+`)
+			calls := modelCalls(t, c.file)
+			if c.call >= len(calls) {
+				t.Fatalf("%d model calls captured, want call %d", len(calls), c.call)
+			}
+			req := calls[c.call]
+			status, body := send(t, root, req)
+			if status != http.StatusForbidden || !strings.Contains(body, reason) {
+				t.Fatalf("with %s[].%s: %d %s; want a 403 naming %s", c.container, c.member, status, body, reason)
+			}
+			req.Body = withoutMember(t, req.Body, c.container, c.member)
+			if status, body := send(t, root, req); status != http.StatusOK {
+				t.Fatalf("without %s[].%s (the control): %d %s", c.container, c.member, status, body)
 			}
 		})
 	}
 }
 
+// modelCalls reads a fixture's model calls: its POSTs with a body.
+func modelCalls(t *testing.T, file string) []capturedRequest {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []capturedRequest
+	if err := json.Unmarshal(data, &reqs); err != nil {
+		t.Fatal(err)
+	}
+	var calls []capturedRequest
+	for _, r := range reqs {
+		if r.Method == http.MethodPost && len(r.Body) > 0 {
+			calls = append(calls, r)
+		}
+	}
+	return calls
+}
+
+// withoutMember returns body with every member named member removed, at
+// any depth, from the elements of its top-level array container. It fails
+// the test when there is none: the fixture no longer shows the member.
+func withoutMember(t *testing.T, body, container, member string) string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	arr, _ := v[container].([]any)
+	removed := 0
+	var drop func(any)
+	drop = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			if _, ok := x[member]; ok {
+				delete(x, member)
+				removed++
+			}
+			for _, e := range x {
+				drop(e)
+			}
+		case []any:
+			for _, e := range x {
+				drop(e)
+			}
+		}
+	}
+	drop(arr)
+	if removed == 0 {
+		t.Fatalf("the request has no %s[].%s", container, member)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // replay sends one captured request to the gateway at root and returns the
 // answer's body, failing unless it is a 200.
 func replay(t *testing.T, root string, c capturedRequest) string {
+	t.Helper()
+	status, body := send(t, root, c)
+	if status != http.StatusOK {
+		t.Fatalf("%s %s: %d %s", c.Method, c.Path, status, body)
+	}
+	return body
+}
+
+// send sends one captured request, with its headers, to the gateway at
+// root and returns the answer's status and body.
+func send(t *testing.T, root string, c capturedRequest) (int, string) {
 	t.Helper()
 	url := root + c.Path
 	if c.Query != "" {
@@ -87,10 +210,7 @@ func replay(t *testing.T, root string, c capturedRequest) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: %d %s", c.Method, c.Path, resp.StatusCode, body)
-	}
-	return string(body)
+	return resp.StatusCode, string(body)
 }
 
 // streamedText concatenates, in event order, the strings an SSE answer
