@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -121,7 +122,7 @@ func (mc *modelCall) noteDeny(err error) {
 	if !isPolicyDeny(ae) {
 		return
 	}
-	req := deniedRequest{api: mc.surf.API(), body: sha256.Sum256(mc.body)}
+	req := deniedRequest{api: mc.surf.API(), body: retryHash(mc.body)}
 	if mc.t.pol != nil {
 		req.version = mc.t.pol.Version
 	}
@@ -147,7 +148,7 @@ func (s *Server) replayedDeny(r *http.Request, pol *Policy, p Principal, api wir
 	if err != nil || !s.denies.has(k, now) {
 		return apiError{}, false
 	}
-	d, ok := s.denies.lookup(k, deniedRequest{api: api, version: pol.Version, body: sha256.Sum256(body)}, now)
+	d, ok := s.denies.lookup(k, deniedRequest{api: api, version: pol.Version, body: retryHash(body)}, now)
 	if !ok {
 		return apiError{}, false
 	}
@@ -155,4 +156,27 @@ func (s *Server) replayedDeny(r *http.Request, pol *Policy, p Principal, api wir
 	s.log.Info("a retry of a denied request answered with its deny, without an upstream call",
 		"session", trailSessionID(k), "point", d.point, "reason", d.code)
 	return d, true
+}
+
+// retryHash identifies a request body as its retries repeat it: every
+// byte but the top-level stream member's value, since a client retries a
+// stream that failed after its 200 without streaming (Claude Code does).
+func retryHash(body []byte) [sha256.Size]byte {
+	from, to := -1, -1
+	rawjson.ObjectEach(body, rawjson.SkipSpace(body, 0), func(key []byte, at int) (int, bool) {
+		end := rawjson.ValueEnd(body, at)
+		if string(key) == "stream" && end > at {
+			from, to = at, end
+		}
+		return end, end > at
+	})
+	if from < 0 {
+		return sha256.Sum256(body)
+	}
+	h := sha256.New()
+	h.Write(body[:from])
+	h.Write(body[to:])
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
 }

@@ -58,8 +58,9 @@ func TestRetriedDenyDoesNotRerunTheModel(t *testing.T) {
 }
 
 // After the 200 (a keep-alive committed the stream), the deny arrives
-// in-stream; a retry of that request is answered with the deny before any
-// upstream call.
+// in-stream; a retry of that request, streamed or not (Claude Code retries
+// a stream that failed without streaming), is answered with the deny
+// before any upstream call.
 func TestRetriedDenyAfterThe200(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, b []byte) {
 		time.Sleep(80 * time.Millisecond)
@@ -71,9 +72,11 @@ func TestRetriedDenyAfterThe200(t *testing.T) {
 	if st != http.StatusOK || !strings.Contains(string(body), "policy:no") {
 		t.Fatalf("first: %d %s; want the in-stream deny", st, body)
 	}
-	st, _, body = gw.post(t, chatBody("stream it", true), hdr)
-	if st != http.StatusForbidden || !strings.Contains(string(body), "policy:no") || len(up.received()) != 1 {
-		t.Fatalf("retry: %d %s, upstream calls %d; want the deny as a 403 and no second call", st, body, len(up.received()))
+	for _, stream := range []bool{true, false} {
+		st, _, body = gw.post(t, chatBody("stream it", stream), hdr)
+		if st != http.StatusForbidden || !strings.Contains(string(body), "policy:no") || len(up.received()) != 1 {
+			t.Fatalf("retry (stream %v): %d %s, upstream calls %d; want the deny as a 403 and no second call", stream, st, body, len(up.received()))
+		}
 	}
 }
 
@@ -96,3 +99,18 @@ func TestDenyMemoryIsBounded(t *testing.T) {
 }
 
 func sessionKeyOf(i int) sessions.Key { return sessions.Key{ID: "s" + strconv.Itoa(i)} }
+
+func TestRetryHashIgnoresOnlyStream(t *testing.T) {
+	base := retryHash([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
+	for body, same := range map[string]bool{
+		`{"model":"m","stream":false,"messages":[{"role":"user","content":"x"}]}`:      true,
+		`{"model":"m","stream":true,"messages":[{"role":"user","content":"y"}]}`:       false,
+		`{"model":"n","stream":true,"messages":[{"role":"user","content":"x"}]}`:       false,
+		`{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true}`:       false,
+		`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}],"n":1}`: false,
+	} {
+		if (retryHash([]byte(body)) == base) != same {
+			t.Errorf("retryHash(%s) equal to the streamed request's: %v, want %v", body, !same, same)
+		}
+	}
+}
