@@ -80,7 +80,7 @@ interceptors:
 			InterceptionPoint string `json:"interception_point"`
 		} `json:"error"`
 	}
-	if status != http.StatusForbidden || json.Unmarshal(b, &env) != nil || env.Type != "error" ||
+	if status != http.StatusUnavailableForLegalReasons || json.Unmarshal(b, &env) != nil || env.Type != "error" ||
 		env.Error.Type != "permission_error" || env.Error.Code != "policy:secret" || env.Error.InterceptionPoint != "pre_model_call" {
 		t.Fatalf("denied count: %d %s", status, b)
 	}

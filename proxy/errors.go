@@ -126,7 +126,21 @@ func writeError(w http.ResponseWriter, err error) {
 func writeSurfaceError(w http.ResponseWriter, surf wire.Surface, err error) {
 	ae := asAPIError(err)
 	ae.setRetryAfter(w)
-	writeErrorBody(w, ae.status, surf.ErrorBody(ae.wireError()))
+	we := ae.wireError()
+	we.Status = surfaceStatus(surf, ae)
+	writeErrorBody(w, we.Status, surf.ErrorBody(we))
+}
+
+// denyStatuser is a surface whose clients show a policy deny under
+// another status than 403 (messages.Surface.PolicyDenyStatus).
+type denyStatuser interface{ PolicyDenyStatus() int }
+
+// surfaceStatus is the status e is answered with on surf.
+func surfaceStatus(surf wire.Surface, e *apiError) int {
+	if ds, ok := surf.(denyStatuser); ok && e.typ == typeDenied && e.status == http.StatusForbidden {
+		return ds.PolicyDenyStatus()
+	}
+	return e.status
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, b []byte) {

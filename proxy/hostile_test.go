@@ -284,7 +284,11 @@ func TestHostileUpstreamDenyPolicy(t *testing.T) {
 			if p := leaked(out); p != "" {
 				t.Fatalf("the client received %q: status %d\n%s", p, status, out)
 			}
-			want := map[hostileOutcome]int{judged: http.StatusForbidden, judgedUnrewritable: http.StatusForbidden, removed: http.StatusOK, refused: http.StatusBadGateway}[c.want]
+			deny := http.StatusForbidden
+			if c.api == wire.Messages {
+				deny = http.StatusUnavailableForLegalReasons // messages.Surface.PolicyDenyStatus
+			}
+			want := map[hostileOutcome]int{judged: deny, judgedUnrewritable: deny, removed: http.StatusOK, refused: http.StatusBadGateway}[c.want]
 			if status != want {
 				t.Errorf("status %d, want %d\n%s", status, want, out)
 			}

@@ -152,15 +152,21 @@ func TestDifferentialJSON(t *testing.T) {
 func TestDifferentialErrors(t *testing.T) {
 	seq := int64(7)
 	s := New(Options{})
-	for _, status := range []int{400, 401, 403, 404, 413, 429, 500, 502, 503, 529} {
-		e := wire.Error{Status: status, Type: "agent_hooks_denied", Code: "deny:policy", Message: "blocked by policy", Point: "pre_model_call", SessionID: "s1", Sequence: &seq}
+	for i, status := range []int{400, 401, 403, 404, 413, 429, 451, 500, 502, 503, 529} {
+		// A policy deny is a permission_error whatever its status; other
+		// errors take the type Anthropic sends with the status.
+		typ, wantType := "agent_hooks_denied", "permission_error"
+		if i%2 == 1 {
+			typ, wantType = "agent_hooks_host_error", AnthropicErrorType(status)
+		}
+		e := wire.Error{Status: status, Type: typ, Code: "deny:policy", Message: "blocked by policy", Point: "pre_model_call", SessionID: "s1", Sequence: &seq}
 		client := sdkServer(t, status, s.ErrorBody(e), false)
 		_, err := client.Messages.New(context.Background(), sdkParams)
 		var apiErr *anthropic.Error
 		if !errors.As(err, &apiErr) {
 			t.Fatalf("%d: err = %v", status, err)
 		}
-		if apiErr.StatusCode != status || string(apiErr.Type()) != AnthropicErrorType(status) || apiErr.Message != "blocked by policy" {
+		if apiErr.StatusCode != status || string(apiErr.Type()) != wantType || apiErr.Message != "blocked by policy" {
 			t.Errorf("%d: status %d type %q message %q", status, apiErr.StatusCode, apiErr.Type(), apiErr.Message)
 		}
 		for _, member := range []string{`"code":"deny:policy"`, `"interception_point":"pre_model_call"`, `"session_id":"s1"`, `"sequence":7`} {

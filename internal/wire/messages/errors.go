@@ -25,6 +25,9 @@ type errorDetail struct {
 	Sequence          *int64 `json:"sequence,omitempty"`
 }
 
+// deniedType is the gateway's error type of a policy deny.
+const deniedType = "agent_hooks_denied"
+
 // AnthropicErrorType maps an HTTP status to the error type Anthropic
 // sends with it.
 func AnthropicErrorType(status int) string {
@@ -54,6 +57,15 @@ func AnthropicErrorType(status int) string {
 	return "api_error"
 }
 
+// PolicyDenyStatus is the HTTP status of a policy deny on this surface:
+// 451, not the gateway's usual 403. Measured with Claude Code 2.1.332: it
+// shows every 403 as "Failed to authenticate. API Error: 403 …", which
+// sends users to check their key, and retries 400, 409 and 422 five
+// times; a 451 it shows as "API Error: 451 <the policy's message>" and
+// does not retry. The Anthropic SDKs raise it as an APIStatusError with
+// status 451 and the error type permission_error.
+func (s *Surface) PolicyDenyStatus() int { return http.StatusUnavailableForLegalReasons }
+
 // ErrorBody implements wire.Surface: {"type":"error","error":{"type",
 // "message","code","param","interception_point","session_id",
 // "sequence"}}, the type from the status, code the verdict reason or the
@@ -63,8 +75,12 @@ func (s *Surface) ErrorBody(e wire.Error) []byte {
 	if code == "" {
 		code = e.Type
 	}
+	typ := AnthropicErrorType(e.Status)
+	if e.Type == deniedType {
+		typ = "permission_error" // whatever the status: a policy said no
+	}
 	env := errorEnvelope{Type: "error", Error: errorDetail{
-		Type:              AnthropicErrorType(e.Status),
+		Type:              typ,
 		Message:           e.Message,
 		Code:              code,
 		Param:             e.Param,
