@@ -110,7 +110,7 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		return nil, false
 	}
 	orig := req.Messages()
-	if n := len(orig) - firstTrailingUser(orig); inputs && !clientTurn && n > s.opts.MaxInputMessages {
+	if n := turnInputs(orig, turnStart(orig)); inputs && !clientTurn && n > s.opts.MaxInputMessages {
 		budget.Close()
 		writeSurfaceError(w, surf, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "too_many_input_messages",
 			message: fmt.Sprintf("the request ends in %d user messages, each an input emission; at most %d are accepted (limits.max_input_messages)", n, s.opts.MaxInputMessages)})
@@ -325,25 +325,45 @@ func (s *Server) callUpstream(ctx context.Context, uc *upstreamCall, up provider
 	return resp, nil
 }
 
-// firstTrailingUser is the index of the first of the trailing user
-// messages (the new turn), len(messages) when there are none.
-func firstTrailingUser(messages []any) int {
+// turnStart is the index of the first message of the new turn: the
+// messages after the conversation's last assistant message or tool
+// result, len(messages) when it ends in one. A turn's user messages are
+// its inputs; the system and developer messages among them are not, and
+// do not hide them (Claude Code ends every request with a system message
+// after the user's).
+func turnStart(messages []any) int {
 	first := len(messages)
 	for first > 0 {
 		m, _ := messages[first-1].(map[string]any)
-		if m["role"] != "user" {
-			break
+		switch m["role"] {
+		case "user", "system", "developer":
+			first--
+			continue
 		}
-		first--
+		break
 	}
 	return first
 }
 
-// emitInputs emits input for each trailing user message (a new turn) and
+// turnInputs counts the user messages of the turn starting at first.
+func turnInputs(messages []any, first int) int {
+	n := 0
+	for _, m := range messages[first:] {
+		if m.(map[string]any)["role"] == "user" {
+			n++
+		}
+	}
+	return n
+}
+
+// emitInputs emits input for each user message of the new turn and
 // writes input transforms back into the messages.
 func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any, error) {
-	for i := firstTrailingUser(messages); i < len(messages); i++ {
+	for i := turnStart(messages); i < len(messages); i++ {
 		m := messages[i].(map[string]any)
+		if m["role"] != "user" {
+			continue
+		}
 		out, err := t.emit(ctx, enforcement.Input, enforcement.InputFields(m["content"], "user"),
 			enforcement.WithTargetValidator(validateInputTarget))
 		if err != nil {

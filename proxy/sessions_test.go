@@ -234,6 +234,10 @@ func TestTurnPoints(t *testing.T) {
 		{"tool result continues the turn", toolTurn, nil, nil, true},
 		{"two trailing user messages", `{"model":"gpt-test","messages":[{"role":"system","content":"sys"},{"role":"user","content":"first"},{"role":"user","content":"second"}]}`, nil, []string{"first", "second"}, true},
 		{"only the trailing user messages", `{"model":"gpt-test","messages":[{"role":"user","content":"old"},{"role":"assistant","content":"answer"},{"role":"user","content":"new"}]}`, nil, []string{"new"}, true},
+		// Claude Code ends every request with a system message after the
+		// user's: the turn's user messages are its inputs all the same.
+		{"a system message after the user's", `{"model":"gpt-test","messages":[{"role":"user","content":"ask"},{"role":"system","content":"effort"}]}`, nil, []string{"ask"}, true},
+		{"user, developer, user", `{"model":"gpt-test","messages":[{"role":"assistant","content":"a"},{"role":"user","content":"one"},{"role":"developer","content":"d"},{"role":"user","content":"two"}]}`, nil, []string{"one", "two"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
