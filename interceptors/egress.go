@@ -219,7 +219,7 @@ func (e *egressInterceptor) rewriteIn(c enforcement.Context) enforcement.Verdict
 	if member, found := e.scope.firstOutside(c, e.anyForbidden); found {
 		return enforcement.Deny(e.denyReason, outsideMessage(e.policy, member, "rewrite"))
 	}
-	w := textRewriter{text: e.rewriteText}
+	w := textRewriter{find: e.appendEdits}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:
@@ -300,6 +300,14 @@ func (e *egressInterceptor) firstForbiddenSorted(v any) (forbidden, bool) {
 				return f, true
 			}
 		}
+		var f forbidden
+		if anyJoin(x, func(s string) bool {
+			var bad bool
+			f, bad = e.stringForbidden(s)
+			return bad
+		}) {
+			return f, true
+		}
 	}
 	return forbidden{}, false
 }
@@ -329,27 +337,17 @@ func (e *egressInterceptor) check(u foundURL) (forbidden, bool) {
 	return forbidden{}, false
 }
 
-// rewriteText replaces the forbidden URLs of s and reports whether s
-// changed.
-func (e *egressInterceptor) rewriteText(s string) (string, bool) {
-	out := e.rewriteString(s)
-	return out, out != s
-}
-
-// rewriteString replaces each forbidden URL of s with rewrite_to. A URL
-// nested in another is part of it: the outer URL is replaced whole when
-// either is forbidden (an allowed host can redirect to the nested one).
-func (e *egressInterceptor) rewriteString(s string) string {
-	var b strings.Builder
-	last := 0
+// appendEdits appends an edit replacing each forbidden URL of s with
+// rewrite_to. A URL nested in another is part of it: the outer URL is
+// replaced whole when either is forbidden (an allowed host can redirect
+// to the nested one).
+func (e *egressInterceptor) appendEdits(dst []edit, s string) []edit {
 	// A group is a URL and the URLs nested in it; it is written when the
 	// next URL starts past its end.
 	groupStart, groupEnd, groupBad := -1, -1, false
 	flush := func() {
 		if groupBad {
-			b.WriteString(s[last:groupStart])
-			b.WriteString(e.rewriteTo)
-			last = groupEnd
+			dst = append(dst, edit{start: groupStart, end: groupEnd, repl: e.rewriteTo})
 		}
 	}
 	for u := range findURLs(s) {
@@ -366,9 +364,5 @@ func (e *egressInterceptor) rewriteString(s string) string {
 	if groupStart >= 0 {
 		flush()
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return dst
 }

@@ -57,6 +57,11 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
 	wide := enforcement.PreModelFields("gpt-4o", []any{
 		map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "c1", "type": "function",
 			"function": map[string]any{"name": "send", "arguments": "{}"}}}, "ann@example.com": "the secret https://evil.example/k"},
+		// Matches split over parts: a run's rewrite is the rewriter's own too.
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "mail bob@exa"}, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "x"}},
+			map[string]any{"type": "text", "text": "mple.com, the sec"}, map[string]any{"type": "text", "text": "ret, https://evil.ex"},
+			map[string]any{"type": "text", "text": "ample/x"}}},
 	})
 	wide["tools"] = []any{map[string]any{"name": "send", "description": "Sends mail.", "schema": map[string]any{
 		"type": "object", "properties": map[string]any{"to": map[string]any{"type": "string"}}}}}

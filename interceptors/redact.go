@@ -245,7 +245,7 @@ func (r *redactInterceptor) Intercept(_ context.Context, c enforcement.Context) 
 		return enforcement.Deny(r.reason, outsideMessage(r.name, member, "redact")), nil
 	}
 	counts := make(tally, len(r.scan.detectors))
-	w := textRewriter{text: func(s string) (string, bool) { return r.scan.text(s, counts) }}
+	w := textRewriter{find: r.scan.appendEdits, counts: counts}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:

@@ -121,26 +121,18 @@ func (d *detector) appendAnchored(out []span, s string, det int) []span {
 	return out
 }
 
-// text rewrites every match in the view of s (see textview) over the
-// original bytes it came from, and counts them into t. A replacement that
+// appendEdits appends an edit for every match in the view of s (see
+// textview), over the original bytes it came from. A replacement that
 // quotes the match (mask, hash) quotes it as the view has it, so a
 // disguised secret hashes as the plain one does.
-func (sc *scanner) text(s string, t tally) (string, bool) {
+func (sc *scanner) appendEdits(dst []edit, s string) []edit {
 	v := textview.Of(s)
-	spans := sc.find(v.Text)
-	if len(spans) == 0 {
-		return s, false
+	for _, m := range sc.find(v.Text) {
+		o, e := v.Original(m.start, m.end)
+		dst = append(dst, edit{start: o, end: e, det: m.det,
+			repl: sc.replace(sc.detectors[m.det].name, v.Text[m.start:m.end])})
 	}
-	for _, m := range spans {
-		t[m.det]++
-	}
-	out := rewriteView(s, &v, len(spans),
-		func(i int) (int, int) { return spans[i].start, spans[i].end },
-		func(i int) string {
-			m := spans[i]
-			return sc.replace(sc.detectors[m.det].name, v.Text[m.start:m.end])
-		})
-	return out, true
+	return dst
 }
 
 // anyMatch reports whether a detector finds something in the view of a

@@ -156,7 +156,7 @@ func (r *regexInterceptor) redactIn(c enforcement.Context) enforcement.Verdict {
 	if member, found := r.scope.firstOutside(c, r.anyMatch); found {
 		return enforcement.Deny(r.reason, outsideMessage(r.policy, member, "redact"))
 	}
-	w := textRewriter{text: r.replaceString}
+	w := textRewriter{find: r.appendEdits}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:
@@ -181,21 +181,24 @@ func (r *regexInterceptor) matchString(s string) bool {
 	return r.filter.admits(v.Text) && r.re.MatchString(v.Text)
 }
 
-// replaceString replaces every match in the view of s, writing each
-// replacement over the original bytes the match came from, and reports
-// whether s changed. One search finds the matches: a string without any
-// costs no allocation, and one with some is not searched twice.
-func (r *regexInterceptor) replaceString(s string) (string, bool) {
+// appendEdits appends an edit for every match in the view of s, over the
+// original bytes the match came from. One search finds the matches: a
+// string without any costs no allocation.
+func (r *regexInterceptor) appendEdits(dst []edit, s string) []edit {
 	v := textview.Of(s)
 	if !r.filter.admits(v.Text) {
-		return s, false
+		return dst
 	}
-	locs := r.re.FindAllStringIndex(v.Text, -1)
-	if locs == nil {
-		return s, false
+	for _, loc := range r.re.FindAllStringIndex(v.Text, -1) {
+		o, e := v.Original(loc[0], loc[1])
+		dst = append(dst, edit{start: o, end: e, repl: r.replacement})
 	}
-	out := rewriteView(s, &v, len(locs),
-		func(i int) (int, int) { return locs[i][0], locs[i][1] },
-		func(int) string { return r.replacement })
-	return out, out != s
+	return dst
+}
+
+// replaceString replaces every match in the view of s and reports whether
+// s changed: the rewrite of one string, the join aside.
+func (r *regexInterceptor) replaceString(s string) (string, bool) {
+	w := textRewriter{find: r.appendEdits}
+	return w.text(s)
 }

@@ -75,7 +75,8 @@ func mergeMessage(policy string) string {
 }
 
 // anyText reports whether match holds for a string value or an object key
-// anywhere in v: a key can carry a secret as well as a value can.
+// anywhere in v (a key can carry a secret as well as a value can), or for
+// the join of the parts of an array that readers join (see joinedPart).
 func anyText(v any, match func(string) bool) bool {
 	switch x := v.(type) {
 	case string:
@@ -92,26 +93,56 @@ func anyText(v any, match func(string) bool) bool {
 				return true
 			}
 		}
+		return anyJoin(x, match)
 	}
 	return false
 }
 
-// textRewriter applies a string rewrite to every string value and object
-// key of a value tree without modifying it. When anything changed, the
+// textRewriter applies the edits find finds to every string value and
+// object key of a value tree, and to the joins of the parts readers join
+// (see joinedPart), without modifying it. When anything changed, the
 // result is the rewriter's own: every container on it is new, unchanged
 // ones deep-copied once (strings and numbers are immutable and shared),
 // so it can go into a verdict as it is. When nothing changed, the input
 // is returned. Numbers, booleans and nulls stay as they are.
 type textRewriter struct {
-	// text rewrites one string and reports whether it changed.
-	text func(string) (string, bool)
+	// find appends to dst the edits of s, in the order one search finds
+	// them, at byte offsets of s.
+	find func(dst []edit, s string) []edit
+	// counts, when not nil, counts the edits applied per detector (redact).
+	counts tally
 	// merged is set when renaming keys made two members of one object
 	// equal; the result is then unusable.
 	merged bool
+	// buf is find's scratch, reused from string to string.
+	buf []edit
 }
 
 // renamedKey is one object key a rewrite changed.
 type renamedKey struct{ from, to string }
+
+// settle settles es (see settle) and counts the edits that remain.
+func (w *textRewriter) settle(es []edit) []edit {
+	es = settle(es)
+	if w.counts != nil {
+		for _, e := range es {
+			w.counts[e.det]++
+		}
+	}
+	return es
+}
+
+// text rewrites one string and reports whether it changed. A string
+// without edits costs no allocation.
+func (w *textRewriter) text(s string) (string, bool) {
+	es := w.find(w.buf[:0], s)
+	w.buf = es[:0]
+	if len(es) == 0 {
+		return s, false
+	}
+	out := applyEdits(s, w.settle(es))
+	return out, out != s
+}
 
 // tree rewrites v and reports whether anything changed.
 func (w *textRewriter) tree(v any) (any, bool) {
@@ -123,7 +154,7 @@ func (w *textRewriter) tree(v any) (any, bool) {
 			return nx, true
 		}
 	case map[string]any:
-		if nx, changed := w.object(x); changed {
+		if nx, changed := w.object(x, "", runText{}); changed {
 			return nx, true
 		}
 	case []any:
@@ -134,11 +165,29 @@ func (w *textRewriter) tree(v any) (any, bool) {
 	return v, false
 }
 
-// array rewrites the elements of x.
+// array rewrites the elements of x. The parts of a kind readers join,
+// when there are two or more, are judged together (see runs), and their
+// text members take what the run made of them.
 func (w *textRewriter) array(x []any) ([]any, bool) {
+	c, multi := countJoins(x)
+	var joinedTexts []runText
+	if multi {
+		joinedTexts = w.runs(x, c)
+	}
 	var out []any
 	for i, e := range x {
-		if ne, changed := w.tree(e); changed {
+		var ne any
+		var changed bool
+		if k, member, s := joinedPart(e); multi && k >= 0 && c.parts[k] > 1 && s != "" {
+			var rt runText
+			if joinedTexts != nil {
+				rt = joinedTexts[i]
+			}
+			ne, changed = w.object(e.(map[string]any), member, rt)
+		} else {
+			ne, changed = w.tree(e)
+		}
+		if changed {
 			if out == nil {
 				out = make([]any, len(x))
 			}
@@ -158,12 +207,22 @@ func (w *textRewriter) array(x []any) ([]any, bool) {
 	return out, true
 }
 
-// object rewrites the members and keys of x.
-func (w *textRewriter) object(x map[string]any) (map[string]any, bool) {
+// object rewrites the members and keys of x. When judged is not empty it
+// names the member a run already judged (see array): that member takes
+// rt's text when rt changed and is otherwise left as it is.
+func (w *textRewriter) object(x map[string]any, judged string, rt runText) (map[string]any, bool) {
 	var out map[string]any
 	var renames []renamedKey
 	for k, e := range x {
-		if ne, changed := w.tree(e); changed {
+		var ne any
+		var changed bool
+		switch {
+		case judged == "" || k != judged:
+			ne, changed = w.tree(e)
+		case rt.changed:
+			ne, changed = rt.text, true
+		}
+		if changed {
 			if out == nil {
 				out = make(map[string]any, len(x))
 			}

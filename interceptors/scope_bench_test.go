@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 )
 
 // benchTools is a request's tool declarations as the gateway projects
@@ -59,22 +61,52 @@ var scanPolicies = []struct {
 	{"egress-deny", "  - name: e\n    type: egress\n    allow_hosts: ['*.example.com']\n", enforcement.DecisionAllow},
 }
 
+// benchParts returns msgs with each message's content split into n text
+// parts at rune boundaries, as clients send a prompt in several blocks
+// (Claude Code's reminders beside the prompt, input_text parts): the
+// joined text equals the original content.
+func benchParts(msgs []any, n int) []any {
+	out := make([]any, len(msgs))
+	for i, m := range msgs {
+		text := m.(map[string]any)["content"].(string)
+		parts := make([]any, 0, n)
+		for k := range n {
+			lo, hi := runeCut(text, len(text)*k/n), runeCut(text, len(text)*(k+1)/n)
+			parts = append(parts, map[string]any{"type": "text", "text": text[lo:hi]})
+		}
+		out[i] = map[string]any{"role": "user", "content": parts}
+	}
+	return out
+}
+
+// runeCut moves i back to the start of the rune it falls in.
+func runeCut(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
+
 // benchIntercept runs ic on c, n bytes of text, until the benchmark
-// stops, failing on an error or any decision but want.
+// stops, failing on an error or any decision but want. It reports the CPU
+// time per call too, steadier than wall time on a shared machine.
 func benchIntercept(b *testing.B, ic enforcement.Interceptor, c enforcement.Context, n int, want enforcement.Decision) {
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
+	start := cputime.Process()
 	for b.Loop() {
 		v, err := ic.Intercept(context.Background(), c)
 		if err != nil || v.Decision != want {
 			b.Fatalf("%+v, %v", v, err)
 		}
 	}
+	cputime.ReportPerOp(b, start)
 }
 
 // BenchmarkScan measures regex (deny and redact), redact and egress over
 // the redact benchmark's messages, with the request's tools and
-// model.params beside them ("request") and without ("messages"), on 1 KiB
+// model.params beside them ("request") and without ("messages"), and with
+// each message's content split into four text parts ("parts"), on 1 KiB
 // and 64 KiB message arrays.
 func BenchmarkScan(b *testing.B) {
 	for _, p := range scanPolicies {
@@ -86,10 +118,13 @@ func BenchmarkScan(b *testing.B) {
 		for _, size := range []int{1 << 10, 64 << 10} {
 			msgs := benchMessages(size)
 			n := contentBytes(msgs)
-			for _, shape := range []string{"messages", "request"} {
+			for _, shape := range []string{"messages", "request", "parts"} {
 				c := at(enforcement.PreModelCall, msgs)
-				if shape == "request" {
+				switch shape {
+				case "request":
 					c = benchRequest(msgs)
+				case "parts":
+					c = at(enforcement.PreModelCall, benchParts(msgs, 4))
 				}
 				b.Run(fmt.Sprintf("%s/%s/%dKiB", p.name, shape, size>>10), func(b *testing.B) {
 					benchIntercept(b, ic, c, n, p.want)

@@ -266,9 +266,13 @@ func TestScanScopeProblems(t *testing.T) {
 func TestTextRewriterOwnsItsResult(t *testing.T) {
 	kept := map[string]any{"k": []any{"v", json.Number("1"), nil}}
 	in := []any{kept, map[string]any{"x": "a-x", "same": map[string]any{"n": true}}, nil}
-	w := textRewriter{text: func(s string) (string, bool) {
-		out := strings.ReplaceAll(s, "x", "y")
-		return out, out != s
+	w := textRewriter{find: func(dst []edit, s string) []edit {
+		for i := range len(s) {
+			if s[i] == 'x' {
+				dst = append(dst, edit{start: i, end: i + 1, repl: "y"})
+			}
+		}
+		return dst
 	}}
 	out, changed := w.tree(in)
 	if !changed || w.merged {
