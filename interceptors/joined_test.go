@@ -347,3 +347,21 @@ func TestSettle(t *testing.T) {
 		}
 	}
 }
+
+// A redactor's deny of what it cannot redact says so (policy:unredactable),
+// not policy:redacted, the reason of the transform it could not make;
+// a configured reason is kept.
+func TestUnredactableReason(t *testing.T) {
+	c := at(enforcement.PreModelCall, userParts(textPart("hi")))
+	c["tools"] = []any{map[string]any{"name": "Bash", "description": "mail bob@example.com"}}
+	for _, tc := range []struct{ spec, want string }{
+		{"  - name: r\n    type: regex\n    action: redact\n    patterns: ['[a-z]+@example\\.com']\n", "policy:unredactable"},
+		{"  - name: r\n    type: regex\n    action: redact\n    reason: policy:pii\n    patterns: ['[a-z]+@example\\.com']\n", "policy:pii"},
+		{"  - name: r\n    type: redact\n    detectors: [email]\n", "policy:unredactable"},
+	} {
+		v := intercept(t, build(t, tc.spec), c)
+		if v.Decision != enforcement.DecisionDeny || v.Reason != tc.want || !strings.Contains(v.Message, "lies in tools") {
+			t.Errorf("%s: %+v, want a deny with reason %s", tc.spec, v, tc.want)
+		}
+	}
+}

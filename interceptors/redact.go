@@ -61,8 +61,11 @@ var customName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 type redactInterceptor struct {
 	name   string
 	reason string
-	scope  scanScope
-	scan   scanner
+	// unreachableReason denies a match no transform can reach: the
+	// configured reason, else reasonUnredactable.
+	unreachableReason string
+	scope             scanScope
+	scan              scanner
 }
 
 // newRedact builds the "redact" type.
@@ -78,6 +81,7 @@ func newRedact(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) 
 	var sps []config.Problem
 	r.scope, sps = scopeOf(spec, opts.Scope)
 	ps = append(ps, sps...)
+	r.unreachableReason = cmp.Or(opts.Reason, reasonUnredactable)
 	if r.reason == "" {
 		r.reason = "policy:redacted"
 	} else {
@@ -242,14 +246,14 @@ func (r *redactInterceptor) Intercept(_ context.Context, c enforcement.Context) 
 		return enforcement.Allow(), nil
 	}
 	if member, found := r.scope.firstOutside(c, r.scan.anyMatch); found {
-		return enforcement.Deny(r.reason, outsideMessage(r.name, member, "redact")), nil
+		return enforcement.Deny(r.unreachableReason, outsideMessage(r.name, member, "redact")), nil
 	}
 	counts := make(tally, len(r.scan.detectors))
 	w := textRewriter{find: r.scan.appendEdits, counts: counts}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:
-		return enforcement.Deny(r.reason, mergeMessage(r.name)), nil
+		return enforcement.Deny(r.unreachableReason, mergeMessage(r.name)), nil
 	case !changed:
 		return enforcement.Allow(), nil
 	}

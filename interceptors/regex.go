@@ -1,6 +1,7 @@
 package interceptors
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -36,14 +37,17 @@ type regexOptions struct {
 // key of what it judges: the target and, by default at pre_model_call, the
 // request's tools and model.params (see scanScope).
 type regexInterceptor struct {
-	policy      string
-	re          *regexp.Regexp // all patterns as one alternation
-	filter      literalFilter  // strings without a required literal cannot match
-	scope       scanScope
-	redact      bool
-	reason      string
-	message     string
-	replacement string
+	policy string
+	re     *regexp.Regexp // all patterns as one alternation
+	filter literalFilter  // strings without a required literal cannot match
+	scope  scanScope
+	redact bool
+	reason string
+	// unreachableReason is a redact's deny of a match no transform can
+	// reach: the configured reason, else reasonUnredactable.
+	unreachableReason string
+	message           string
+	replacement       string
 }
 
 // newRegex builds the "regex" type.
@@ -96,6 +100,7 @@ func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 		if opts.Replacement != nil {
 			r.replacement = *opts.Replacement
 		}
+		r.unreachableReason = cmp.Or(r.reason, reasonUnredactable)
 		if r.reason == "" {
 			r.reason = "policy:redacted"
 		}
@@ -154,13 +159,13 @@ func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 // keys would merge two members.
 func (r *regexInterceptor) redactIn(c enforcement.Context) enforcement.Verdict {
 	if member, found := r.scope.firstOutside(c, r.anyMatch); found {
-		return enforcement.Deny(r.reason, outsideMessage(r.policy, member, "redact"))
+		return enforcement.Deny(r.unreachableReason, outsideMessage(r.policy, member, "redact"))
 	}
 	w := textRewriter{find: r.appendEdits}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:
-		return enforcement.Deny(r.reason, mergeMessage(r.policy))
+		return enforcement.Deny(r.unreachableReason, mergeMessage(r.policy))
 	case !changed:
 		return enforcement.Allow()
 	}

@@ -61,6 +61,12 @@ func (s scanScope) firstOutside(c enforcement.Context, found func(v any) bool) (
 	return "", false
 }
 
+// reasonUnredactable is a redactor's deny of what it cannot redact (a
+// match outside the target, or a rewrite that would merge two members),
+// unless its configuration names a reason: the transform's default,
+// policy:redacted, would read as if something had been redacted.
+const reasonUnredactable = "policy:unredactable"
+
 // outsideMessage explains a deny for a match a transform cannot reach: a
 // transform addresses $target only (spec §5.2). It names the member, never
 // what matched.

@@ -243,7 +243,7 @@ func TestScopeGatewayRedactRenamesKey(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(`/tool store {"` + testKey + `":1,"` + testKey + `x":2}`)},
 	})
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusForbidden || apiErr.Code != "policy:redacted" {
-		t.Errorf("merging keys: %v, want 403 policy:redacted", err)
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusForbidden || apiErr.Code != "policy:unredactable" {
+		t.Errorf("merging keys: %v, want 403 policy:unredactable", err)
 	}
 }
