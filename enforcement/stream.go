@@ -63,6 +63,12 @@ type StreamJudge interface {
 //   - evaluate_only verdicts never gate release: they are recorded, and
 //     the text is released as if permitted.
 //
+// The text is the response's text as its reader assembles it
+// (ResponseText): an answer in several text parts is mediated as their
+// join, so each verdict covers everything before it across the parts,
+// and Final accepts a complete response whose content is a part array
+// whose text extends the released text.
+//
 // Released is the only content that may become durable (item 4). A
 // StreamMediator is not safe for concurrent use.
 type StreamMediator struct {
@@ -139,14 +145,27 @@ func (m *StreamMediator) Segment(ctx context.Context, prefix string) (string, er
 
 // Final judges the complete response (its real finish_reason and tool
 // calls) at the stream's proper end. On a permit it returns the outcome
-// and the text still to release: the verdicted content after Released.
-// It returns *BlockedError on a deny, including the fail-closed deny of a
-// verdicted content that rewrites released text. When the verdicted
-// content is not a string, rest is "" and the host renders the target
-// itself (only possible when nothing was released).
+// and the text still to release: the verdicted content's text
+// (ResponseText) after Released. It returns *BlockedError on a deny,
+// including the fail-closed deny of a verdicted content that rewrites
+// released text, and the refusal (Refuse, host_error:streaming_unsupported)
+// of a complete response whose text does not extend Released. When nothing
+// was released and the verdicted content is not a string, rest is "" and
+// the host renders the target itself.
 func (m *StreamMediator) Final(ctx context.Context, response map[string]any) (*Outcome, string, error) {
 	if m.closed != nil {
 		return nil, "", errMediatorClosed
+	}
+	if !strings.HasPrefix(ResponseText(response["content"]), m.released) {
+		// The complete answer contradicts the text its segments released
+		// (a stream whose final snapshot rewrites its deltas): it cannot
+		// continue what the caller already has.
+		out, err := m.judge.Refuse(ctx, response, ReasonStreamingUnsupported,
+			fmt.Sprintf("the complete response does not extend the %d bytes already released", len(m.released)))
+		if err != nil {
+			return nil, "", m.fail(err)
+		}
+		return out, "", m.fail(&BlockedError{Outcome: out})
 	}
 	out, err := m.judge.Judge(ctx, response, m.keepsReleased)
 	if err != nil {
@@ -162,17 +181,18 @@ func (m *StreamMediator) Final(ctx context.Context, response map[string]any) (*O
 			target = t
 		}
 	}
-	content, ok := target["content"].(string)
-	if !ok && m.released == "" {
+	if _, ok := target["content"].(string); !ok && m.released == "" {
 		return out, "", nil
 	}
-	if !strings.HasPrefix(content, m.released) {
-		// Unreachable for a host that releases plain text only: the
-		// untransformed response must extend what its segments released.
-		return out, "", fmt.Errorf("agent-hooks: the complete response does not extend the %d bytes already released", len(m.released))
+	text := ResponseText(target["content"])
+	if !strings.HasPrefix(text, m.released) {
+		// Unreachable: the response was checked to extend the released
+		// text before it was judged, and keepsReleased holds a transform
+		// to it.
+		return out, "", fmt.Errorf("agent-hooks: the verdicted response does not extend the %d bytes already released", len(m.released))
 	}
-	rest := content[len(m.released):]
-	m.released = content
+	rest := text[len(m.released):]
+	m.released = text
 	return out, rest, nil
 }
 
@@ -208,10 +228,37 @@ func (m *StreamMediator) keepsReleased(target any) error {
 	if !ok {
 		return fmt.Errorf("%w: the response is not an object", ErrReleasedRewrite)
 	}
-	if c, ok := t["content"].(string); !ok || !strings.HasPrefix(c, m.released) {
+	if !strings.HasPrefix(ResponseText(t["content"]), m.released) {
 		return ErrReleasedRewrite
 	}
 	return nil
+}
+
+// partText is the type of a text part in a response's content.
+const partText = "text"
+
+// ResponseText is the text a response's content carries as its reader
+// assembles it, the text a StreamMediator releases: a string is itself; a
+// part array is the join of its text parts ({"type":"text","text":…}), in
+// order, with nothing between them (as openai-go's output_text joins a
+// Responses answer's text parts, and an application joins an Anthropic
+// answer's text blocks). Reasoning, refusals and other parts are not text
+// the caller is shown as the answer; any other content carries no text.
+func ResponseText(content any) string {
+	switch c := content.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, p := range c {
+			if m, ok := p.(map[string]any); ok && m["type"] == partText {
+				s, _ := m["text"].(string)
+				b.WriteString(s)
+			}
+		}
+		return b.String()
+	}
+	return ""
 }
 
 // release moves the watermark over a permitted prefix and returns the

@@ -43,8 +43,7 @@ func mediator(t *testing.T, mode Mode, maxSegments int, policy func(content stri
 		RecordBuffer: 64,
 		Interceptors: []Registration{reg("policy", func(_ context.Context, c Context) (Verdict, error) {
 			r, _ := c["response"].(map[string]any)
-			s, _ := r["content"].(string)
-			return policy(s), nil
+			return policy(ResponseText(r["content"])), nil
 		})},
 	})
 	return NewStreamMediator(&testJudge{t: t, e: e, b: newTestBuilder()}, maxSegments), e
@@ -290,5 +289,94 @@ func TestStreamMediatorRefusesANonExtendingSegment(t *testing.T) {
 	segment(t, m, "abc")
 	if _, err := m.Segment(context.Background(), "abd"); err == nil {
 		t.Fatal("a segment that rewrites judged text was accepted")
+	}
+}
+
+// parts is a final response whose content is text parts.
+func parts(texts ...string) map[string]any {
+	list := make([]any, len(texts))
+	for i, t := range texts {
+		list[i] = map[string]any{"type": "text", "text": t}
+	}
+	return map[string]any{"content": list, "tool_calls": []any{}, "finish_reason": "stop"}
+}
+
+// An answer in several text parts is mediated as their join: Final takes
+// a part array whose text extends the released text, a transform of the
+// unreleased part included, and refuses one that contradicts it.
+func TestStreamMediatorFinalOverTextParts(t *testing.T) {
+	t.Run("the join extends the released text", func(t *testing.T) {
+		m, _ := mediator(t, Enforce, 0, denySecret)
+		segment(t, m, "Hello there. Sec")
+		out, rest, err := m.Final(context.Background(), parts("Hello there. ", "Second."))
+		if err != nil || rest != "Second." || out.Verdict.Decision != DecisionAllow || m.Released() != "Hello there. Second." {
+			t.Fatalf("Final = %v, %q, %v; Released %q", out, rest, err, m.Released())
+		}
+	})
+	t.Run("a redaction of the unreleased part", func(t *testing.T) {
+		m, _ := mediator(t, Enforce, 0, func(s string) Verdict {
+			if strings.Contains(s, "SECRET") {
+				return TransformTo("$target", parts("Hello. ", "[x] here"))
+			}
+			return Allow()
+		})
+		segment(t, m, "Hello. ")
+		out, rest, err := m.Final(context.Background(), parts("Hello. ", "SECRET here"))
+		if err != nil || rest != "[x] here" || out.Verdict.Decision != DecisionTransform {
+			t.Fatalf("Final = %v, %q, %v", out, rest, err)
+		}
+	})
+	t.Run("a redaction of released text in another part fails closed", func(t *testing.T) {
+		m, _ := mediator(t, Enforce, 0, func(s string) Verdict {
+			if strings.Contains(s, "SECRET") {
+				return TransformTo("$target", parts("[x]. ", "more"))
+			}
+			return Allow()
+		})
+		segment(t, m, "Hello. ")
+		_, _, err := m.Final(context.Background(), parts("Hello. ", "SECRET"))
+		var blocked *BlockedError
+		if !errors.As(err, &blocked) || blocked.Outcome.Verdict.Reason != ReasonStreamingUnsupported {
+			t.Fatalf("err = %v, want a streaming_unsupported deny", err)
+		}
+	})
+	t.Run("a complete answer that contradicts the released text is refused", func(t *testing.T) {
+		called := false
+		m, e := mediator(t, Enforce, 0, func(s string) Verdict {
+			called = strings.HasPrefix(s, "Goodbye")
+			return Allow()
+		})
+		segment(t, m, "Hello. ")
+		_, _, err := m.Final(context.Background(), parts("Goodbye. ", "Hello."))
+		var blocked *BlockedError
+		if !errors.As(err, &blocked) || blocked.Outcome.Verdict.Reason != ReasonStreamingUnsupported {
+			t.Fatalf("err = %v, want a streaming_unsupported refusal", err)
+		}
+		if called {
+			t.Fatal("the policy judged an answer that cannot be released")
+		}
+		if got := recordSummary(e.TakeRecords()); len(got) != 2 || got[1] != "deny "+ReasonStreamingUnsupported {
+			t.Fatalf("records %v", got)
+		}
+	})
+}
+
+func TestResponseText(t *testing.T) {
+	for _, c := range []struct {
+		content any
+		want    string
+	}{
+		{"plain", "plain"},
+		{nil, ""},
+		{[]any{}, ""},
+		{parts("a", "b", "")["content"], "ab"},
+		{[]any{map[string]any{"type": "reasoning", "text": "think"}, map[string]any{"type": "text", "text": "say"},
+			map[string]any{"type": "refusal", "refusal": "no"}, "junk", map[string]any{"type": "text", "text": 3},
+			map[string]any{"type": "text", "text": " more"}}, "say more"},
+		{map[string]any{"type": "text", "text": "x"}, ""},
+	} {
+		if got := ResponseText(c.content); got != c.want {
+			t.Errorf("ResponseText(%v) = %q, want %q", c.content, got, c.want)
+		}
 	}
 }

@@ -66,7 +66,7 @@ func (o *outputCheck) check(t any) error {
 	if !ok {
 		return errors.New("output is not an object")
 	}
-	if c, _ := out["content"].(string); o.released != "" && !strings.HasPrefix(c, o.released) {
+	if o.released != "" && !strings.HasPrefix(enforcement.ResponseText(out["content"]), o.released) {
 		return enforcement.ErrReleasedRewrite
 	}
 	return o.resp.CheckWriteBack(o.withContent(out["content"]))

@@ -23,33 +23,40 @@ func (s *Surface) OpenStream(req wire.Request, r io.Reader, limit int64) wire.St
 	}
 }
 
-// textEvent is an upstream text_delta of block 0 read while the answer was
-// plain: its text ends at byte end of Text.
+// textEvent is an upstream text_delta of a text block read while the
+// answer was plain: its text ends at byte end of Text.
 type textEvent struct {
 	end    int
+	block  int
 	data   []byte
 	replay bool // only known members, on one data line: replayed as is
 }
 
-// streamReader implements wire.StreamReader. The plain case is content
-// block 0 of type text extended by text_delta events only; anything else
-// (another block of any type, a citation, a refusal, metadata that would
-// make content a part array) ends it.
+// streamReader implements wire.StreamReader. The plain case is text
+// blocks one after the other from index 0, each extended by text_delta
+// events only; Text is their text joined. Anything else (a block of any
+// other type, a block started before the one before it stopped, a
+// citation, a refusal, metadata that would make content a part array)
+// ends it.
 type streamReader struct {
-	stops  []string
-	er     *eventReader
-	a      *assembler
-	ended  bool // Next reported done or an error
-	st     *Stream
-	plain  bool
-	frozen string    // Text once the answer stopped being plain
-	start  *Response // message_start's metadata, parsed as an answer
-	opened bool      // block 0 is a text block Head can open
+	stops []string
+	er    *eventReader
+	a     *assembler
+	ended bool // Next reported done or an error
+	st    *Stream
+	plain bool
+	start *Response // message_start's metadata, parsed as an answer
+	// text is the plain blocks' text joined (it stops growing when the
+	// answer stops being plain); starts[i] is where block i's begins.
+	text   strings.Builder
+	starts []int
 	texts  []textEvent
 	// headed: Head rendered the stream's opening; released: the bytes of
-	// Text Delta rendered since. Tail continues exactly that.
+	// Text Delta rendered since; block: the block open on the client's
+	// stream. Tail continues exactly that.
 	headed   bool
 	released int
+	block    int
 }
 
 // Next implements wire.StreamReader.
@@ -84,25 +91,30 @@ func (r *streamReader) Next() (bool, error) {
 }
 
 // observe keeps the answer plain only while ev, just assembled, leaves it
-// one text block extended by text.
+// text blocks, each started after the one before it stopped, the last
+// one extended by text.
 func (r *streamReader) observe(ev sseEvent) {
 	a := r.a
 	switch ev.name {
 	case "message_start":
 		r.startMeta()
 	case "content_block_start":
-		if len(a.blocks) == 1 && plainTextStart(a.blocks[0].obj) {
-			r.opened = true // Head may open it; any later block ends the plain case
+		n := len(a.blocks)
+		if n == len(r.starts)+1 && plainTextStart(a.blocks[n-1].obj) && (n == 1 || !a.blocks[n-2].open) {
+			r.starts = append(r.starts, r.text.Len()) // Head or Delta may open it
 			return
 		}
 		r.endPlain()
 	case "content_block_delta":
-		b := a.blocks[0] // the only block while plain
+		// Every earlier block stopped: the delta is the last block's.
+		last := len(a.blocks) - 1
+		b := a.blocks[last]
 		if len(b.cites) > 0 {
 			r.endPlain()
 			return
 		}
-		r.texts = append(r.texts, textEvent{end: b.text.Len(), data: ev.data, replay: a.known})
+		r.text.WriteString(b.text.String()[r.text.Len()-r.starts[last]:])
+		r.texts = append(r.texts, textEvent{end: r.text.Len(), block: last, data: ev.data, replay: a.known})
 	case "message_delta":
 		if a.msg["stop_reason"] == "refusal" {
 			r.endPlain()
@@ -143,26 +155,11 @@ func plainTextStart(b map[string]any) bool {
 	return !present || c == nil || (list != nil && len(list) == 0)
 }
 
-func (r *streamReader) endPlain() {
-	r.frozen = r.text()
-	r.plain = false
-}
+func (r *streamReader) endPlain() { r.plain = false }
 
-func (r *streamReader) text() string {
-	if len(r.a.blocks) == 0 || !r.opened {
-		return ""
-	}
-	return r.a.blocks[0].text.String()
-}
-
-// Text implements wire.StreamReader; once the answer is not plain it stays
-// what it was then.
-func (r *streamReader) Text() string {
-	if !r.plain {
-		return r.frozen
-	}
-	return r.text()
-}
+// Text implements wire.StreamReader: the plain text blocks' text joined;
+// once the answer is not plain it stays what it was then.
+func (r *streamReader) Text() string { return r.text.String() }
 
 // Plain implements wire.StreamReader.
 func (r *streamReader) Plain() bool { return r.plain }
@@ -185,7 +182,7 @@ func (r *streamReader) Head() ([]byte, error) {
 	if r.headed {
 		return nil, &wire.WriteBackError{Msg: "the stream's head was already rendered"}
 	}
-	if r.start == nil || !r.opened {
+	if r.start == nil || len(r.starts) == 0 {
 		return nil, &wire.WriteBackError{Msg: "the answer does not open with a text block"}
 	}
 	body, err := r.start.render(nil)
@@ -197,16 +194,18 @@ func (r *streamReader) Head() ([]byte, error) {
 	if err != nil || !ok {
 		return nil, &wire.WriteBackError{Msg: "the message metadata cannot be streamed"}
 	}
-	r.headed = true
+	r.headed, r.block = true, 0
 	out := appendMessageStart(nil, msg)
-	return appendJSONEvent(out, "content_block_start", map[string]any{"type": "content_block_start", "index": jsonNumber(0),
-		"content_block": map[string]any{"type": "text", "text": ""}}), nil
+	return appendTextStart(out, 0), nil
 }
 
 // Delta implements wire.StreamReader: the upstream's text_delta events
 // lying wholly inside the range are replayed (re-framed), the parts of
-// those straddling its ends re-synthesized. from must be where the last
-// Delta ended, after Head.
+// those straddling its ends re-synthesized. Where the range goes on into
+// a later text block, the open block is stopped and the next started (an
+// empty block between is started and stopped), so each block's text
+// arrives at its own index. from must be where the last Delta ended,
+// after Head.
 func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 	t := r.Text()
 	to := from + len(text)
@@ -222,7 +221,7 @@ func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 	var pending strings.Builder
 	flush := func() {
 		if pending.Len() > 0 {
-			out = appendTextDelta(out, pending.String())
+			out = appendTextDelta(out, r.block, pending.String())
 			pending.Reset()
 		}
 	}
@@ -240,6 +239,13 @@ func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 		if start == e.end {
 			continue // an empty delta
 		}
+		if e.block != r.block {
+			flush()
+			for ; r.block < e.block; r.block++ {
+				out = appendBlockStop(out, r.block)
+				out = appendTextStart(out, r.block+1)
+			}
+		}
 		if e.replay && start >= from && e.end <= to {
 			flush()
 			out = appendEvent(out, "content_block_delta", e.data)
@@ -251,17 +257,28 @@ func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 	return out, nil
 }
 
-func appendTextDelta(out []byte, text string) []byte {
-	return appendJSONEvent(out, "content_block_delta", map[string]any{"type": "content_block_delta", "index": jsonNumber(0),
+func appendTextDelta(out []byte, block int, text string) []byte {
+	return appendJSONEvent(out, "content_block_delta", map[string]any{"type": "content_block_delta", "index": jsonNumber(block),
 		"delta": map[string]any{"type": "text_delta", "text": text}})
+}
+
+func appendTextStart(out []byte, block int) []byte {
+	return appendJSONEvent(out, "content_block_start", map[string]any{"type": "content_block_start", "index": jsonNumber(block),
+		"content_block": map[string]any{"type": "text", "text": ""}})
+}
+
+func appendBlockStop(out []byte, block int) []byte {
+	return appendJSONEvent(out, "content_block_stop", map[string]any{"type": "content_block_stop", "index": jsonNumber(block)})
 }
 
 // Tail implements wire.StreamReader. released must be the text Head and
 // Delta rendered. The verdicted message is rendered as for a buffered
-// release; its block 0 must be a text block beginning with released. Rendered: block 0's citations, the rest
-// of its text, its stop, every further block as the synthesizer renders
-// it, message_delta (stop_reason, stop_sequence, stop_details, container,
-// usage) and message_stop.
+// release; it must continue what the client holds: the blocks before the
+// open one the same text blocks (same text, no citations), the open one a
+// text block beginning with its released text. Rendered: the open
+// block's citations, the rest of its text, its stop, every further block
+// as the synthesizer renders it, message_delta (stop_reason,
+// stop_sequence, stop_details, container, usage) and message_stop.
 func (r *streamReader) Tail(st wire.Stream, target any, released string) ([]byte, error) {
 	s, ok := st.(*Stream)
 	if !ok {
@@ -280,26 +297,44 @@ func (r *streamReader) Tail(st wire.Stream, target any, released string) ([]byte
 		return nil, &wire.WriteBackError{Msg: "the released message cannot be streamed"}
 	}
 	content, _ := msg["content"].([]any)
-	var first map[string]any
-	if len(content) > 0 {
-		first, _ = content[0].(map[string]any)
-	}
-	text, _ := first["text"].(string)
-	if first["type"] != "text" || !strings.HasPrefix(text, released) {
-		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released, which cannot be rewritten"}
+	open, err := r.continued(content, released)
+	if err != nil {
+		return nil, err
 	}
 	var out []byte
-	cites, _ := first["citations"].([]any)
+	cites, _ := open["citations"].([]any)
 	for _, c := range cites {
-		out = appendJSONEvent(out, "content_block_delta", map[string]any{"type": "content_block_delta", "index": jsonNumber(0),
+		out = appendJSONEvent(out, "content_block_delta", map[string]any{"type": "content_block_delta", "index": jsonNumber(r.block),
 			"delta": map[string]any{"type": "citations_delta", "citation": c}})
 	}
-	if rest := text[len(released):]; rest != "" {
-		out = appendTextDelta(out, rest)
+	text, _ := open["text"].(string)
+	if rest := text[len(released)-r.starts[r.block]:]; rest != "" {
+		out = appendTextDelta(out, r.block, rest)
 	}
-	out = appendJSONEvent(out, "content_block_stop", map[string]any{"type": "content_block_stop", "index": jsonNumber(0)})
-	for i := 1; i < len(content); i++ {
+	out = appendBlockStop(out, r.block)
+	for i := r.block + 1; i < len(content); i++ {
 		out = appendBlockEvents(out, i, content[i].(map[string]any))
 	}
 	return appendMessageEnd(out, msg, "stop_details", "container"), nil
+}
+
+// continued checks that content continues the blocks on the client's
+// stream, released being their text, and returns the open block.
+func (r *streamReader) continued(content []any, released string) (map[string]any, error) {
+	if len(content) <= r.block {
+		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not keep the text blocks already streamed, which cannot be rewritten"}
+	}
+	for i := range r.block {
+		b, _ := content[i].(map[string]any)
+		cites, _ := b["citations"].([]any)
+		if b["type"] != "text" || b["text"] != released[r.starts[i]:r.starts[i+1]] || len(cites) > 0 {
+			return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not keep the text blocks already streamed, which cannot be rewritten"}
+		}
+	}
+	open, _ := content[r.block].(map[string]any)
+	text, _ := open["text"].(string)
+	if open["type"] != "text" || !strings.HasPrefix(text, released[r.starts[r.block]:]) {
+		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released, which cannot be rewritten"}
+	}
+	return open, nil
 }

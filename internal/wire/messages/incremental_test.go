@@ -3,11 +3,13 @@ package messages
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -81,6 +83,60 @@ var citedEvents = []string{
 	"content_block_stop", evStop0,
 	"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}`,
 	"message_stop", evEnd,
+}
+
+// blocksEvents is text in three text blocks, the middle one empty.
+var blocksEvents = []string{
+	"message_start", evStart,
+	"content_block_start", evText0,
+	"content_block_delta", textDelta("0", "Hello, "),
+	"content_block_delta", textDelta("0", "wor"),
+	"content_block_stop", evStop0,
+	"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+	"content_block_stop", `{"type":"content_block_stop","index":1}`,
+	"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`,
+	"ping", `{"type": "ping"}`,
+	"content_block_delta", textDelta("2", "ld! Ü"),
+	"content_block_delta", textDelta("2", "ber "),
+	"content_block_delta", textDelta("2", "all."),
+	"content_block_stop", `{"type":"content_block_stop","index":2}`,
+	"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":17}}`,
+	"message_stop", evEnd,
+}
+
+// textToolTextEvents is text, a tool call, and more text.
+var textToolTextEvents = []string{
+	"message_start", evStart,
+	"content_block_start", evText0,
+	"content_block_delta", textDelta("0", "Let me "),
+	"content_block_delta", textDelta("0", "look that up."),
+	"content_block_stop", evStop0,
+	"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}}`,
+	"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\": \"go version\"}"}}`,
+	"content_block_stop", `{"type":"content_block_stop","index":1}`,
+	"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`,
+	"content_block_delta", textDelta("2", " Running "),
+	"content_block_delta", textDelta("2", "it now."),
+	"content_block_stop", `{"type":"content_block_stop","index":2}`,
+	"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}`,
+	"message_stop", evEnd,
+}
+
+// joinedText is a projected content's text as the client shows it: a
+// string, or its text parts one after the other.
+func joinedText(content any) string {
+	if s, ok := content.(string); ok {
+		return s
+	}
+	var b strings.Builder
+	list, _ := content.([]any)
+	for _, e := range list {
+		if p := obj(e); p["type"] == "text" {
+			s, _ := p["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
 }
 
 // with returns events with the pair at i replaced by name, data (or
@@ -178,9 +234,13 @@ func TestIncrementalPlainTransitions(t *testing.T) {
 		{name: "tool call after text", events: toolEvents, until: 5},
 		{name: "thinking first", events: streamEvents, until: 1},
 		{name: "citation", events: citedEvents, until: 3},
-		{name: "second text block", events: with(plainEvents, 8, true,
+		{name: "second text block before the first stopped", events: with(plainEvents, 8, true,
 			"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
 			"content_block_stop", `{"type":"content_block_stop","index":1}`), until: 8},
+		{name: "several text blocks", events: blocksEvents, until: -1},
+		{name: "text, tool_use, text", events: textToolTextEvents, until: 5},
+		{name: "citation in the second block", events: with(blocksEvents, 6, true,
+			"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{"type":"char_location","cited_text":"x","document_index":0,"start_char_index":0,"end_char_index":1}}}`), until: 6},
 		{name: "redacted thinking after text", events: with(plainEvents, 9, true,
 			"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwK"}}`,
 			"content_block_stop", `{"type":"content_block_stop","index":1}`), until: 9},
@@ -226,13 +286,9 @@ func TestIncrementalPlainTransitions(t *testing.T) {
 					t.Fatalf("after event %d Plain = %v, want %v", i+1, s.plain, want)
 				}
 				if s.plain {
-					str, ok := final.(string)
-					if parts, isArray := final.([]any); isArray {
-						// The answer stopped being plain later: its first
-						// part is the text read so far.
-						str, ok = obj(parts[0])["text"].(string)
-					}
-					if s.text != "" && (!ok || !strings.HasPrefix(str, s.text)) {
+					// The text parts joined: the answer's text as the
+					// client shows it.
+					if str := joinedText(final); s.text != "" && !strings.HasPrefix(str, s.text) {
 						t.Fatalf("after event %d Text %q is not a prefix of the content %v", i+1, s.text, final)
 					}
 				} else if s.text != steps[c.until].text {
@@ -579,6 +635,93 @@ func TestIncrementalLimitsAndFailures(t *testing.T) {
 			}
 			if _, err := r.Next(); err == nil {
 				t.Error("Next after a failure read on")
+			}
+		})
+	}
+}
+
+// An answer whose text goes on in further text blocks is released block
+// by block: wherever the released text is cut, the blocks before stop and
+// the next start at their own index, and anthropic-sdk-go (and the
+// package's own reader) assemble the verdicted answer; after a tool_use
+// the rest arrives in the tail.
+func TestIncrementalClientAssemblesSeveralBlocks(t *testing.T) {
+	for name, events := range map[string][]string{"three text blocks": blocksEvents, "text, tool_use, text": textToolTextEvents} {
+		r0, _ := drive(t, Options{}, sse(events...))
+		n := len(r0.Text())
+		var cutSets [][]int
+		for w := 1; w <= n; w++ {
+			cutSets = append(cutSets, []int{w})
+		}
+		cutSets = append(cutSets, []int{3, 9, 10, 14}, []int{7, 10}, []int{10, n})
+		edits := map[string]func(p map[string]any, released string){
+			"allowed": nil,
+			"last block rewritten": func(p map[string]any, released string) {
+				parts := p["content"].([]any)
+				last := obj(parts[len(parts)-1])
+				start := len(joinedText(parts)) - len(last["text"].(string))
+				if start < len(released) {
+					last["text"] = released[start:] + "[rest rewritten]"
+				} else {
+					last["text"] = "[rewritten]"
+				}
+			},
+		}
+		for _, cuts := range cutSets {
+			if cuts[len(cuts)-1] > n {
+				continue
+			}
+			for ename, edit := range edits {
+				t.Run(fmt.Sprintf("%s/%v/%s", name, cuts, ename), func(t *testing.T) {
+					r, _ := drive(t, Options{}, sse(events...))
+					text := r.Text()
+					if !utf8.ValidString(text[:cuts[len(cuts)-1]]) || !utf8.ValidString(text[:cuts[0]]) {
+						t.Skip("a cut inside a character")
+					}
+					target := mustStream(t, r).Response().Project()
+					var tgt any
+					if edit != nil {
+						edit(target, text[:cuts[len(cuts)-1]])
+						tgt = target
+					}
+					out := release(t, r, cuts, tgt)
+					judged(t, Options{}, sdkAccumulate(t, out), target)
+					again := readStream(t, Options{}, string(out))
+					if !jsonvalue.Equal(any(again.Response().Project()), any(target)) {
+						t.Errorf("the released stream reads back differently")
+					}
+				})
+			}
+		}
+	}
+}
+
+// Tail refuses a verdict that changes a block the client already holds
+// whole, or moves the boundary between released blocks.
+func TestIncrementalTailRefusesRewritingStoppedBlocks(t *testing.T) {
+	for name, edit := range map[string]func(parts []any) []any{
+		"stopped block rewritten": func(parts []any) []any { obj(parts[0])["text"] = "Hi, wor"; return parts },
+		"boundary moved": func(parts []any) []any {
+			obj(parts[0])["text"], obj(parts[2])["text"] = "Hello, world", "! Über all."
+			return parts
+		},
+		"empty block filled":    func(parts []any) []any { obj(parts[1])["text"] = "x"; return parts },
+		"stopped block removed": func(parts []any) []any { return parts[1:] },
+		"open block rewritten":  func(parts []any) []any { obj(parts[2])["text"] = "LD! Über all."; return parts },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, _ := drive(t, Options{}, sse(blocksEvents...))
+			st := mustStream(t, r)
+			mustHead(t, r)
+			// "Hello, world" released: block 0 stopped, block 2 open.
+			if _, err := r.Delta(0, "Hello, world"); err != nil {
+				t.Fatal(err)
+			}
+			target := st.Response().Project()
+			target["content"] = edit(target["content"].([]any))
+			_, err := r.Tail(st, target, "Hello, world")
+			if !errors.As(err, new(*wire.WriteBackError)) {
+				t.Fatalf("err = %v, want a WriteBackError", err)
 			}
 		})
 	}

@@ -2,21 +2,41 @@ package responses
 
 import "strings"
 
-// plainWatch follows whether the answer so far is plain text: one
-// assistant message item at output index 0 holding one output_text part
-// without annotations, its text arriving as output_text deltas. Anything
-// else (another item of any type, a second or refusal part, an
-// annotation, hosted-tool progress, an event out of that order) ends it
-// for good: the pipeline then buffers and judges the rest whole.
+// plainWatch follows whether the answer so far is plain text: assistant
+// message items, one after the other from output index 0, each holding
+// output_text parts one after the other, without annotations, their text
+// arriving as output_text deltas. Text is the join of those parts' text,
+// as openai-go's output_text joins them. Anything else (another item
+// type, a refusal part, an annotation, hosted-tool progress, an item or
+// part opened before the one before it was done, an event out of that
+// order) ends it for good: the pipeline then buffers and judges the rest
+// whole.
 type plainWatch struct {
 	plain bool
 	text  strings.Builder
 	// snapshot holds the first response snapshot's members that the final
 	// object's rules would release unchanged; Head renders it.
 	snapshot map[string]any
-	msgID    string
-	// the message item and its part: added, then done
-	itemAdded, partAdded, partDone, itemDone bool
+	items    []plainItem
+	parts    []plainPart
+}
+
+// plainItem is one assistant message item of a plain answer, at the
+// output index of its position.
+type plainItem struct {
+	id     string
+	parts  int    // content parts added
+	status string // its status once done, "" when it had none
+	done   bool
+}
+
+// plainPart is one output_text part: its item (an index of items), its
+// content index, and where its text lies in Text, [start, end); end grows
+// until the part is done.
+type plainPart struct {
+	item, ci   int
+	start, end int
+	done       bool
 }
 
 // observe applies one event the assembler accepted.
@@ -27,10 +47,8 @@ func (p *plainWatch) observe(a *assembler, typ string, obj map[string]any) {
 }
 
 // plainEvent reports whether the event keeps the answer plain, recording
-// what Head and Text need.
+// what Head, Delta and Text need.
 func (p *plainWatch) plainEvent(a *assembler, typ string, obj map[string]any) bool {
-	ci, hasCI := index(obj["content_index"])
-	firstPart := hasCI && ci == 0 && p.itemAdded && !p.itemDone
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
 		if p.snapshot == nil {
@@ -41,49 +59,114 @@ func (p *plainWatch) plainEvent(a *assembler, typ string, obj map[string]any) bo
 	case "response.completed", "response.incomplete":
 		return true
 	case "response.output_item.added":
-		item, _ := obj["item"].(map[string]any)
-		if p.itemAdded || p.snapshot == nil || item["type"] != "message" || item["role"] != "assistant" || !emptyAdded(item) || !isID(item["id"]) {
-			return false
-		}
-		if st, ok := item["status"]; ok && st != "in_progress" {
-			return false
-		}
-		p.itemAdded, p.msgID = true, item["id"].(string)
-		return true
+		return p.itemAdded(obj)
+	}
+	it := p.openItem(obj)
+	if it == nil {
+		return false
+	}
+	switch typ {
 	case "response.content_part.added":
 		part, _ := obj["part"].(map[string]any)
-		if !firstPart || p.partAdded || !emptyTextPart(part, "") {
+		ci, ok := index(obj["content_index"])
+		if !ok || ci != it.parts || it.parts > 0 && !p.parts[len(p.parts)-1].done || !emptyTextPart(part, "") {
 			return false
 		}
-		p.partAdded = true
+		it.parts++
+		n := p.text.Len()
+		p.parts = append(p.parts, plainPart{item: len(p.items) - 1, ci: ci, start: n, end: n})
 		return true
 	case "response.output_text.delta":
-		d, _ := obj["delta"].(string)
-		if !firstPart || !p.partAdded || p.partDone {
+		pt := p.openPart(obj)
+		d, ok := obj["delta"].(string)
+		if pt == nil || !ok {
 			return false
 		}
 		p.text.WriteString(d)
+		pt.end = p.text.Len()
 		return true
 	case "response.output_text.done":
-		return firstPart && p.partAdded && !p.partDone
+		return p.openPart(obj) != nil // its text agrees with the deltas (assembler)
 	case "response.content_part.done":
+		pt := p.openPart(obj)
 		part, _ := obj["part"].(map[string]any)
-		if !firstPart || !p.partAdded || p.partDone || !emptyTextPart(part, p.text.String()) {
+		if pt == nil || !emptyTextPart(part, p.partText(pt)) {
 			return false
 		}
-		p.partDone = true
+		pt.done = true
 		return true
 	case "response.output_item.done":
-		item, _ := obj["item"].(map[string]any)
-		content, _ := item["content"].([]any)
-		if !p.itemAdded || p.itemDone || !p.partDone || item["type"] != "message" || len(content) != 1 {
-			return false
-		}
-		part, _ := content[0].(map[string]any)
-		p.itemDone = true
-		return emptyTextPart(part, p.text.String())
+		return p.itemDone(it, obj)
 	}
 	return false
+}
+
+// itemAdded opens the next message item, after every earlier one is done.
+func (p *plainWatch) itemAdded(obj map[string]any) bool {
+	item, _ := obj["item"].(map[string]any)
+	oi, ok := index(obj["output_index"])
+	last := len(p.items) - 1
+	switch {
+	case !ok || oi != len(p.items) || last >= 0 && !p.items[last].done:
+		return false
+	case p.snapshot == nil || item["type"] != "message" || item["role"] != "assistant" || !emptyAdded(item) || !isID(item["id"]):
+		return false
+	}
+	if st, ok := item["status"]; ok && st != "in_progress" {
+		return false
+	}
+	p.items = append(p.items, plainItem{id: item["id"].(string)})
+	return true
+}
+
+// itemDone closes the open item: every part it added done, its content
+// exactly those parts, its status (if any) one a finished item has.
+func (p *plainWatch) itemDone(it *plainItem, obj map[string]any) bool {
+	item, _ := obj["item"].(map[string]any)
+	content, _ := item["content"].([]any)
+	status, _ := item["status"].(string)
+	if _, ok := item["status"]; ok && status != "completed" && status != "incomplete" || item["type"] != "message" || len(content) != it.parts {
+		return false
+	}
+	first := len(p.parts) - it.parts // the item's parts are the last ones
+	for j, c := range content {
+		pt := &p.parts[first+j]
+		part, _ := c.(map[string]any)
+		if !pt.done || !emptyTextPart(part, p.partText(pt)) {
+			return false
+		}
+	}
+	it.done, it.status = true, status
+	return true
+}
+
+// openItem returns the last item when it is still open and obj addresses
+// it, else nil.
+func (p *plainWatch) openItem(obj map[string]any) *plainItem {
+	oi, ok := index(obj["output_index"])
+	if !ok || oi != len(p.items)-1 || p.items[oi].done {
+		return nil
+	}
+	return &p.items[oi]
+}
+
+// openPart returns the last part when it is still open and obj (an event
+// of the open item) addresses it by its content index, else nil.
+func (p *plainWatch) openPart(obj map[string]any) *plainPart {
+	if len(p.parts) == 0 {
+		return nil
+	}
+	pt := &p.parts[len(p.parts)-1]
+	ci, ok := index(obj["content_index"])
+	if pt.done || pt.item != len(p.items)-1 || !ok || ci != pt.ci {
+		return nil
+	}
+	return pt
+}
+
+// partText is the text of pt so far.
+func (p *plainWatch) partText(pt *plainPart) string {
+	return p.text.String()[pt.start:pt.end]
 }
 
 // emptyTextPart reports whether part is an output_text part holding text
@@ -97,10 +180,32 @@ func emptyTextPart(part map[string]any, text string) bool {
 	return !ok || anns == nil || isList && len(list) == 0
 }
 
-// finish keeps the answer plain only when its projection's content is
-// exactly the text assembled: what Text promised to be a prefix of.
+// finish keeps the answer plain only when its projection's content holds
+// exactly the plain parts' text, which Text promised to be a prefix of.
 func (p *plainWatch) finish(resp *Response) {
-	if s, ok := resp.proj["content"].(string); !ok || s != p.text.String() {
+	var texts []string
+	switch c := resp.proj["content"].(type) {
+	case string:
+		texts = []string{c}
+	case []any:
+		for _, e := range c {
+			part, _ := e.(map[string]any)
+			s, ok := part["text"].(string)
+			if part["type"] != "text" || !ok {
+				p.plain = false
+				return
+			}
+			texts = append(texts, s)
+		}
+	}
+	if len(texts) != len(p.parts) {
 		p.plain = false
+		return
+	}
+	for i := range p.parts {
+		if texts[i] != p.partText(&p.parts[i]) {
+			p.plain = false
+			return
+		}
 	}
 }

@@ -26,32 +26,50 @@ func plainEvents(deltas []string, call bool) []string {
 
 // plainRaw is plainEvents without sequence numbers.
 func plainRaw(deltas []string, call bool) []string {
-	text := strings.Join(deltas, "")
-	q := string(appendString(nil, text))
-	msgDone := `{"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":` + q + `,"annotations":[]}]}`
+	return itemsRaw([][][]string{{deltas}}, call)
+}
+
+// itemsRaw is a stream of assistant message items, one after the other:
+// items[i][j] are the deltas of part j of item i (an output_text part),
+// optionally followed by a function call; no sequence numbers.
+func itemsRaw(items [][][]string, call bool) []string {
 	ev := []string{
 		`{"type":"response.created","response":` + snap + `}`,
 		`{"type":"response.in_progress","response":` + snap + `}`,
-		`{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","status":"in_progress","content":[]}}`,
-		`{"type":"response.content_part.added","item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}`,
 	}
-	for _, d := range deltas {
-		ev = append(ev, `{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":`+string(appendString(nil, d))+`,"obfuscation":"zz"}`)
+	var output []string
+	for i, parts := range items {
+		id := "msg_" + itoa(i+1)
+		loc := `"item_id":"` + id + `","output_index":` + itoa(i)
+		ev = append(ev, `{"type":"response.output_item.added","output_index":`+itoa(i)+`,"item":{"id":"`+id+`","type":"message","role":"assistant","status":"in_progress","content":[]}}`)
+		var content []string
+		for j, deltas := range parts {
+			q := string(appendString(nil, strings.Join(deltas, "")))
+			ploc := loc + `,"content_index":` + itoa(j)
+			ev = append(ev, `{"type":"response.content_part.added",`+ploc+`,"part":{"type":"output_text","text":"","annotations":[]}}`)
+			for _, d := range deltas {
+				ev = append(ev, `{"type":"response.output_text.delta",`+ploc+`,"delta":`+string(appendString(nil, d))+`,"obfuscation":"zz"}`)
+			}
+			part := `{"type":"output_text","text":` + q + `,"annotations":[]}`
+			ev = append(ev,
+				`{"type":"response.output_text.done",`+ploc+`,"text":`+q+`}`,
+				`{"type":"response.content_part.done",`+ploc+`,"part":`+part+`}`)
+			content = append(content, part)
+		}
+		done := `{"id":"` + id + `","type":"message","role":"assistant","status":"completed","content":[` + strings.Join(content, ",") + `]}`
+		ev = append(ev, `{"type":"response.output_item.done","output_index":`+itoa(i)+`,"item":`+done+`}`)
+		output = append(output, done)
 	}
-	ev = append(ev,
-		`{"type":"response.output_text.done","item_id":"msg_1","output_index":0,"content_index":0,"text":`+q+`}`,
-		`{"type":"response.content_part.done","item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":`+q+`,"annotations":[]}}`,
-		`{"type":"response.output_item.done","output_index":0,"item":`+msgDone+`}`)
-	output := msgDone
 	if call {
+		oi := itoa(len(items))
 		fc := `{"id":"fc_1","type":"function_call","call_id":"call_1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}","status":"completed"}`
 		ev = append(ev,
-			`{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"call_1","name":"exec_command","arguments":"","status":"in_progress"}}`,
-			`{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"cmd\":\"ls\"}"}`,
-			`{"type":"response.output_item.done","output_index":1,"item":`+fc+`}`)
-		output += "," + fc
+			`{"type":"response.output_item.added","output_index":`+oi+`,"item":{"id":"fc_1","type":"function_call","call_id":"call_1","name":"exec_command","arguments":"","status":"in_progress"}}`,
+			`{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":`+oi+`,"delta":"{\"cmd\":\"ls\"}"}`,
+			`{"type":"response.output_item.done","output_index":`+oi+`,"item":`+fc+`}`)
+		output = append(output, fc)
 	}
-	ev = append(ev, `{"type":"response.completed","response":{"id":"resp_1","object":"response","created_at":1,"status":"completed","error":null,"incomplete_details":null,"model":"gpt-5","output":[`+output+`],"usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12}}}`)
+	ev = append(ev, `{"type":"response.completed","response":{"id":"resp_1","object":"response","created_at":1,"status":"completed","error":null,"incomplete_details":null,"model":"gpt-5","output":[`+strings.Join(output, ",")+`],"usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12}}}`)
 	return ev
 }
 
@@ -165,27 +183,37 @@ func TestIncrementalPlainTransitions(t *testing.T) {
 	}
 	const ann = `"annotations":[{"type":"url_citation","url":"u","title":"t","start_index":0,"end_index":1}]`
 	annotated := replace(replace(replace(plain, 7, `"annotations":[]`, ann), 8, `"annotations":[]`, ann), 9, `"annotations":[]`, ann)
+	twoItems := itemsRaw([][][]string{{{"Hel", "lo"}}, {{" wor", "ld"}}}, false)
+	const part1 = `{"type":"response.content_part.added","item_id":"msg_1","output_index":0,"content_index":1,"part":{"type":"output_text","text":"","annotations":[]}}`
 	cases := []struct {
 		name    string
 		events  []string
 		falseAt int // index of the first event after which Plain is false; -1 never
 		text    string
+		invalid bool // the stream itself is refused
 	}{
-		{"plain", plain, -1, "Hello"},
-		{"tool call after the text", withCall, 9, "Hello"},
-		{"reasoning first", streamRaw(), 1, ""},
-		{"annotation on the done part", annotated, 7, "Hello"},
-		{"annotation event", insert(plain, 6, `{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":0,"content_index":0,"annotation_index":0,"annotation":{"type":"url_citation","url":"u","title":"t","start_index":0,"end_index":1}}`), 6, "Hello"},
-		{"refusal part", replace(plain, 3, `{"type":"output_text","text":"","annotations":[]}`, `{"type":"refusal","refusal":""}`), 3, ""},
-		{"second content part", insert(plain, 8, `{"type":"response.content_part.added","item_id":"msg_1","output_index":0,"content_index":1,"part":{"type":"output_text","text":"","annotations":[]}}`), 8, "Hello"},
-		{"text before its part", append(plain[:3:3], plain[4:]...), 3, ""},
-		{"message not first", replace(plain, 2, `"content":[]`, `"content":[{"type":"output_text","text":"x","annotations":[]}]`), 2, ""},
-		{"no snapshot", plain[2:], 0, ""},
+		{"plain", plain, -1, "Hello", false},
+		{"tool call after the text", withCall, 9, "Hello", false},
+		{"reasoning first", streamRaw(), 1, "", false},
+		{"annotation on the done part", annotated, 7, "Hello", false},
+		{"annotation event", insert(plain, 6, `{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":0,"content_index":0,"annotation_index":0,"annotation":{"type":"url_citation","url":"u","title":"t","start_index":0,"end_index":1}}`), 6, "Hello", false},
+		{"refusal part", replace(plain, 3, `{"type":"output_text","text":"","annotations":[]}`, `{"type":"refusal","refusal":""}`), 3, "", false},
+		{"second content part", itemsRaw([][][]string{{{"Hel", "lo"}, {" wor", "ld"}}}, false), -1, "Hello world", false},
+		{"second message item", twoItems, -1, "Hello world", false},
+		{"empty items and parts between", itemsRaw([][][]string{{{"Hel"}, {}}, {}, {{}, {"lo"}}}, false), -1, "Hello", false},
+		{"refusal in the second item", replace(twoItems, 10, `{"type":"output_text","text":"","annotations":[]}`, `{"type":"refusal","refusal":""}`), 10, "Hello", true},
+		{"second part before the first is done", insert(plain, 6, part1), 6, "Hello", true},
+		{"second item before the first is done", insert(plain, 8, `{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_2","type":"message","role":"assistant","status":"in_progress","content":[]}}`), 8, "Hello", true},
+		{"a part done out of its order", insert(replace(plain, 7, `"content_index":0`, `"content_index":1`), 7, part1), 7, "Hello", true},
+		{"unfinished status", replace(plain, 8, `"status":"completed"`, `"status":"in_progress"`), 8, "Hello", true},
+		{"text before its part", append(plain[:3:3], plain[4:]...), 3, "", true},
+		{"message not first", replace(plain, 2, `"content":[]`, `"content":[{"type":"output_text","text":"x","annotations":[]}]`), 2, "", true},
+		{"no snapshot", plain[2:], 0, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, plains, texts, err := readAll(t, s, req, strings.NewReader(sse(numbered(c.events)...)))
-			if err != nil && c.name != "second content part" && c.name != "text before its part" && c.name != "message not first" {
+			if err != nil && !c.invalid {
 				t.Fatalf("read: %v", err)
 			}
 			for i, p := range plains {
@@ -449,6 +477,7 @@ func incrementalFixtures() []string {
 	return []string{
 		sse(ev...), string(synth), sse(obf...),
 		sse(plainEvents([]string{"Hel", "lo"}, false)...), sse(plainEvents([]string{"a", "b"}, true)...),
+		sse(numbered(itemsRaw([][][]string{{{"Hel", "lo "}, {"wor"}}, {}, {{"ld", "!"}}}, true))...),
 		strings.ReplaceAll(sse(plainEvents([]string{"x"}, true)...), "\n", "\r\n"),
 		"\xEF\xBB\xBF: keep-alive\n\n" + sse(ev...) + ": trailing\n\n",
 		strings.TrimSuffix(sse(ev...), "\n\n"), // terminal event ended by EOF
@@ -512,13 +541,12 @@ func checkDifferential(t *testing.T, s *Surface, req wire.Request, body []byte, 
 	}
 }
 
-// finalContent is the content string of a stream's projection, or "".
+// finalContent is the text of a stream's projection, or "".
 func finalContent(st wire.Stream) string {
 	if st == nil {
 		return ""
 	}
-	c, _ := st.Response().Project()["content"].(string)
-	return c
+	return joinedText(st.Response().Project()["content"])
 }
 
 // A stream of exactly the limit reads as under a larger one, its last
@@ -673,6 +701,146 @@ func TestIncrementalTailAfterPlainEnded(t *testing.T) {
 		}
 		if got := projectionOf(t, s, req, final); !jsonvalue.Equal(got, st.Response().Project()) {
 			t.Fatalf("%s: client holds %v, verdict %v", name, got, st.Response().Project())
+		}
+	}
+}
+
+// joinedText is the text of a projection's content as the client joins
+// it: a string, or its text parts one after the other.
+func joinedText(content any) string {
+	if s, ok := content.(string); ok {
+		return s
+	}
+	var b strings.Builder
+	list, _ := content.([]any)
+	for _, e := range list {
+		if p, _ := e.(map[string]any); p["type"] == "text" {
+			s, _ := p["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// An answer whose text goes on in further parts and message items is
+// released part by part: wherever the released text is cut, the parts
+// before close and the next open in order, and openai-go (and the
+// package's own strict reader) assemble the verdicted answer.
+func TestIncrementalClientAssemblesSeveralParts(t *testing.T) {
+	s := New(Options{})
+	req := mustParse(t, s, plainRequest)
+	bodies := map[string][]string{
+		"two items":                    itemsRaw([][][]string{{{"The ", "answer "}}, {{"is ", "forty-two", "."}}}, false),
+		"two parts in the second item": itemsRaw([][][]string{{{"The ", "answer "}}, {{"is "}, {"forty-two", "."}}}, true),
+		"empty item and part between":  itemsRaw([][][]string{{{"The ", "answer "}, {}}, {}, {{"is forty-two."}}}, true),
+	}
+	targets := map[string]func(map[string]any, string) map[string]any{
+		"own projection": nil,
+		"projection":     func(p map[string]any, _ string) map[string]any { return p },
+		"last part rewritten": func(p map[string]any, released string) map[string]any {
+			content := p["content"].([]any)
+			start := 0
+			for _, e := range content[:len(content)-1] {
+				start += len(e.(map[string]any)["text"].(string))
+			}
+			last := content[len(content)-1].(map[string]any)
+			if start < len(released) {
+				last["text"] = released[start:] + "[redacted]"
+			} else {
+				last["text"] = "[redacted]"
+			}
+			return p
+		},
+	}
+	for bname, events := range bodies {
+		body := sse(numbered(events)...)
+		text := "The answer is forty-two."
+		var cutSets [][]int
+		for w := 1; w <= len(text); w++ {
+			cutSets = append(cutSets, []int{w})
+		}
+		cutSets = append(cutSets, []int{4, 11, 14, 23}, []int{11, 12}, []int{1, 2, 3, 10, 20})
+		for _, cuts := range cutSets {
+			for name, mk := range targets {
+				rd, _, _, err := readAll(t, s, req, strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rd.Text() != text { // Text stops where the answer stops being plain
+					t.Fatalf("%s: text %q", bname, rd.Text())
+				}
+				st, _ := rd.Stream()
+				released := text[:cuts[len(cuts)-1]]
+				var target any
+				if mk != nil {
+					target = mk(st.Response().Project(), released)
+				}
+				out, _, err := release(t, rd, cuts, target)
+				if errors.As(err, new(*wire.WriteBackError)) && target != nil && len(released) > len("The answer ") {
+					// A changed text is written back into the first
+					// message item: it cannot continue a stream whose
+					// first item is closed, and fails closed.
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s cuts %v %s: tail: %v", bname, cuts, name, err)
+				}
+				want := st.Response().Project()
+				if target != nil {
+					want = target.(map[string]any)
+				}
+				final, err := clientSees(t, out)
+				if err != nil {
+					t.Fatalf("%s cuts %v %s: openai-go: %v", bname, cuts, name, err)
+				}
+				if got := projectionOf(t, s, req, final); !jsonvalue.Equal(got, want) {
+					t.Fatalf("%s cuts %v %s: client holds %v, verdict %v", bname, cuts, name, got, want)
+				}
+				if got, w := clientText(t, out), joinedText(want["content"]); got != w || final.OutputText() != w {
+					t.Fatalf("%s cuts %v %s: deltas show %q, output_text %q, verdict %q", bname, cuts, name, got, final.OutputText(), w)
+				}
+				again, err := s.ReadStream(req, bytes.NewReader(out), 1<<20)
+				if err != nil || !jsonvalue.Equal(again.Response().Project(), want) {
+					t.Fatalf("%s cuts %v %s: re-read: %v\n%s", bname, cuts, name, err, out)
+				}
+			}
+		}
+	}
+}
+
+// Tail refuses a verdict that changes a part the client already holds
+// whole, or moves the boundary between released parts, even when the
+// joined text still begins with the released text.
+func TestIncrementalRefusesRewritingClosedParts(t *testing.T) {
+	s := New(Options{})
+	req := mustParse(t, s, plainRequest)
+	body := sse(numbered(itemsRaw([][][]string{{{"The ", "answer "}}, {{"is ", "forty-two."}}}, false))...)
+	setTexts := func(texts ...string) func(map[string]any) any {
+		return func(p map[string]any) any {
+			content := p["content"].([]any)
+			for i, t := range texts {
+				content[i].(map[string]any)["text"] = t
+			}
+			return p
+		}
+	}
+	for name, mk := range map[string]func(map[string]any) any{
+		"closed part rewritten": setTexts("The reply ", "is forty-two."),
+		"boundary moved":        setTexts("The answer is ", "forty-two."),
+		"closed part removed": func(p map[string]any) any {
+			p["content"] = p["content"].([]any)[1:]
+			return p
+		},
+		"open part rewritten": setTexts("The answer ", "was forty-two."),
+	} {
+		rd, _, _, err := readAll(t, s, req, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := rd.Stream()
+		// "The answer is " released: the first item closed, the second open.
+		if _, _, err := release(t, rd, []int{14}, mk(st.Response().Project())); !errors.As(err, new(*wire.WriteBackError)) {
+			t.Errorf("%s: tail %v, want a WriteBackError", name, err)
 		}
 	}
 }
