@@ -565,3 +565,122 @@ func TestIncrementalMessagesDenyInSecondBlock(t *testing.T) {
 		t.Fatalf("the client holds %q", txt)
 	}
 }
+
+// ---- Chat Completions ----
+
+// chatSeen is what openai-go's chat stream and accumulator gave the
+// application.
+type chatSeen struct {
+	content, refusal string
+	calls            []string
+	finish           string
+	deltas           strings.Builder
+	err              error
+}
+
+func readChat(gw string) chatSeen {
+	c := openai.NewClient(option.WithBaseURL(gw+"/v1"), option.WithAPIKey("client-key"), option.WithMaxRetries(0))
+	st := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+	})
+	defer st.Close()
+	var seen chatSeen
+	acc := openai.ChatCompletionAccumulator{}
+	for st.Next() {
+		ch := st.Current()
+		acc.AddChunk(ch)
+		if len(ch.Choices) > 0 {
+			seen.deltas.WriteString(ch.Choices[0].Delta.Content)
+		}
+	}
+	seen.err = st.Err()
+	if len(acc.Choices) > 0 {
+		m := acc.Choices[0].Message
+		seen.content, seen.refusal, seen.finish = m.Content, m.Refusal, acc.Choices[0].FinishReason
+		for _, tc := range m.ToolCalls {
+			seen.calls = append(seen.calls, tc.Function.Name+tc.Function.Arguments)
+		}
+	}
+	return seen
+}
+
+// TestIncrementalChatContentAfterOtherChannels: chat content that goes on
+// after a refusal, a tool call, reasoning or a citation arrived (the rest
+// is judged whole) reaches the client as buffered mode gives it.
+func TestIncrementalChatContentAfterOtherChannels(t *testing.T) {
+	up, upURL := newScriptedSSE(t)
+	inc := startModeGateway(t, upURL, config.StreamingIncremental, "")
+	buf := startModeGateway(t, upURL, config.StreamingBuffered, "")
+	first := chunkWith(`{"role":"assistant","content":"Hello there. "}`, "", "")
+	more := chunkWith(`{"content":"And more. "}`, "", "")
+	cases := map[string][]string{
+		"refusal": {first, chunkWith(`{"refusal":"I cannot. "}`, "", ""), more},
+		"tool call": {first, chunkWith(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`, "", ""),
+			more},
+		"reasoning": {first, chunkWith(`{"reasoning_content":"thinking"}`, "", ""), more},
+		"citation": {first, chunkWith(`{"annotations":[{"type":"url_citation","url_citation":{"url":"https://x.test/","title":"X","start_index":0,"end_index":5}}]}`, "", ""),
+			more},
+	}
+	for name, chunks := range cases {
+		t.Run(name, func(t *testing.T) {
+			up.script(false, sseEvents(append(chunks, finishChunk)...))
+			want, got := readChat(buf.url), readChat(inc.url)
+			if want.err != nil {
+				t.Fatalf("buffered: %v", want.err)
+			}
+			if got.err != nil {
+				t.Fatalf("incremental: %v", got.err)
+			}
+			if got.content != want.content || got.refusal != want.refusal || strings.Join(got.calls, "|") != strings.Join(want.calls, "|") || got.finish != want.finish {
+				t.Fatalf("incremental %+v\nbuffered %+v", got, want)
+			}
+			if got.deltas.String() != want.content {
+				t.Fatalf("deltas %q, content %q", got.deltas.String(), want.content)
+			}
+		})
+	}
+}
+
+// denyKey denies a credential-shaped token.
+const denyKey = `  - name: deny-key
+    type: regex
+    points: [post_model_call, output]
+    action: deny
+    reason: policy:credential_leak
+    patterns: ['sk-[A-Za-z0-9]{20,}']
+`
+
+// TestIncrementalSecretSplitAcrossParts: a credential split over two
+// message items or text blocks is judged as the client joins it: no
+// segment releases a piece of it, and the deny ends the stream.
+func TestIncrementalSecretSplitAcrossParts(t *testing.T) {
+	up, upURL := newScriptedSSE(t)
+	inc := startModeGateway(t, upURL, config.StreamingIncremental, denyKey)
+	const head, tail = "sk-abcdef0123", "456789ghijklmn"
+	t.Run("responses", func(t *testing.T) {
+		up.script(true, rsSteps([]string{"Fine. ", "The key: " + head}, []string{tail + " is it. ", "Bye."})...)
+		got := readResponses(inc.url)
+		waitText(t, "first item", got.text, "Fine. ")
+		up.release()
+		got.wait(t)
+		if got.err == nil || !strings.Contains(got.err.Error(), "policy:credential_leak") {
+			t.Fatalf("stream error %v, want the deny", got.err)
+		}
+		if txt := got.text(); strings.Contains(txt, "sk-") || strings.Contains(txt, tail) {
+			t.Fatalf("the client holds %q", txt)
+		}
+	})
+	t.Run("messages", func(t *testing.T) {
+		up.script(true, msSteps("end_turn", msTextBlock(0, "Fine. ", "The key: "+head), msTextBlock(1, tail+" is it. ", "Bye."))...)
+		got := readMessages(inc.url)
+		waitText(t, "first block", got.text, "Fine. ")
+		up.release()
+		got.wait(t)
+		if got.err == nil || !strings.Contains(got.err.Error(), "policy:credential_leak") {
+			t.Fatalf("stream error %v, want the deny", got.err)
+		}
+		if txt := got.text(); strings.Contains(txt, "sk-") || strings.Contains(txt, tail) {
+			t.Fatalf("the client holds %q", txt)
+		}
+	})
+}
