@@ -74,6 +74,7 @@ var specMetrics = map[string]metricSpec{
 	"hooks_gateway_stream_first_byte_seconds":     {"histogram", []string{"api", "mode"}},
 	"hooks_gateway_stream_segments_total":         {"counter", []string{"api"}},
 	"hooks_gateway_session_store_errors_total":    {"counter", []string{"op"}},
+	"hooks_gateway_internal_errors_total":         {"counter", []string{"api", "stage"}},
 	"hooks_gateway_buffer_budget_bytes":           {"gauge", nil},
 	"hooks_gateway_buffer_budget_limit_bytes":     {"gauge", nil},
 	"hooks_gateway_buffer_budget_refusals_total":  {"counter", []string{"stage"}},

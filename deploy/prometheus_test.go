@@ -70,6 +70,8 @@ func TestExporterMatchesSpec(t *testing.T) {
 		// Needs streaming.mode: incremental, which the embedded default
 		// leaves off.
 		"hooks_gateway_stream_segments_total": true,
+		// Needs a gateway bug: an error no part of the pipeline maps.
+		"hooks_gateway_internal_errors_total": true,
 	}
 	d := loadDashboard(t)
 	queried := map[string]string{}

@@ -45,6 +45,7 @@
 //	hooks_gateway_buffer_budget_limit_bytes                                   gauge
 //	hooks_gateway_buffer_budget_refusals_total{stage}                         counter
 //	hooks_gateway_session_store_errors_total{op}                              counter
+//	hooks_gateway_internal_errors_total{api, stage}                           counter
 //	hooks_gateway_overload_refusals_total{reason}                             counter
 //	hooks_gateway_requests_in_flight                                          gauge
 //	hooks_gateway_connections_open{pool}                                      gauge
@@ -130,6 +131,7 @@ type Metrics struct {
 	streamFirstByte  *prometheus.HistogramVec
 	streamSegments   *prometheus.CounterVec
 	storeErrors      *prometheus.CounterVec
+	internalErrors   *prometheus.CounterVec
 	budgetInUse      prometheus.GaugeFunc
 	budgetLimit      prometheus.Gauge
 	budgetRefusals   *prometheus.CounterVec
@@ -288,13 +290,18 @@ func New(opts Options) *Metrics {
 		Help: "Session store operations that failed (the request failed closed), by operation.",
 	}, []string{"op"})
 
+	m.internalErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hooks_gateway_internal_errors_total",
+		Help: "Model calls answered internal_error (a failure no part of the pipeline had an answer for: a gateway bug), by API surface and the stage the call was at (admission, an interception point, upstream, release); each is also logged.",
+	}, []string{"api", "stage"})
+
 	m.reg.MustRegister(
 		m.emissions, m.emissionDuration, m.interceptorVerdict, m.interceptorDur, m.interceptorFail,
 		m.transforms, m.foldTruncated, m.approvals, m.records, m.recordsDropped,
 		m.policyReloads, m.policyInfo, m.sessionsActive,
 		m.requests, m.requestDuration, m.overhead, m.upstreamRequests, m.upstreamDuration,
 		m.streamBuffer, m.streamOverflows, m.streamFirstByte, m.streamSegments, m.storeErrors,
-		m.budgetInUse, m.budgetLimit, m.budgetRefusals,
+		m.budgetInUse, m.budgetLimit, m.budgetRefusals, m.internalErrors,
 	)
 	m.overload = newOverload(m.reg)
 	m.denyReplays = newDenyReplays(m.reg)
@@ -474,6 +481,13 @@ func (m *Metrics) StreamSegments(api string, n int) {
 	if n > 0 {
 		m.streamSegments.WithLabelValues(api).Add(float64(n))
 	}
+}
+
+// InternalError counts a model call answered internal_error on api at
+// stage (both bounded by the caller: a surface, and admission, an
+// interception point, upstream or release).
+func (m *Metrics) InternalError(api, stage string) {
+	m.internalErrors.WithLabelValues(api, stage).Inc()
 }
 
 // StreamBufferOverflow counts a stream that exceeded the buffer limit.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
@@ -91,17 +92,66 @@ func verdictError(out *enforcement.Outcome) *apiError {
 	return e
 }
 
+// codeInternal is the code of an error no part of the gateway had an
+// answer for: a gateway bug. The model-call pipeline logs and counts each
+// (Server.callError).
+const codeInternal = "internal_error"
+
 // asAPIError converts any handler error into its envelope.
 func asAPIError(err error) *apiError {
+	ae, _ := apiErrorOf(err)
+	return ae
+}
+
+// apiErrorOf converts err into its envelope, and reports whether err had
+// none of its own (internal_error).
+func apiErrorOf(err error) (*apiError, bool) {
 	var ae *apiError
 	if errors.As(err, &ae) {
-		return ae
+		return ae, false
 	}
 	var blocked *enforcement.BlockedError
 	if errors.As(err, &blocked) {
-		return verdictError(blocked.Outcome)
+		return verdictError(blocked.Outcome), false
 	}
-	return errorf(http.StatusInternalServerError, typeGatewayError, "internal_error", "the gateway failed to process the request")
+	return errorf(http.StatusInternalServerError, typeGatewayError, codeInternal, "the gateway failed to process the request"), true
+}
+
+// Stages of a model call that are not interception points, for
+// internal_error's log line and metric (a call's stage is otherwise the
+// point it last emitted).
+const (
+	stageAdmission = "admission" // before the call's turn began
+	stageUpstream  = "upstream"  // calling the upstream, reading its answer
+	stageRelease   = "release"   // rendering and writing the answer
+)
+
+// callError is err in its envelope for a model call on api. An error with
+// no envelope of its own (answered internal_error) is logged and counted
+// first: session, the stage the call was at, the last point it emitted
+// and what failed, the error's type and message. The gateway's errors
+// name fields, types and counts, never payload.
+func (s *Server) callError(api wire.API, session, stage string, point enforcement.Point, err error) *apiError {
+	ae, internal := apiErrorOf(err)
+	if internal {
+		s.log.Error("internal error in a model call", "session", session, "api", string(api), "stage", stage,
+			"point", string(point), "error_type", errorTypes(err), "error", err.Error())
+		s.metrics.InternalError(string(api), stage)
+	}
+	return ae
+}
+
+// errorTypes names err's Go type and those of the errors it wraps,
+// outermost first.
+func errorTypes(err error) string {
+	var b strings.Builder
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if b.Len() > 0 {
+			b.WriteString(" > ")
+		}
+		fmt.Fprintf(&b, "%T", e)
+	}
+	return b.String()
 }
 
 // wireError is e independent of any envelope, for a surface to render.

@@ -159,6 +159,8 @@ type gatewayConfig struct {
 	maxRequests int
 	// denyReplay is sessions.deny_replay_window; 0 is off.
 	denyReplay time.Duration
+	// surfaces, when set, replace the chat surface the gateway serves.
+	surfaces []wire.Surface
 	// sink, when set, takes the records as the emitter's own sink (not
 	// instrumented, so its WriteRecords is called when it has one);
 	// gateway.records then stays empty.
@@ -205,6 +207,10 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 	if gc.maxMessages == 0 {
 		gc.maxMessages = config.DefaultMaxMessages
 	}
+	surfaces := gc.surfaces
+	if surfaces == nil {
+		surfaces = []wire.Surface{chatwire.New(chatwire.Options{AllowRequestMembers: gc.allowRequestMembers, MaxMessages: gc.maxMessages})}
+	}
 	srv := New(Options{
 		Policy:            &Policy{Emitter: em, Router: router},
 		Store:             store,
@@ -220,7 +226,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,
 		Tracer:            gc.tracer,
-		Surfaces:          []wire.Surface{chatwire.New(chatwire.Options{AllowRequestMembers: gc.allowRequestMembers, MaxMessages: gc.maxMessages})},
+		Surfaces:          surfaces,
 	})
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.ErrorLog = log.New(gc.log, "", 0)

@@ -79,6 +79,7 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 	clock := segmentClock{cfg: s.opts.Streaming.Segment}
 	var before string // the text before the last event
 	for {
+		mc.t.stage = stageUpstream
 		done, err := r.Next()
 		if err != nil {
 			return pc.mediatedFailure(ctx, med, r, err)
@@ -98,6 +99,7 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 		if !ok {
 			continue
 		}
+		mc.t.stage = string(enforcement.PostModelCall)
 		out, err := med.Segment(ctx, segment)
 		if err != nil {
 			return err
@@ -116,6 +118,7 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 	}
 	sent := med.Released()
 	judge.final = st.Response()
+	mc.t.stage = string(enforcement.PostModelCall)
 	post, _, err := med.Final(ctx, st.Response().Project())
 	if err != nil {
 		return err
@@ -128,6 +131,7 @@ func (pc *postCall) mediate(ctx context.Context, inc wire.Incremental, call func
 		// Nothing was released: the buffered path, the decision known.
 		return pc.releaseWhole(ctx, rel.w, rel.ka.stop(), st, v, config.StreamingIncremental)
 	}
+	mc.t.stage = stageRelease
 	tail, err := r.Tail(st, v.release(), sent)
 	if err != nil {
 		return &apiError{status: http.StatusServiceUnavailable, typ: typeHostError, code: enforcement.ReasonStreamingUnsupported,
@@ -158,7 +162,7 @@ func (pc *postCall) mediatedFailure(ctx context.Context, med *enforcement.Stream
 	}
 	out, cerr := med.Cut(ctx, r.Text(), why)
 	if cerr != nil {
-		return asAPIError(cerr)
+		return cerr
 	}
 	if out == nil {
 		return pc.streamFailure(ctx, err)
@@ -219,6 +223,7 @@ type releaser struct {
 
 // text releases the next verdicted text, opening the stream first.
 func (rel *releaser) text(ctx context.Context, r wire.StreamReader, text string) error {
+	rel.pc.mc.t.stage = stageRelease
 	var out []byte
 	if !rel.started {
 		head, err := r.Head()

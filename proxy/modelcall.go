@@ -72,9 +72,13 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 	if o != nil {
 		o.api = surf.API()
 	}
+	// refuse answers a failure before the call's turn began.
+	refuse := func(err error) {
+		writeSurfaceError(w, surf, s.callError(surf.API(), "", stageAdmission, "", err))
+	}
 	pol, p, body, err := s.admitRequest(w, r)
 	if err != nil {
-		writeSurfaceError(w, surf, err)
+		refuse(err)
 		return nil, false
 	}
 	var query url.Values // nil (read as empty) without a query: parsing one allocates
@@ -83,14 +87,14 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 	}
 	req, err := parse(body, query)
 	if err != nil {
-		writeSurfaceError(w, surf, requestError(err))
+		refuse(requestError(err))
 		return nil, false
 	}
 	if o != nil {
 		o.stream = req.Stream()
 	}
 	if err := s.authorize(ctx, p, string(surf.API()), req.Model()); err != nil {
-		writeSurfaceError(w, surf, err)
+		refuse(err)
 		return nil, false
 	}
 	up, ok := pol.Router.Route(req.Model(), req.Operation())
@@ -101,12 +105,12 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 	}
 	clientTurn, err := clientTurnPoints(r, p)
 	if err != nil {
-		writeSurfaceError(w, surf, err)
+		refuse(err)
 		return nil, false
 	}
 	budget, err := s.admitBuffered()
 	if err != nil {
-		writeSurfaceError(w, surf, err)
+		refuse(err)
 		return nil, false
 	}
 	orig := req.Messages()
@@ -124,7 +128,7 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
 	if err != nil {
 		budget.Close()
-		writeSurfaceError(w, surf, err)
+		refuse(err)
 		return nil, false
 	}
 	t.releaseLate = true // the caller's finish gives the lease up
@@ -163,8 +167,15 @@ func (mc *modelCall) close(ctx context.Context, w http.ResponseWriter, err error
 	if ctx.Err() != nil {
 		reason = enforcement.ShutdownCancelled
 	}
+	ae := mc.apiError(err) // before the shutdown moves the stage
 	mc.t.end(ctx, reason)
-	writeSurfaceError(w, mc.surf, err)
+	writeSurfaceError(w, mc.surf, ae)
+}
+
+// apiError is err in its envelope; an internal_error is logged and
+// counted (Server.callError).
+func (mc *modelCall) apiError(err error) *apiError {
+	return mc.s.callError(mc.surf.API(), mc.t.builder.SessionID, mc.t.stage, mc.t.point, err)
 }
 
 // modelCall is one model call on one surface.
@@ -245,6 +256,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 		// byte included.
 		ka := post.startKeepAlive(w)
 		call := func() (*http.Response, error) {
+			t.stage = stageUpstream
 			return s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, r.Header)
 		}
 		if mc.streamingMode() == config.StreamingIncremental {
@@ -252,6 +264,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 		return post.stream(ctx, w, ka, call)
 	}
+	t.stage = stageUpstream
 	resp, err := s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, r.Header)
 	if err != nil {
 		return err

@@ -174,6 +174,7 @@ func (pc *postCall) json(ctx context.Context, w http.ResponseWriter, resp *http.
 	if err != nil {
 		return err
 	}
+	pc.mc.t.stage = stageRelease
 	out, err := parsed.Release(v.release())
 	if err != nil {
 		// The validator accepted it, so this is a gateway bug: fail closed.
@@ -247,6 +248,7 @@ func (pc *postCall) stream(ctx context.Context, w http.ResponseWriter, ka *keepA
 // keep-alive committed them, then the verdicted events. It fails only
 // before writing anything. mode labels the stream's metric.
 func (pc *postCall) releaseWhole(ctx context.Context, w http.ResponseWriter, committed bool, st wire.Stream, v *verdicted, mode string) error {
+	pc.mc.t.stage = stageRelease
 	out, err := st.Release(v.release())
 	if err != nil {
 		// The validator accepted it, so this is a gateway bug: fail closed.
@@ -272,9 +274,10 @@ func (pc *postCall) streamError(ctx context.Context, w http.ResponseWriter, err 
 	if ctx.Err() != nil {
 		reason = enforcement.ShutdownCancelled // the client went away
 	}
+	ae := pc.mc.apiError(err) // before the shutdown moves the stage
 	pc.mc.t.end(ctx, reason)
 	pc.mc.noteDeny(err)
-	w.Write(pc.mc.surf.StreamError(asAPIError(err).wireError()))
+	w.Write(pc.mc.surf.StreamError(ae.wireError()))
 	flush(w)
 }
 

@@ -33,6 +33,10 @@ type turn struct {
 	// the answer is on the wire (see modelCall.finish): a Redis round trip
 	// less before the client has its answer.
 	releaseLate bool
+	// point is the last point the turn emitted; stage where its model
+	// call is (point, or stageUpstream, stageRelease), for internal_error.
+	point enforcement.Point
+	stage string
 	// worst is the most severe decision seen, for the response header.
 	worst enforcement.Decision
 	mode  enforcement.Mode
@@ -72,6 +76,7 @@ var errStore = errors.New("session store unavailable")
 // *enforcement.BlockedError; a context that cannot be built (store down,
 // unrepresentable value) is recorded as a host failure and fails closed.
 func (t *turn) emit(ctx context.Context, point enforcement.Point, fields map[string]any, opts ...enforcement.EmitOption) (*enforcement.Outcome, error) {
+	t.point, t.stage = point, string(point)
 	ctx, span := t.s.startEmissionSpan(ctx, point, t.builder.SessionID)
 	out, err := t.emitContext(ctx, point, fields, opts...)
 	endEmissionSpan(span, out, err)
