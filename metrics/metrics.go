@@ -292,7 +292,7 @@ func New(opts Options) *Metrics {
 
 	m.internalErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hooks_gateway_internal_errors_total",
-		Help: "Model calls answered internal_error (a failure no part of the pipeline had an answer for: a gateway bug), by API surface and the stage the call was at (admission, an interception point, upstream, release); each is also logged.",
+		Help: "Requests answered internal_error (a failure no part of the pipeline had an answer for: a gateway bug), by API surface (none for the emit API) and the stage the request was at (admission, an interception point, upstream, release); each is also logged.",
 	}, []string{"api", "stage"})
 
 	m.reg.MustRegister(
@@ -483,8 +483,8 @@ func (m *Metrics) StreamSegments(api string, n int) {
 	}
 }
 
-// InternalError counts a model call answered internal_error on api at
-// stage (both bounded by the caller: a surface, and admission, an
+// InternalError counts a request answered internal_error on api at stage
+// (both bounded by the caller: a surface or none, and admission, an
 // interception point, upstream or release).
 func (m *Metrics) InternalError(api, stage string) {
 	m.internalErrors.WithLabelValues(api, stage).Inc()

@@ -34,38 +34,46 @@ type emitAnswer struct {
 // asked for a verdict and got one.
 func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	// fail answers err; an internal_error is logged and counted (api
+	// "none": no model call) at stage, the emission's point once known.
+	var session string
+	var point enforcement.Point
+	fail := func(stage string, err error) {
+		writeError(w, s.callError(apiNone, session, stage, point, err))
+	}
 	pol, p, body, err := s.admitRequest(w, r)
 	if err != nil {
-		writeError(w, err)
+		fail(stageAdmission, err)
 		return
 	}
 	if err := s.authorize(ctx, p, config.APIEmit, ""); err != nil {
-		writeError(w, err)
+		fail(stageAdmission, err)
 		return
 	}
 	point, builder, fields, err := s.parseEmit(body, p)
 	if err != nil {
-		writeError(w, err)
+		fail(stageAdmission, err)
 		return
 	}
 	out, err := s.emitFor(ctx, pol, p, point, builder, fields)
+	session = builder.SessionID // the session's trail id, once emitFor resolved it
 	if err != nil {
-		writeError(w, err)
+		fail(string(point), err)
 		return
 	}
 	vb, err := out.Verdict.MarshalJSON()
 	if err != nil {
-		writeError(w, err)
+		fail(stageRelease, err)
 		return
 	}
 	tb, err := jsonvalue.Marshal(out.Target())
 	if err != nil {
-		writeError(w, err)
+		fail(stageRelease, err)
 		return
 	}
 	b, err := json.Marshal(emitAnswer{Proceed: out.Proceed, Mode: out.Mode, Verdict: vb, Target: tb, Record: out.Record})
 	if err != nil {
-		writeError(w, err)
+		fail(stageRelease, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -93,8 +93,8 @@ func verdictError(out *enforcement.Outcome) *apiError {
 }
 
 // codeInternal is the code of an error no part of the gateway had an
-// answer for: a gateway bug. The model-call pipeline logs and counts each
-// (Server.callError).
+// answer for: a gateway bug. The model-call pipeline and the emit API log
+// and count each (Server.callError).
 const codeInternal = "internal_error"
 
 // asAPIError converts any handler error into its envelope.
@@ -117,6 +117,10 @@ func apiErrorOf(err error) (*apiError, bool) {
 	return errorf(http.StatusInternalServerError, typeGatewayError, codeInternal, "the gateway failed to process the request"), true
 }
 
+// apiNone labels an internal_error outside a model call (the emit API),
+// as hooks_gateway_requests_total labels other routes.
+const apiNone wire.API = "none"
+
 // Stages of a model call that are not interception points, for
 // internal_error's log line and metric (a call's stage is otherwise the
 // point it last emitted).
@@ -126,7 +130,8 @@ const (
 	stageRelease   = "release"   // rendering and writing the answer
 )
 
-// callError is err in its envelope for a model call on api. An error with
+// callError is err in its envelope for a model call on api (apiNone: an
+// emit API request). An error with
 // no envelope of its own (answered internal_error) is logged and counted
 // first: session, the stage the call was at, the last point it emitted
 // and what failed, the error's type and message. The gateway's errors
