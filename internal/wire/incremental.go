@@ -8,10 +8,12 @@ import "io"
 // ordinary post_model_call over the assembled prefix, and releases to the
 // client only text a verdict covered (the watermark).
 //
-// Only plain text is ever released ahead of the whole answer: once the
-// answer carries anything else (a tool call, a refusal, reasoning, a
-// second output, annotations), StreamReader.Plain turns false and the
-// pipeline buffers the rest and judges it whole, as in buffered mode.
+// Only plain text is ever released ahead of the whole answer: text parts
+// one after the other (several message items or text blocks included),
+// judged and released as their join, the text their client shows. Once
+// the answer carries anything else (a tool call, a refusal, reasoning,
+// annotations), StreamReader.Plain turns false and the pipeline buffers
+// the rest and judges it whole, as in buffered mode.
 type Incremental interface {
 	// OpenStream starts reading the upstream stream answering req; the
 	// stream as a whole holds at most limit bytes (ErrBufferLimit past
@@ -31,16 +33,20 @@ type StreamReader interface {
 	// not be called again.
 	Next() (done bool, err error)
 	// Text is the answer's plain text assembled so far: while Plain, the
-	// content every official client would show, in order.
+	// content every official client would show, in order, its text parts
+	// joined with nothing between them (enforcement.ResponseText of the
+	// projection's content starts with it). Once Plain is false it stays
+	// what it was.
 	Text() string
-	// Plain reports whether the answer so far is plain text only (one
-	// text output, no tool call, refusal, reasoning or annotation). Once
-	// false it stays false.
+	// Plain reports whether the answer so far is plain text only: text
+	// parts one after the other, each begun after the one before it ended,
+	// no tool call, refusal, reasoning or annotation. Once false it stays
+	// false.
 	Plain() bool
 	// Head renders the events that open the client's stream before its
 	// first text (chat: the role chunk; Responses: response.created,
-	// response.in_progress, the message item and its content part;
-	// Messages: message_start and the text block's start), from the
+	// response.in_progress, the first message item and its content part;
+	// Messages: message_start and the first text block's start), from the
 	// metadata read so far. It is called once, at the first release,
 	// when Text is not empty.
 	Head() ([]byte, error)
@@ -48,7 +54,8 @@ type StreamReader interface {
 	// after everything released so far, to the client. from is the byte
 	// offset of text in Text; a surface may replay the upstream's own
 	// events lying wholly inside [from, from+len(text)) and re-synthesize
-	// the rest.
+	// the rest. Where text goes on into a later part, Delta ends the part
+	// before it and opens the next on the client's stream.
 	Delta(from int, text string) ([]byte, error)
 	// Stream returns the whole assembled stream after Next reported
 	// done. Its Response is what the final post_model_call judges.
@@ -60,7 +67,8 @@ type StreamReader interface {
 	// ({content, tool_calls, finish_reason}), or nil for st's own
 	// projection. It fails (*WriteBackError) when target's content does
 	// not begin with released, or cannot be written on the stream
-	// already opened: released bytes cannot be rewritten.
+	// already opened (a part the client holds whole changed, a boundary
+	// between released parts moved): released bytes cannot be rewritten.
 	Tail(st Stream, target any, released string) ([]byte, error)
 	// BufferedBytes is how many bytes of the stream are held so far.
 	BufferedBytes() int64
