@@ -24,10 +24,10 @@ func (s *Surface) OpenStream(req wire.Request, r io.Reader, limit int64) wire.St
 }
 
 // textEvent is an upstream text_delta of a text block read while the
-// answer was plain: its text ends at byte end of Text.
+// answer was plain: its text ends at byte end of Text (its block is the
+// one whose text holds it, blockAt).
 type textEvent struct {
 	end    int
-	block  int
 	data   []byte
 	replay bool // only known members, on one data line: replayed as is
 }
@@ -46,10 +46,12 @@ type streamReader struct {
 	st    *Stream
 	plain bool
 	start *Response // message_start's metadata, parsed as an answer
-	// text is the plain blocks' text joined (it stops growing when the
-	// answer stops being plain); starts[i] is where block i's begins.
-	text   strings.Builder
+	// starts[i] is where text block i's text begins in Text; joined holds
+	// the blocks' text joined once there are two (one block's text is its
+	// own); frozen is Text once the answer stopped being plain.
 	starts []int
+	joined strings.Builder
+	frozen string
 	texts  []textEvent
 	// headed: Head rendered the stream's opening; released: the bytes of
 	// Text Delta rendered since; block: the block open on the client's
@@ -101,7 +103,10 @@ func (r *streamReader) observe(ev sseEvent) {
 	case "content_block_start":
 		n := len(a.blocks)
 		if n == len(r.starts)+1 && plainTextStart(a.blocks[n-1].obj) && (n == 1 || !a.blocks[n-2].open) {
-			r.starts = append(r.starts, r.text.Len()) // Head or Delta may open it
+			if n == 2 {
+				r.joined.WriteString(a.blocks[0].text.String())
+			}
+			r.starts = append(r.starts, len(r.Text())) // Head or Delta may open it
 			return
 		}
 		r.endPlain()
@@ -113,8 +118,10 @@ func (r *streamReader) observe(ev sseEvent) {
 			r.endPlain()
 			return
 		}
-		r.text.WriteString(b.text.String()[r.text.Len()-r.starts[last]:])
-		r.texts = append(r.texts, textEvent{end: r.text.Len(), block: last, data: ev.data, replay: a.known})
+		if last > 0 {
+			r.joined.WriteString(b.text.String()[r.joined.Len()-r.starts[last]:])
+		}
+		r.texts = append(r.texts, textEvent{end: r.starts[last] + b.text.Len(), data: ev.data, replay: a.known})
 	case "message_delta":
 		if a.msg["stop_reason"] == "refusal" {
 			r.endPlain()
@@ -155,11 +162,24 @@ func plainTextStart(b map[string]any) bool {
 	return !present || c == nil || (list != nil && len(list) == 0)
 }
 
-func (r *streamReader) endPlain() { r.plain = false }
+func (r *streamReader) endPlain() {
+	r.frozen = r.Text()
+	r.plain = false
+}
 
 // Text implements wire.StreamReader: the plain text blocks' text joined;
 // once the answer is not plain it stays what it was then.
-func (r *streamReader) Text() string { return r.text.String() }
+func (r *streamReader) Text() string {
+	switch {
+	case !r.plain:
+		return r.frozen
+	case len(r.starts) == 0:
+		return ""
+	case len(r.starts) == 1:
+		return r.a.blocks[0].text.String()
+	}
+	return r.joined.String()
+}
 
 // Plain implements wire.StreamReader.
 func (r *streamReader) Plain() bool { return r.plain }
@@ -239,9 +259,9 @@ func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 		if start == e.end {
 			continue // an empty delta
 		}
-		if e.block != r.block {
+		if block := r.blockAt(start); block != r.block {
 			flush()
-			for ; r.block < e.block; r.block++ {
+			for ; r.block < block; r.block++ {
 				out = appendBlockStop(out, r.block)
 				out = appendTextStart(out, r.block+1)
 			}
@@ -255,6 +275,13 @@ func (r *streamReader) Delta(from int, text string) ([]byte, error) {
 	}
 	flush()
 	return out, nil
+}
+
+// blockAt is the text block whose text holds the byte at offset i of
+// Text: the last one beginning at or before it (an empty block between
+// holds none).
+func (r *streamReader) blockAt(i int) int {
+	return sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > i }) - 1
 }
 
 func appendTextDelta(out []byte, block int, text string) []byte {

@@ -1,8 +1,11 @@
 package responses
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 )
 
 // BenchmarkReadStream reads the Codex-shaped fixture stream whole.
@@ -20,4 +23,57 @@ func BenchmarkReadStream(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkIncremental150Deltas reads a 150-delta answer and a function
+// call as incremental mediation does: Text after every event, a release
+// every tenth event while the answer is plain, the tail at the end.
+func BenchmarkIncremental150Deltas(b *testing.B) {
+	s := New(Options{})
+	req, err := s.ParseRequest([]byte(plainRequest), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	deltas := make([]string, 150)
+	for i := range deltas {
+		deltas[i] = "token " + strconv.Itoa(i) + " "
+	}
+	body := sse(plainEvents(deltas, true)...)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		r := s.OpenStream(req, strings.NewReader(body), 1<<20)
+		released := 0
+		for n := 0; ; n++ {
+			done, err := r.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if done {
+				break
+			}
+			t := r.Text()
+			if !r.Plain() || n%10 != 0 || len(t) == released {
+				continue
+			}
+			if released == 0 {
+				if _, err := r.Head(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := r.Delta(released, t[released:]); err != nil {
+				b.Fatal(err)
+			}
+			released = len(t)
+		}
+		st, err := r.Stream()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Tail(st, nil, r.Text()[:released]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cputime.ReportPerOp(b, cpu0)
 }
