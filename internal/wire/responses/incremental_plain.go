@@ -42,13 +42,14 @@ func (p *plainWatch) plainEvent(a *assembler, typ string, obj map[string]any) bo
 		return true
 	case "response.output_item.added":
 		item, _ := obj["item"].(map[string]any)
-		if p.itemAdded || p.snapshot == nil || item["type"] != "message" || item["role"] != "assistant" || !emptyAdded(item) || !isID(item["id"]) {
+		id, ok := item["id"].(string)
+		if p.itemAdded || p.snapshot == nil || item["type"] != "message" || item["role"] != "assistant" || !emptyAdded(item) || !ok {
 			return false
 		}
 		if st, ok := item["status"]; ok && st != "in_progress" {
 			return false
 		}
-		p.itemAdded, p.msgID = true, item["id"].(string)
+		p.itemAdded, p.msgID = true, a.ids.item(id) // the seal the done item will carry
 		return true
 	case "response.content_part.added":
 		part, _ := obj["part"].(map[string]any)

@@ -8,12 +8,12 @@ import (
 // benchRequest is codexRequest without the items a client can only send
 // back from an answer (their ids and encrypted content are the gateway's
 // seals): it parses under every version of the surface.
-var benchRequest = strings.NewReplacer(`"id": "rs_1", `, ``, `, "encrypted_content": "gAAAA=="`, ``, `"id": "fc_1", `, ``).Replace(codexRequest)
+var benchRequest = strings.NewReplacer(`"id": "rs_1", `, ``, `, "encrypted_content": "gAAAA=="`, ``, `"id": "fc_1", `, ``).Replace(codexRequestRaw)
 
 // BenchmarkParseRequest parses and projects a Codex-shaped request and
 // renders its upstream body.
 func BenchmarkParseRequest(b *testing.B) {
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	body := []byte(benchRequest)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
@@ -30,7 +30,7 @@ func BenchmarkParseRequest(b *testing.B) {
 
 // BenchmarkReleaseJSON parses a JSON answer and releases it as projected.
 func BenchmarkReleaseJSON(b *testing.B) {
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	req, err := s.ParseRequest([]byte(benchRequest), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -51,7 +51,7 @@ func BenchmarkReleaseJSON(b *testing.B) {
 
 // BenchmarkReadStream reads the Codex-shaped fixture stream whole.
 func BenchmarkReadStream(b *testing.B) {
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	req, err := s.ParseRequest([]byte(benchRequest), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -69,7 +69,7 @@ func BenchmarkReadStream(b *testing.B) {
 // BenchmarkReleaseStream reads the fixture stream and releases it as
 // projected.
 func BenchmarkReleaseStream(b *testing.B) {
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	req, err := s.ParseRequest([]byte(benchRequest), nil)
 	if err != nil {
 		b.Fatal(err)

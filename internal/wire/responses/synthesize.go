@@ -11,28 +11,12 @@ func (s *Stream) Response() wire.Response { return s.resp }
 // BufferedBytes is how much of the stream was held in memory.
 func (s *Stream) BufferedBytes() int64 { return s.buffered }
 
-// Release renders the events for the client: the upstream's own events
-// (event and data lines only, through the terminal event) when target is
-// the projection and the stream is safe to replay; otherwise a stream
-// synthesized from the verdicted answer.
+// Release renders the events for the client, all synthesized from the
+// verdicted answer (target nil: the projection) as the JSON answer would
+// be released: nothing of the upstream's events crosses, so ids, seals
+// and every value the rules make are the same in every event and in the
+// terminal object.
 func (s *Stream) Release(target any) ([]byte, error) {
-	if target == nil {
-		target = s.resp.proj
-	}
-	if err := s.resp.CheckWriteBack(target); err != nil {
-		return nil, err
-	}
-	if s.replayable && s.resp.clean && jsonvalue.Equal(target, s.resp.proj) {
-		var out []byte
-		for _, e := range s.events {
-			out = append(out, "event: "...)
-			out = append(out, e.typ...)
-			out = append(out, "\ndata: "...)
-			out = append(out, e.data...)
-			out = append(out, "\n\n"...)
-		}
-		return out, nil
-	}
 	body, err := s.resp.render(target)
 	if err != nil {
 		return nil, err
@@ -86,6 +70,9 @@ func (y *synthesizer) open(resp map[string]any) {
 	snap["status"] = "in_progress"
 	snap["usage"] = nil
 	snap["incomplete_details"] = nil
+	if _, ok := snap["completed_at"]; ok {
+		snap["completed_at"] = nil
+	}
 	y.emit("response.created", map[string]any{"response": snap})
 	y.emit("response.in_progress", map[string]any{"response": jsonvalue.DeepCopy(snap)})
 }
