@@ -57,12 +57,19 @@ func (u *recordingUpstream) last() string {
 // configuration) in front of u and returns openai-go pointed at it.
 func startRoundTripGateway(t *testing.T, u *recordingUpstream, top string) openai.Client {
 	t.Helper()
+	return openai.NewClient(option.WithBaseURL(startRecordedGateway(t, u, top, allowPolicy)+"/v1"), option.WithAPIKey("client-key"), option.WithMaxRetries(0))
+}
+
+// startRecordedGateway starts a gateway under policy (interceptor entries)
+// in front of u and returns its URL.
+func startRecordedGateway(t *testing.T, u *recordingUpstream, top, policy string) string {
+	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(u.serve))
 	t.Cleanup(up.Close)
 	t.Setenv("ROUNDTRIP_TEST_KEY", "upstream-key")
 	doc := "listeners:\n  http: \"127.0.0.1:0\"\nupstreams:\n  - name: up\n    type: openai\n    base_url: " + up.URL + "/v1\n" +
 		"    api_key_env: ROUNDTRIP_TEST_KEY\n    models: [\"*\"]\nsessions:\n  store: memory\nrecords:\n  sinks:\n    - type: stdout\n" +
-		top + "interceptors:\n" + allowPolicy
+		top + "interceptors:\n" + policy
 	cfg, err := config.Parse("roundtrip.yaml", []byte(doc))
 	if err != nil {
 		t.Fatalf("config:\n%v", err)
@@ -74,7 +81,7 @@ func startRoundTripGateway(t *testing.T, u *recordingUpstream, top string) opena
 	t.Cleanup(func() { asm.Close() })
 	hs := httptest.NewServer(asm.Server)
 	t.Cleanup(hs.Close)
-	return openai.NewClient(option.WithBaseURL(hs.URL+"/v1"), option.WithAPIKey("client-key"), option.WithMaxRetries(0))
+	return hs.URL
 }
 
 // roundTripAnswer has every item whose id or blob the client hands back:
@@ -242,5 +249,72 @@ func TestResponsesPreviousResponseIDOpens(t *testing.T) {
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Param != "previous_response_id" {
 		t.Fatalf("an id the gateway never issued: %v", err)
+	}
+}
+
+// Unknown members anywhere in a request reach the policy: a credential
+// only in one of them is denied at pre_model_call, and nothing reaches the
+// upstream; a request carrying them clean (the openai JS stream helper's
+// parsed_arguments: null) is forwarded with them.
+func TestResponsesUnknownRequestMembersReachPolicy(t *testing.T) {
+	u := &recordingUpstream{answer: newHostileAnswer()}
+	url := startRecordedGateway(t, u, "", `  - name: deny-credentials
+    type: regex
+    points: [pre_model_call]
+    action: deny
+    reason: policy:credential_leak
+    patterns: ['sk-proj-[A-Za-z0-9]{24}']
+`)
+	s := mediationSecret
+	post := func(body string) (int, string) {
+		resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	call := func(extra string) string {
+		return `{"type":"function_call","call_id":"call_1","name":"lookup","arguments":"{}"` + extra + `}`
+	}
+	for name, body := range map[string]string{
+		"top-level member":            `{"model":"m","input":"hi","x_trace":"` + s + `"}`,
+		"input item member":           `{"model":"m","input":[{"role":"user","content":"hi","x_note":"` + s + `"}]}`,
+		"content part member":         `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi","x_note":"` + s + `"}]}]}`,
+		"function call member":        `{"model":"m","input":[{"role":"user","content":"hi"},` + call(`,"parsed_arguments":{"k":"`+s+`"}`) + `,{"type":"function_call_output","call_id":"call_1","output":"ok"}]}`,
+		"client's own message id":     `{"model":"m","input":[{"type":"message","id":"` + s + `","role":"user","content":"hi"}]}`,
+		"web search user_location":    `{"model":"m","input":"hi","tools":[{"type":"web_search","user_location":{"type":"approximate","city":"` + s + `"}}]}`,
+		"file search vector stores":   `{"model":"m","input":"hi","tools":[{"type":"file_search","vector_store_ids":["` + s + `"]}]}`,
+		"namespace description":       `{"model":"m","input":"hi","tools":[{"type":"namespace","name":"ns","description":"` + s + `","tools":[{"type":"function","name":"f"}]}]}`,
+		"function tool member":        `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","x_hint":"` + s + `"}]}`,
+		"reasoning option":            `{"model":"m","input":"hi","reasoning":{"effort":"low","x_hint":"` + s + `"}}`,
+		"reasoning entry member":      `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"reasoning","summary":[{"type":"summary_text","text":"t","x":"` + s + `"}]}]}`,
+		"stream_options member":       `{"model":"m","input":"hi","stream":true,"stream_options":{"x_hint":"` + s + `"}}`,
+		"output_text part of history": `{"model":"m","input":[{"role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[],"x":"` + s + `"}]}]}`,
+	} {
+		before := u.count()
+		status, out := post(body)
+		if status != http.StatusForbidden || strings.Contains(out, s) {
+			t.Errorf("%s: status %d, want 403 without the secret\n%s", name, status, out)
+		}
+		if u.count() != before {
+			t.Errorf("%s: the denied request reached the upstream", name)
+		}
+	}
+	clean := `{"model":"m","input":[{"role":"user","content":"hi"},` + call(`,"parsed_arguments":null`) + `,{"type":"function_call_output","call_id":"call_1","output":"ok"}]}`
+	if status, out := post(clean); status != http.StatusOK {
+		t.Fatalf("parsed_arguments: null: status %d\n%s", status, out)
+	}
+	if got := u.last(); got != clean {
+		t.Fatalf("the upstream received\n%s\nwant the client's body\n%s", got, clean)
+	}
+	// Logprobs of an earlier answer fed back are removed, not judged.
+	withLogprobs := `{"model":"m","input":[{"role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[],"logprobs":[{"token":"` + s + `","logprob":0,"bytes":[],"top_logprobs":[]}]}]}]}`
+	if status, out := post(withLogprobs); status != http.StatusOK {
+		t.Fatalf("logprobs: status %d\n%s", status, out)
+	}
+	if got := u.last(); strings.Contains(got, "logprobs") || strings.Contains(got, s) {
+		t.Fatalf("logprobs reached the upstream: %s", got)
 	}
 }

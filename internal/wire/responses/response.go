@@ -159,8 +159,11 @@ func (r *Response) projected(s *Surface, ids *answerIDs, m rawjson.Member, v any
 			return &wire.ResponseError{Field: "error", Msg: "the upstream reported an error"}
 		}
 	case "usage":
-		if u, ok := v.(map[string]any); ok {
+		switch u := v.(type) {
+		case map[string]any:
 			r.usageRaw, r.usage = renderUsage(u)
+		case nil:
+			r.usageRaw = []byte("null")
 		}
 	}
 	return nil
