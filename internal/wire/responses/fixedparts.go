@@ -167,19 +167,19 @@ func (r *Response) changedFixedItems(orig []fixedPart, assigned []map[string]any
 	return out
 }
 
-// renderFixed renders a reasoning item with its entries as verdicted (nil
+// appendFixed appends a reasoning item with its entries as verdicted (nil
 // removes one; its id and encrypted_content are the gateway's seals, its
 // own unknown members and those of the entries kept as verdicted), or a
 // provider-tool item as its verdicted part.
-func (it *outItem) renderFixed(parts []map[string]any, vals map[string]any) ([]byte, error) {
+func (it *outItem) appendFixed(b []byte, parts []map[string]any, vals map[string]any) ([]byte, error) {
 	if it.kind == itemHosted {
-		b, err := jsonvalue.AppendCompact(nil, parts[0])
+		out, err := jsonvalue.AppendCompact(b, parts[0])
 		if err != nil {
 			return nil, &wire.WriteBackError{Field: "$target.content", Msg: "a provider-tool part is not encodable"}
 		}
-		return b, nil
+		return out, nil
 	}
-	b := it.appendHead(nil, "reasoning")
+	b = it.appendHead(b, "reasoning")
 	if it.hasSummary {
 		b = append(b, `,"summary":`...)
 		b = it.appendEntries(b, "summary_text", parts[:it.nSummary], 0, vals)

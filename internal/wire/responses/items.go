@@ -198,8 +198,7 @@ func (r *Request) openItemID(it map[string]any, field string, clientAuthored boo
 	if err != nil {
 		return &wire.RequestError{Field: field + ".id", Msg: notIssued}
 	}
-	raw, _ := jsonvalue.Marshal(orig)
-	up.setRaw("id", raw)
+	up.setRaw("id", appendString(nil, orig))
 	return nil
 }
 
@@ -514,8 +513,7 @@ func (r *Request) projectReasoningItem(it map[string]any, field string, up *item
 		if err != nil {
 			return nil, &wire.RequestError{Field: field + ".encrypted_content", Msg: notIssued}
 		}
-		raw, _ := jsonvalue.Marshal(orig)
-		up.setRaw("encrypted_content", raw)
+		up.setRaw("encrypted_content", appendString(make([]byte, 0, len(orig)+2), orig))
 	default:
 		return nil, &wire.RequestError{Field: field + ".encrypted_content", Msg: "must be a string"}
 	}

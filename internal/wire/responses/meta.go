@@ -267,7 +267,8 @@ func renderUsage(u map[string]any) ([]byte, map[string]any) {
 	in, hasIn := count(u["input_tokens"])
 	out, hasOut := count(u["output_tokens"])
 	proj := map[string]any{}
-	b := []byte{'{'}
+	b := make([]byte, 1, 160)
+	b[0] = '{'
 	sep := func() {
 		if len(b) > 1 {
 			b = append(b, ',')

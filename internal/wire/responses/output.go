@@ -138,7 +138,7 @@ func (r *Response) unknownOf(s *Surface, obj map[string]any, known rawjson.Membe
 	if known.AmbiguousKeys(obj) {
 		return nil, respErr(path, "has a member whose name differs from a known one only in letter case")
 	}
-	if s.strict {
+	if s.strict || !known.UnknownIn(obj) {
 		return nil, nil
 	}
 	var out []extra

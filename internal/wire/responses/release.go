@@ -1,6 +1,9 @@
 package responses
 
 import (
+	"encoding/json"
+	"strconv"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
@@ -246,10 +249,6 @@ func (r *Response) render(target any) ([]byte, error) {
 		return nil, err
 	}
 	t := target.(map[string]any)
-	out, err := r.renderOutput(v, t["tool_calls"].([]any))
-	if err != nil {
-		return nil, err
-	}
 	status, reason := r.status, r.reason
 	if fr := t["finish_reason"].(string); fr != r.proj["finish_reason"] {
 		status, reason = "completed", ""
@@ -260,7 +259,7 @@ func (r *Response) render(target any) ([]byte, error) {
 			status, reason = "incomplete", "content_filter"
 		}
 	}
-	b := make([]byte, 0, len(out)+512)
+	b := make([]byte, 0, r.root.End-r.root.Start+len(r.items)*200+256)
 	b = append(b, '{')
 	member := func(key string) {
 		if len(b) > 1 {
@@ -276,13 +275,15 @@ func (r *Response) render(target any) ([]byte, error) {
 		case spec == nil:
 			if val, ok := v.members[m.Key]; ok {
 				member(m.Key)
-				if b, err = jsonvalue.AppendCompact(b, val); err != nil {
+				if b, err = appendValue(b, val); err != nil {
 					return nil, &wire.WriteBackError{Field: "$target.content", Msg: "a member part's value is not encodable"}
 				}
 			}
 		case m.Key == "output":
 			member(m.Key)
-			b = append(b, out...)
+			if b, err = r.appendOutput(b, v, t["tool_calls"].([]any)); err != nil {
+				return nil, err
+			}
 		case m.Key == "status":
 			member(m.Key)
 			b = appendString(b, status)
@@ -301,7 +302,7 @@ func (r *Response) render(target any) ([]byte, error) {
 		default:
 			if val, ok := r.vals[i]; ok {
 				member(m.Key)
-				b, _ = jsonvalue.AppendCompact(b, val) // decoded or made by the gateway: encodable
+				b, _ = appendValue(b, val) // decoded or made by the gateway: encodable
 			}
 		}
 	}
@@ -321,46 +322,47 @@ func appendDetails(b []byte, status, reason string) []byte {
 	return append(appendString(b, reason), '}')
 }
 
-// renderOutput renders the output array for verdict v; tcalls are the
+// appendOutput appends the output array for verdict v; tcalls are the
 // verdicted tool calls.
-func (r *Response) renderOutput(v *verdict, tcalls []any) ([]byte, error) {
+func (r *Response) appendOutput(b []byte, v *verdict, tcalls []any) ([]byte, error) {
 	text, calls := v.text, v.calls
-	b := []byte{'['}
-	n := 0
-	add := func(item []byte) {
-		if n > 0 {
+	b = append(b, '[')
+	start := len(b)
+	sep := func() {
+		if len(b) > start {
 			b = append(b, ',')
 		}
-		b = append(b, item...)
-		n++
 	}
 	textDone := text == nil
 	nextCall := 0
+	var err error
 	for i := range r.items {
 		it := &r.items[i]
 		switch it.kind {
 		case itemMessage:
 			if text == nil {
-				add(it.renderMessage(it.parts, true, v.members))
+				sep()
+				b = it.appendMessage(b, it.parts, true, v.members)
 				continue
 			}
 			if !textDone {
 				textDone = true
 				if len(text) > 0 {
-					add(it.renderMessage(text, false, v.members))
+					sep()
+					b = it.appendMessage(b, text, false, v.members)
 				}
 			}
 		case itemFunctionCall:
 			if !textDone && len(text) > 0 {
 				textDone = true
-				add(newMessage(text))
+				sep()
+				b = appendNewMessage(b, text)
 			}
 			if nextCall < len(calls) {
-				item, err := calls[nextCall].renderCall(tcalls[nextCall].(map[string]any), v.members)
-				if err != nil {
+				sep()
+				if b, err = calls[nextCall].appendCall(b, tcalls[nextCall].(map[string]any), v.members); err != nil {
 					return nil, err
 				}
-				add(item)
 				nextCall++
 			}
 		default:
@@ -368,24 +370,24 @@ func (r *Response) renderOutput(v *verdict, tcalls []any) ([]byte, error) {
 			if !ok {
 				parts = it.fixedParts()
 			}
-			item, err := it.renderFixed(parts, v.members)
-			if err != nil {
+			sep()
+			if b, err = it.appendFixed(b, parts, v.members); err != nil {
 				return nil, err
 			}
-			add(item)
 		}
 	}
 	if !textDone && len(text) > 0 {
-		add(newMessage(text))
+		sep()
+		b = appendNewMessage(b, text)
 	}
 	return append(b, ']'), nil
 }
 
-// newMessage renders the message item the gateway adds when verdicted
-// text has no message item to go into; its id is minted.
-func newMessage(text []any) []byte {
+// appendNewMessage appends the message item the gateway adds when
+// verdicted text has no message item to go into; its id is minted.
+func appendNewMessage(b []byte, text []any) []byte {
 	it := &outItem{kind: itemMessage, id: wire.MintID("msg_"), hasID: true, status: "completed", hasSt: true}
-	return it.renderMessage(text, false, nil)
+	return it.appendMessage(b, text, false, nil)
 }
 
 // appendExtras appends the verdicted values of extras (those the verdict
@@ -399,9 +401,27 @@ func appendExtras(b []byte, extras []extra, vals map[string]any) []byte {
 		b = append(b, ',')
 		b = appendString(b, x.key)
 		b = append(b, ':')
-		b, _ = jsonvalue.AppendCompact(b, val) // checked encodable with the target
+		b, _ = appendValue(b, val) // checked encodable with the target
 	}
 	return b
+}
+
+// appendValue appends v (a decoded, made or checked value) in the
+// gateway's compact encoding: scalars directly, containers through
+// jsonvalue.AppendCompact, whose encoder a renderer writing many scalars
+// would otherwise set up for each.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return appendString(b, x), nil
+	case json.Number:
+		return append(b, x...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case nil:
+		return append(b, "null"...), nil
+	}
+	return jsonvalue.AppendCompact(b, v)
 }
 
 // appendHead opens an item: {"id":…,"type":…[,"status":…].
@@ -416,17 +436,17 @@ func (it *outItem) appendHead(b []byte, typ string) []byte {
 	b = appendString(b, typ)
 	if it.hasSt {
 		b = append(b, `,"status":`...)
-		b, _ = jsonvalue.AppendCompact(b, it.status)
+		b, _ = appendValue(b, it.status) // a member of itemStatuses or null
 	}
 	return b
 }
 
-// renderMessage renders a message item holding parts (normalized text and
+// appendMessage appends a message item holding parts (normalized text and
 // refusal parts). own reports whether parts are the item's own, unchanged:
 // their url_citation offsets and unknown members are kept (verdicted);
 // rewritten text has its offsets 0 and none of them.
-func (it *outItem) renderMessage(parts []any, own bool, vals map[string]any) []byte {
-	b := it.appendHead(nil, "message")
+func (it *outItem) appendMessage(b []byte, parts []any, own bool, vals map[string]any) []byte {
+	b = it.appendHead(b, "message")
 	b = append(b, `,"role":"assistant"`...)
 	if it.phase != nil {
 		b = append(b, `,"phase":`...)
@@ -484,10 +504,10 @@ func appendAnnotations(b []byte, v any, offsets [][2]int) []byte {
 	return append(b, ']')
 }
 
-// renderCall renders the function_call for verdicted call c: its name and
+// appendCall appends the function_call for verdicted call c: its name and
 // arguments as verdicted (the upstream's arguments text when the args are
 // unchanged).
-func (it *outItem) renderCall(c map[string]any, vals map[string]any) ([]byte, error) {
+func (it *outItem) appendCall(b []byte, c map[string]any, vals map[string]any) ([]byte, error) {
 	name := c["name"].(string)
 	args := c["args"].(map[string]any)
 	text := it.arguments
@@ -505,7 +525,7 @@ func (it *outItem) renderCall(c map[string]any, vals map[string]any) ([]byte, er
 	if it.ns != "" {
 		name = name[len(it.ns)+1:]
 	}
-	b := it.appendHead(nil, "function_call")
+	b = it.appendHead(b, "function_call")
 	b = append(b, `,"call_id":`...)
 	b = appendString(b, it.callID)
 	b = append(b, `,"name":`...)
@@ -518,14 +538,14 @@ func (it *outItem) renderCall(c map[string]any, vals map[string]any) ([]byte, er
 	b = appendString(b, text)
 	if it.async != nil {
 		b = append(b, `,"async":`...)
-		b, _ = jsonvalue.AppendCompact(b, it.async)
+		b, _ = appendValue(b, it.async)
 	}
 	b = appendExtras(b, it.extras, vals)
 	return append(b, '}'), nil
 }
 
 // fixedParts returns a reasoning or provider-tool item's own parts, as
-// renderFixed takes them.
+// appendFixed takes them.
 func (it *outItem) fixedParts() []map[string]any {
 	out := make([]map[string]any, len(it.parts))
 	for i, p := range it.parts {

@@ -365,8 +365,8 @@ func renderPart(p any, role, field string) ([]byte, error) {
 
 // appendString appends s as a JSON string.
 func appendString(b []byte, s string) []byte {
-	out, err := jsonvalue.AppendCompact(b, s)
-	if err != nil {
+	out, ok := jsonvalue.AppendString(b, s)
+	if !ok {
 		return strconv.AppendQuote(b, s) // invalid UTF-8 never reaches here: targets are checked
 	}
 	return out

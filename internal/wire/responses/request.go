@@ -201,7 +201,7 @@ func (r *Request) openPrevious(id string) error {
 		return &wire.RequestError{Field: "previous_response_id", Msg: notIssued}
 	}
 	r.prevOrig = orig
-	r.prevID, _ = jsonvalue.Marshal(orig)
+	r.prevID = appendString(nil, orig)
 	return nil
 }
 

@@ -28,6 +28,25 @@ func BenchmarkParseRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkParseRequestSealed is BenchmarkParseRequest on the request as
+// Codex sends it back: its reasoning and call items carry the gateway's
+// seals, which are opened for the upstream.
+func BenchmarkParseRequestSealed(b *testing.B) {
+	s := New(Options{Seal: testKeys})
+	body := []byte(codexRequest)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r, err := s.ParseRequest(body, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.UpstreamBody(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkReleaseJSON parses a JSON answer and releases it as projected.
 func BenchmarkReleaseJSON(b *testing.B) {
 	s := New(Options{Seal: testKeys})

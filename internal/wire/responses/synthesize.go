@@ -34,11 +34,10 @@ func (y *synthesizer) emit(typ string, members map[string]any) {
 	members["type"] = typ
 	members["sequence_number"] = y.seq
 	y.seq++
-	data, _ := jsonvalue.Marshal(members) // built from checked values
 	y.out = append(y.out, "event: "...)
 	y.out = append(y.out, typ...)
 	y.out = append(y.out, "\ndata: "...)
-	y.out = append(y.out, data...)
+	y.out, _ = jsonvalue.AppendCompact(y.out, members) // built from checked values
 	y.out = append(y.out, "\n\n"...)
 }
 
@@ -53,7 +52,9 @@ func synthesize(body []byte) ([]byte, error) {
 	}
 	resp := v.(map[string]any)
 	output, _ := resp["output"].([]any)
-	y := &synthesizer{}
+	// The events repeat the object about four times over (two snapshots,
+	// each item added and done, its text, the terminal object).
+	y := &synthesizer{out: make([]byte, 0, 4*len(body)+1024)}
 	y.open(resp)
 	for oi, e := range output {
 		y.item(oi, e.(map[string]any))
@@ -74,7 +75,7 @@ func (y *synthesizer) open(resp map[string]any) {
 		snap["completed_at"] = nil
 	}
 	y.emit("response.created", map[string]any{"response": snap})
-	y.emit("response.in_progress", map[string]any{"response": jsonvalue.DeepCopy(snap)})
+	y.emit("response.in_progress", map[string]any{"response": snap}) // emit does not change it
 }
 
 // terminal emits the event that ends the stream with resp:
