@@ -174,7 +174,7 @@ var metaShapes = map[string]func(any) bool{
 		_, event := eventMembers[s]
 		return event || hostedCallTypes[s] || enumOf("message", "function_call", "reasoning", "output_text", "refusal", "summary_text", "reasoning_text", "url_citation")(s)
 	},
-	"status": func(v any) bool { return responseStatuses[v] || itemStatuses[v] },
+	"status": func(v any) bool { return responseStatuses.has(v) || itemStatuses.has(v) },
 	"role":   enumOf("assistant"), "reason": enumOf("max_output_tokens", "content_filter"),
 	"service_tier": enumOf("auto", "default", "flex", "scale", "priority"), "prompt_cache_retention": enumOf("in_memory", "in-memory", "24h"),
 	"truncation": enumOf("auto", "disabled"), "phase": enumOf("commentary", "final_answer"),

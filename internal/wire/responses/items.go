@@ -49,7 +49,7 @@ var (
 	inputFileMembers   = rawjson.NewMemberSet("type", "file_id", "file_data", "file_url", "filename")
 	messageRoles       = map[string]bool{"user": true, "system": true, "developer": true, "assistant": true}
 	// messagePhases are the documented phases of an assistant message.
-	messagePhases = map[any]bool{"commentary": true, "final_answer": true}
+	messagePhases = enum{"commentary": true, "final_answer": true}
 )
 
 // parseInput validates the input member and groups its items into
@@ -255,7 +255,7 @@ func optString(obj map[string]any, key, field string) *wire.RequestError {
 
 // checkStatus refuses an item status outside its enumeration.
 func checkStatus(obj map[string]any, field string) *wire.RequestError {
-	if v, ok := obj["status"]; ok && v != nil && !itemStatuses[v] {
+	if v, ok := obj["status"]; ok && v != nil && !itemStatuses.has(v) {
 		return &wire.RequestError{Field: field + ".status", Msg: "must be in_progress, completed or incomplete"}
 	}
 	return nil
@@ -271,7 +271,7 @@ func (r *Request) projectMessageItem(it map[string]any, field string, i int, up 
 	if err := checkStatus(it, field); err != nil {
 		return nil, err
 	}
-	if v, ok := it["phase"]; ok && v != nil && !messagePhases[v] {
+	if v, ok := it["phase"]; ok && v != nil && !messagePhases.has(v) {
 		return nil, &wire.RequestError{Field: field + ".phase", Msg: "must be commentary or final_answer"}
 	}
 	role, _ := it["role"].(string)

@@ -248,12 +248,22 @@ func count(v any) (uint64, bool) {
 	return n, err == nil
 }
 
+// enum is a closed set of string values.
+type enum map[string]bool
+
+// has reports whether v is one of the set's strings (any other JSON value,
+// a container included, is not).
+func (e enum) has(v any) bool {
+	s, ok := v.(string)
+	return ok && e[s]
+}
+
 // itemStatuses are the statuses of message, function_call and reasoning
 // items.
-var itemStatuses = map[any]bool{"in_progress": true, "completed": true, "incomplete": true}
+var itemStatuses = enum{"in_progress": true, "completed": true, "incomplete": true}
 
 // responseStatuses are the statuses of a response object.
-var responseStatuses = map[any]bool{"queued": true, "in_progress": true, "completed": true, "incomplete": true, "failed": true, "cancelled": true}
+var responseStatuses = enum{"queued": true, "in_progress": true, "completed": true, "incomplete": true, "failed": true, "cancelled": true}
 
 // incompleteReasons are the reasons of incomplete_details.
 var incompleteReasons = map[string]bool{"max_output_tokens": true, "content_filter": true}

@@ -124,7 +124,7 @@ func (it *outItem) readStatus(obj map[string]any, field string) error {
 	if !ok {
 		return nil
 	}
-	if v != nil && !itemStatuses[v] {
+	if v != nil && !itemStatuses.has(v) {
 		return respErr(field+".status", "is not an item status")
 	}
 	it.status, it.hasSt = v, true
@@ -169,7 +169,7 @@ func (r *Response) readMessage(s *Surface, it *outItem, obj map[string]any, fiel
 	if err := it.readStatus(obj, field); err != nil {
 		return err
 	}
-	if messagePhases[obj["phase"]] {
+	if messagePhases.has(obj["phase"]) {
 		it.phase = obj["phase"]
 	}
 	content, ok := obj["content"].([]any)

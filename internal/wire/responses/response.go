@@ -3,6 +3,7 @@ package responses
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -125,9 +126,10 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span, 
 
 // unknownTop handles a top-level member the gateway does not know:
 // projected as a member part (judged) unless the surface is strict and
-// does not allow it; removed when null.
+// does not allow it; removed when null, or when its name is not valid
+// UTF-8 (no projection can carry it).
 func (r *Response) unknownTop(s *Surface, key string, v any) error {
-	if v == nil || (s.strict && !s.allowResp.Has(key)) {
+	if v == nil || (s.strict && !s.allowResp.Has(key)) || !utf8.ValidString(key) {
 		return nil
 	}
 	return r.addExtra(key, key, v)

@@ -108,6 +108,8 @@ func TestRequestRefusals(t *testing.T) {
 		"part collision":             {body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"a","Text":"b"}]}]}`},
 		"custom tool":                {body: `{"model":"m","input":"hi","tools":[{"type":"custom","name":"apply_patch"}]}`},
 		"item status":                {body: `{"model":"m","input":[{"role":"user","content":"a","status":"sk-x"}]}`, field: "input[0].status"},
+		"item status not a string":   {body: `{"model":"m","input":[{"role":"user","content":"a","status":["completed"]}]}`, field: "input[0].status"},
+		"phase not a string":         {body: `{"model":"m","input":[{"role":"assistant","content":"a","phase":{}}]}`, field: "input[0].phase"},
 		"unsealed reasoning id":      {body: `{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[]}]}`, field: "input[0].id"},
 		"unsealed call id":           {body: `{"model":"m","input":[{"type":"function_call","id":"fc_1","call_id":"c","name":"f","arguments":"{}"}]}`, field: "input[0].id"},
 		"unsealed assistant id":      {body: `{"model":"m","input":[{"type":"message","id":"msg_1","role":"assistant","content":"a"}]}`, field: "input[0].id"},
