@@ -132,8 +132,14 @@ func (r *Request) addItem(i int, e any) error {
 		}
 		part := jsonvalue.DeepCopy(it)
 		r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": []any{part}}, first: i, n: 1, kind: itemHosted})
+	case !r.surf.strict && !partTypes[typ] && typ != "":
+		msg, err := r.projectUnknownItem(it, field, up)
+		if err != nil {
+			return err
+		}
+		r.segs = append(r.segs, segment{msg: msg, first: i, n: 1, kind: itemHosted})
 	default:
-		return &wire.RequestError{Field: field + ".type", Msg: "is not an input item type the gateway can mediate (it knows message, function_call, function_call_output, reasoning, web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools)"}
+		return &wire.RequestError{Field: field + ".type", Msg: "is not an input item type the gateway can mediate (it knows message, function_call, function_call_output, reasoning, web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools); a deployment can judge others with " + unknownMembersSwitch + ": judge"}
 	}
 	return r.setUpstream(i, up)
 }
@@ -434,7 +440,10 @@ func (r *Request) projectInputPart(p any, field string) (any, error) {
 		}
 		return part, nil // the native part, every member in it
 	}
-	return nil, &wire.RequestError{Field: field + ".type", Msg: "is not a content part type the gateway can mediate (it knows input_text, output_text, refusal, input_image, input_file)"}
+	if !r.surf.strict && typ != "" && !partTypes[typ] {
+		return part, nil // a type the gateway does not know: the native part, judged whole
+	}
+	return nil, &wire.RequestError{Field: field + ".type", Msg: "is not a content part type the gateway can mediate (it knows input_text, output_text, refusal, input_image, input_file); a deployment can judge others with " + unknownMembersSwitch + ": judge"}
 }
 
 // projectCallItem projects a function_call item to a chat tool call
@@ -545,6 +554,26 @@ func (r *Request) projectReasoningItem(it map[string]any, field string, up *item
 		}
 	}
 	return withUnknown(map[string]any{"role": "assistant", "content": parts}, unknown), nil
+}
+
+// projectUnknownItem projects an input item of a type the gateway does
+// not know: a message of the item's own role (assistant when it names
+// none) whose content is the whole item as a native part, judged and
+// forwarded as the client sent it (a transform cannot change it). Its id,
+// when a seal, must open, as an answer's items of unknown types carry
+// seals; any other id is judged with the item.
+func (r *Request) projectUnknownItem(it map[string]any, field string, up *itemEdit) (map[string]any, error) {
+	if known := nativeItemMembers.CollisionIn(it); known != "" {
+		return nil, &wire.RequestError{Field: field, Msg: collisionMessage(known)}
+	}
+	if err := r.openItemID(it, field, true, up); err != nil {
+		return nil, err
+	}
+	role, _ := it["role"].(string)
+	if !messageRoles[role] {
+		role = "assistant"
+	}
+	return map[string]any{"role": role, "content": []any{jsonvalue.DeepCopy(it)}}, nil
 }
 
 // qualifiedName is a call's projected name: "<namespace>.<name>" for a

@@ -103,10 +103,10 @@ func TestRequestRefusals(t *testing.T) {
 		"server state":               {body: `{"model":"m","input":"hi","previous_response_id":"resp_1"}`, field: "previous_response_id"},
 		"background":                 {body: `{"model":"m","input":"hi","background":true}`},
 		"mcp":                        {body: `{"model":"m","input":"hi","tools":[{"type":"mcp","server_url":"https://x"}]}`},
-		"unknown item":               {body: `{"model":"m","input":[{"type":"computer_call_output","call_id":"c"}]}`},
-		"unknown part":               {body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_audio"}]}]}`},
+		"unknown item":               {body: `{"model":"m","input":[{"type":"computer_call_output","call_id":"c"}]}`, strict: true},
+		"unknown part":               {body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_audio"}]}]}`, strict: true},
 		"part collision":             {body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"a","Text":"b"}]}]}`},
-		"custom tool":                {body: `{"model":"m","input":"hi","tools":[{"type":"custom","name":"apply_patch"}]}`},
+		"custom tool":                {body: `{"model":"m","input":"hi","tools":[{"type":"custom","name":"apply_patch"}]}`, strict: true},
 		"item status":                {body: `{"model":"m","input":[{"role":"user","content":"a","status":"sk-x"}]}`, field: "input[0].status"},
 		"item status not a string":   {body: `{"model":"m","input":[{"role":"user","content":"a","status":["completed"]}]}`, field: "input[0].status"},
 		"phase not a string":         {body: `{"model":"m","input":[{"role":"assistant","content":"a","phase":{}}]}`, field: "input[0].phase"},
@@ -173,14 +173,18 @@ func TestUnknownRequestMembersAreJudged(t *testing.T) {
 	body := `{"model":"m","x_top":"t1","input":[` +
 		`{"type":"message","role":"user","content":[{"type":"input_text","text":"hi","x_part":"t2"}],"x_item":"t3"},` +
 		`{"type":"function_call","id":"` + fc + `","call_id":"c1","name":"f","arguments":"{}","parsed_arguments":null},` +
-		`{"type":"function_call_output","call_id":"c1","output":"ok","x_out":"t4"}],` +
+		`{"type":"function_call_output","call_id":"c1","output":"ok","x_out":"t4"},` +
+		`{"type":"additional_tools","id":"at_1","role":"developer","tools":[{"type":"custom","name":"t9"}]},` +
+		`{"role":"user","content":[{"type":"input_audio","data":"t10"}]}],` +
 		`"tools":[{"type":"function","name":"f","x_tool":"t5"},{"type":"namespace","name":"ns","description":"t6","tools":[{"type":"function","name":"g"}]},` +
-		`{"type":"web_search","user_location":{"type":"approximate","city":"t7"}},{"type":"file_search","vector_store_ids":["t8"]}]}`
+		`{"type":"web_search","user_location":{"type":"approximate","city":"t7"}},{"type":"file_search","vector_store_ids":["t8"]},` +
+		`{"type":"custom","name":"apply_patch","format":{"type":"grammar","definition":"t11"}}]}`
 	r := mustParse(t, s, body)
 	ctx, _ := jsonvalue.Marshal(map[string]any{"messages": r.Messages(), "tools": r.Tools(), "params": r.Params()})
 	for _, want := range []string{`"x_top":"t1"`, `"unknown_members":{"x_part":"t2"}`, `"unknown_members":{"x_item":"t3"}`,
 		`"unknown_members":{"parsed_arguments":null}`, `"unknown_members":{"x_out":"t4"}`, `"unknown_members":{"x_tool":"t5"}`,
-		`"namespace":{"description":"t6","name":"ns"}`, `"city":"t7"`, `"vector_store_ids":["t8"]`} {
+		`"namespace":{"description":"t6","name":"ns"}`, `"city":"t7"`, `"vector_store_ids":["t8"]`,
+		`"role":"developer"`, `"name":"t9"`, `{"data":"t10","type":"input_audio"}`, `"definition":"t11"`, `"name":"apply_patch"`} {
 		if !strings.Contains(string(ctx), want) {
 			t.Errorf("the projection lacks %s:\n%s", want, ctx)
 		}

@@ -31,7 +31,7 @@ func ToolTypes() []MemberDoc {
 		{"namespace", "projected: each child function tool as {name: \"<namespace>.<name>\", ..., namespace: the namespace's own members but type and tools (description included)}"},
 		{"web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, file_search, code_interpreter, image_generation", "projected: {name: <type>, description: \"provider-executed tool\", config: every other member (user_location, vector_store_ids, filters, container, ...)}"},
 		{"mcp", "server state: refused unless allow_server_state, then projected like a provider-executed tool"},
-		{"any other (custom, computer_use_preview, local_shell, shell, apply_patch, ...)", "refused"},
+		{"any other (custom, tool_search, computer_use_preview, local_shell, shell, apply_patch, ...)", "projected: {name: its name (else its type), description?: its description, config: every member}; refused when the surface is strict"},
 	}
 }
 
@@ -66,8 +66,10 @@ func (r *Request) parseTools(list []any, allowState bool) (bool, error) {
 			}
 			state = true
 			r.tools = append(r.tools, providerToolDecl(typ, tool))
+		case !r.surf.strict && typ != "":
+			r.tools = append(r.tools, otherToolDecl(typ, tool))
 		default:
-			return false, &wire.RequestError{Field: field + ".type", Msg: "is not a tool type the gateway can mediate (function, namespace and provider-executed search, file search, code interpreter and image generation tools)"}
+			return false, &wire.RequestError{Field: field + ".type", Msg: "is not a tool type the gateway can mediate (function, namespace and provider-executed search, file search, code interpreter and image generation tools); a deployment can judge others with " + unknownMembersSwitch + ": judge"}
 		}
 	}
 	return state, nil
@@ -86,6 +88,22 @@ func providerToolDecl(typ string, tool map[string]any) map[string]any {
 			}
 		}
 		decl["config"] = config
+	}
+	return decl
+}
+
+// otherToolDecl projects a tool of a type the gateway does not know
+// (a freeform custom tool, a client-run tool search, ...): named by its
+// name when it has one, else by its type, its description when a string,
+// and every member, type included, under config.
+func otherToolDecl(typ string, tool map[string]any) map[string]any {
+	name, _ := tool["name"].(string)
+	if name == "" {
+		name = typ
+	}
+	decl := map[string]any{"name": name, "config": tool}
+	if d, ok := tool["description"].(string); ok {
+		decl["description"] = d
 	}
 	return decl
 }
