@@ -197,7 +197,7 @@ type heldItem struct {
 	Type    string
 	ID      string
 	Role    string
-	CallID  string `json:"call_id"`
+	CallID  string          `json:"call_id"`
 	Content json.RawMessage // a string, or parts
 }
 
