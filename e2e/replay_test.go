@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,8 +42,12 @@ func TestCapturedRequests(t *testing.T) {
 				t.Fatalf("%d model calls captured, want the tool round's two at least", len(calls))
 			}
 			answers := make([]string, len(calls))
+			var held heldIDs
 			for i, c := range calls {
-				answers[i] = streamedText(replay(t, root, c))
+				c.Body = held.into(c.Body)
+				raw := replay(t, root, c)
+				held.read(raw)
+				answers[i] = streamedText(raw)
 			}
 			if !strings.Contains(answers[0], f.tool) || !strings.Contains(answers[0], f.call) {
 				t.Fatalf("first answer does not call %s with %q: %q", f.tool, f.call, answers[0])
@@ -92,7 +97,15 @@ func TestCapturedNewMembersReachPolicy(t *testing.T) {
 			if c.call >= len(calls) {
 				t.Fatalf("%d model calls captured, want call %d", len(calls), c.call)
 			}
-			req := calls[c.call]
+			// The calls before it are answered first: the ids their answers
+			// carry are what the client holds and feeds back.
+			var held heldIDs
+			for _, prior := range calls[:c.call] {
+				if status, body := send(t, root, held.withBody(prior)); status == http.StatusOK {
+					held.read(body)
+				}
+			}
+			req := held.withBody(calls[c.call])
 			status, body := send(t, root, req)
 			if status != http.StatusForbidden || !strings.Contains(body, reason) {
 				t.Fatalf("with %s[].%s: %d %s; want a 403 naming %s", c.container, c.member, status, body, reason)
@@ -166,6 +179,104 @@ func withoutMember(t *testing.T, body, container, member string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// heldIDs are the ids a Responses client holds from the answers the
+// gateway gave it: the gateway's seals of the upstream's item ids. A
+// captured request carries the ids the capture's upstream issued to the
+// gateway of the capture; replayed, its items carry what this gateway
+// released for the same items instead, as the client would have fed
+// back. Function calls are matched by call_id, assistant messages by
+// their text.
+type heldIDs struct {
+	calls, messages map[string]string
+}
+
+// heldItem is what heldIDs reads of an item.
+type heldItem struct {
+	Type    string
+	ID      string
+	Role    string
+	CallID  string          `json:"call_id"`
+	Content json.RawMessage // a string, or parts
+}
+
+// text is an assistant message's output text.
+func (it heldItem) text() string {
+	var parts []struct{ Type, Text string }
+	json.Unmarshal(it.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "output_text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// read records the items of an answer (JSON, or the done items of a
+// stream).
+func (h *heldIDs) read(answer string) {
+	if h.calls == nil {
+		h.calls, h.messages = map[string]string{}, map[string]string{}
+	}
+	add := func(it heldItem) {
+		switch {
+		case it.Type == "function_call" && it.CallID != "":
+			h.calls[it.CallID] = it.ID
+		case it.Type == "message":
+			h.messages[it.text()] = it.ID
+		}
+	}
+	var whole struct{ Output []heldItem }
+	if json.Unmarshal([]byte(answer), &whole) == nil {
+		for _, it := range whole.Output {
+			add(it)
+		}
+	}
+	for _, line := range strings.Split(answer, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type string
+			Item heldItem
+		}
+		if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == "response.output_item.done" {
+			add(ev.Item)
+		}
+	}
+}
+
+// into returns a captured Responses request body with the ids of its
+// function calls and assistant messages replaced by those the client
+// holds; other bodies are returned as they are.
+func (h *heldIDs) into(body string) string {
+	var req struct{ Input []heldItem }
+	if json.Unmarshal([]byte(body), &req) != nil {
+		return body
+	}
+	for _, it := range req.Input {
+		var id string
+		switch {
+		case it.ID == "":
+		case it.Type == "function_call":
+			id = h.calls[it.CallID]
+		case it.Type == "message" && it.Role == "assistant":
+			id = h.messages[it.text()]
+		}
+		if id != "" {
+			body = strings.ReplaceAll(body, strconv.Quote(it.ID), strconv.Quote(id))
+		}
+	}
+	return body
+}
+
+// withBody returns c with its body fed the held ids.
+func (h *heldIDs) withBody(c capturedRequest) capturedRequest {
+	c.Body = h.into(c.Body)
+	return c
 }
 
 // replay sends one captured request to the gateway at root and returns the

@@ -162,7 +162,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startHostileGateway(t *testing.T, policy string) *hostileGateway {
+// startHostileGateway starts a gateway under policy (interceptor entries);
+// extra is more top-level configuration (streaming, wire).
+func startHostileGateway(t *testing.T, policy string, extra ...string) *hostileGateway {
 	t.Helper()
 	g := &hostileGateway{out: &syncBuffer{}, logs: &syncBuffer{}}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -197,7 +199,7 @@ sessions:
 records:
   sinks:
     - type: stdout
-interceptors:
+` + strings.Join(extra, "") + `interceptors:
 ` + policy
 	cfg, err := config.Parse("hostile.yaml", []byte(doc))
 	if err != nil {

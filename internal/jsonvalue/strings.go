@@ -43,6 +43,12 @@ func quotedLen(s string) (int, bool) {
 	return n, true
 }
 
+// AppendString appends s as a JSON string, escaped as AppendCompact
+// escapes it, without the encoder AppendCompact sets up (a renderer writing
+// many strings pays nothing per string). ok is false when s is not valid
+// UTF-8; dst is then unspecified.
+func AppendString(dst []byte, s string) ([]byte, bool) { return appendQuoted(dst, s) }
+
 // appendQuoted appends s as a JSON string. ok is false when s is not valid
 // UTF-8; dst is then unspecified.
 func appendQuoted(dst []byte, s string) ([]byte, bool) {

@@ -8,9 +8,10 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
-// eventMembers are the members each event may carry beyond type and
-// sequence_number; others (obfuscation, logprobs, ...) make the stream
-// synthesized instead of replayed.
+// eventMembers are the members each known event may carry beyond type
+// and sequence_number; others (obfuscation, logprobs, ...) are read and
+// never released. A member whose name differs from a known one only in
+// letter case refuses the stream.
 var eventMembers = func() map[string]rawjson.MemberSet {
 	loc := []string{"item_id", "output_index"}
 	part := append([]string{"content_index"}, loc...)
@@ -39,17 +40,20 @@ var eventMembers = func() map[string]rawjson.MemberSet {
 	return out
 }()
 
+// indexMembers are the event members that must be indices.
+var indexMembers = []string{"output_index", "content_index", "summary_index", "annotation_index", "partial_image_index"}
+
 // handle applies one decoded event.
 func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, error) {
 	known, ok := eventMembers[typ]
 	if !ok {
-		return false, a.invalid("event type the gateway does not know")
+		if a.surface.strict {
+			return false, a.invalid("event type the gateway does not know")
+		}
+		return false, nil // the answer is the done items and the terminal object
 	}
 	if known.AmbiguousKeys(obj) {
 		return false, a.invalid("event member whose name differs from a known one only in letter case")
-	}
-	if known.UnknownIn(obj) {
-		a.replayable = false
 	}
 	for _, k := range indexMembers {
 		if v, ok := obj[k]; ok {
@@ -64,9 +68,6 @@ func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, e
 		if out, ok := resp["output"].([]any); !ok || len(out) > 0 {
 			return false, a.invalid("a response snapshot before the terminal event must have an empty output")
 		}
-		if len(a.items) > 0 || !a.snapshotClean(resp) {
-			a.replayable = false
-		}
 		return false, nil
 	case "response.completed", "response.incomplete":
 		a.final = data
@@ -79,13 +80,8 @@ func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, e
 		}
 		id, _ := item["id"].(string)
 		t, _ := item["type"].(string)
-		a.items = append(a.items, &streamItem{id: id, typ: t, echoes: []echo{{value: item, added: true}}})
-		if !emptyAdded(item) {
-			a.replayable = false
-		}
+		a.items = append(a.items, &streamItem{id: id, typ: t})
 		return false, nil
-	case "response.image_generation_call.partial_image":
-		a.replayable = false
 	}
 	it, err := a.item(obj)
 	if err != nil {
@@ -148,35 +144,23 @@ func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) err
 	case "response.refusal.done":
 		return check(c, obj["refusal"])
 	case "response.function_call_arguments.done":
-		if name, ok := obj["name"]; ok {
-			it.echo([]any{"name"}, name, false)
-		}
 		return check("args", obj["arguments"])
 	case "response.code_interpreter_call_code.done":
 		return check("args", obj["code"])
 	case "response.reasoning_summary_text.done":
 		return check(sk, obj["text"])
-	case "response.content_part.added", "response.reasoning_summary_part.added":
-		if p, _ := obj["part"].(map[string]any); p["text"] != nil && p["text"] != "" || p["refusal"] != nil && p["refusal"] != "" {
-			a.replayable = false
-		}
-		it.echo(partPath(typ, ci, si), obj["part"], true)
 	case "response.content_part.done":
 		p, _ := obj["part"].(map[string]any)
-		it.echo(partPath(typ, ci, si), obj["part"], false)
 		if p["type"] == "refusal" {
 			return check(c, p["refusal"])
 		}
 		return check(c, p["text"])
 	case "response.reasoning_summary_part.done":
 		p, _ := obj["part"].(map[string]any)
-		it.echo(partPath(typ, ci, si), obj["part"], false)
 		return check(sk, p["text"])
-	case "response.output_text.annotation.added":
-		// Annotations are judged in the done item; the event repeats one.
-		ai, _ := index(obj["annotation_index"])
-		it.echo([]any{"content", ci, "annotations", ai}, obj["annotation"], false)
 	}
+	// Added parts and annotations repeat what the done item carries, where
+	// they are judged.
 	return nil
 }
 
@@ -201,6 +185,7 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 		return ok && s == b.String()
 	}
 	okAll := true
+	entries := 0 // parts that texts may address: content, and summary entries
 	switch it.typ {
 	case "message":
 		content, _ := item["content"].([]any)
@@ -212,11 +197,13 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 			}
 			okAll = okAll && agree("c"+strconv.Itoa(j), v)
 		}
-		okAll = okAll && len(it.texts) <= len(content)
+		entries = len(content)
 	case "function_call":
 		okAll = agree("args", item["arguments"])
+		entries = 1
 	case "code_interpreter_call":
 		okAll = agree("args", item["code"])
+		entries = 1
 	case "reasoning":
 		summary, _ := item["summary"].([]any)
 		for j, p := range summary {
@@ -228,15 +215,32 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 			pm, _ := p.(map[string]any)
 			okAll = okAll && agree("c"+strconv.Itoa(j), pm["text"])
 		}
-		okAll = okAll && len(it.texts) <= len(summary)+len(content)
+		entries = len(summary) + len(content)
 	}
-	if !okAll {
+	// Every delta must have gone into a part the done item has: text
+	// streamed at an index the item lacks was never judged.
+	for key := range it.texts {
+		okAll = okAll && it.covers(key, item)
+	}
+	if !okAll || len(it.texts) > entries {
 		return a.invalid("output_item.done disagrees with the streamed deltas")
 	}
-	if !it.echoesAgree() {
-		a.replayable = false
-	}
 	return nil
+}
+
+// covers reports whether the texts key (c<i>, s<i> or args) names a part
+// of the done item.
+func (it *streamItem) covers(key string, item map[string]any) bool {
+	if key == "args" {
+		return it.typ == "function_call" || it.typ == "code_interpreter_call"
+	}
+	list := "content"
+	if key[0] == 's' {
+		list = "summary"
+	}
+	n, err := strconv.Atoi(key[1:])
+	l, _ := item[list].([]any)
+	return err == nil && n < len(l)
 }
 
 // emptyAdded reports whether an added item carries no text yet.
@@ -295,56 +299,21 @@ func (a *assembler) finish() (*Stream, error) {
 			p.Set("output", rawjson.RenderArray(nil, rawjson.Span{}, nil, raws))
 			body = p.Render()
 			span = rawjson.RootSpan(body)
-			a.replayable = false
 		case !jsonvalue.Equal(list, done):
 			return nil, a.invalid("the terminal response's output disagrees with the streamed items")
 		}
 	}
-	resp, err := a.surface.parseResponseAt(a.req, body, span)
+	resp, err := a.surface.parseResponseAt(a.req, body, span, a.ids)
 	if err != nil {
 		return nil, a.invalid("the terminal response is not understood: " + err.Error())
 	}
 	resp.streamed = true
-	return &Stream{events: a.events, resp: resp, replayable: a.replayable}, nil
-}
-
-// snapshotClean reports whether a response snapshot holds only members
-// the final object's rules would release unchanged.
-func (a *assembler) snapshotClean(resp map[string]any) bool {
-	for k, v := range resp {
-		if !a.snapshotMemberOK(k, v) {
-			return false
-		}
-	}
-	return true
+	return &Stream{resp: resp}, nil
 }
 
 // snapshotMeta returns the members of a response snapshot that the final
-// object's rules would release unchanged (the others are left out).
+// object's rules release, as they release them (the incremental head's
+// response.created).
 func (a *assembler) snapshotMeta(resp map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range resp {
-		if a.snapshotMemberOK(k, v) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// snapshotMemberOK reports whether one snapshot member passes the final
-// object's rules unchanged.
-func (a *assembler) snapshotMemberOK(k string, v any) bool {
-	switch {
-	case k == "output" || k == "error" && v == nil:
-		return true
-	case k == "status":
-		return responseStatuses[v]
-	case k == "incomplete_details" || k == "usage":
-		return v == nil
-	case echoMembers[k]:
-		return v == nil || jsonvalue.Equal(v, a.req.echo(k))
-	case metaChecks[k] != nil:
-		return metaOK(k, v)
-	}
-	return false
+	return topRules{req: a.req, ids: a.ids}.snapshot(resp)
 }

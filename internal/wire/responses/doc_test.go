@@ -30,10 +30,11 @@ func docRows(t *testing.T, heading string) map[string]string {
 // The doc's tables list exactly what the code does.
 func TestDocTablesMatchCode(t *testing.T) {
 	for heading, list := range map[string][]MemberDoc{
-		"Request members": RequestMembers(),
-		"Tools":           ToolTypes(),
-		"Output items":    OutputItems(),
-		"Stream events":   StreamEvents(),
+		"Request members":  RequestMembers(),
+		"Tools":            ToolTypes(),
+		"Output items":     OutputItems(),
+		"Response members": ResponseMembers(),
+		"Stream events":    StreamEvents(),
 	} {
 		rows := docRows(t, heading)
 		if len(rows) != len(list) {

@@ -44,8 +44,9 @@ func (r *Response) fixedParts() []fixedPart {
 }
 
 // matchFixed pairs the target's fixed parts with the originals and
-// returns the re-rendered items (by item index) that the verdict changed.
-func (r *Response) matchFixed(target []targetPart) (map[int][]byte, error) {
+// returns the verdicted parts of the items the verdict changed (by item
+// index; a nil part removes its entry).
+func (r *Response) matchFixed(target []targetPart) (map[int][]map[string]any, error) {
 	orig := r.fixedParts()
 	assigned := make([]map[string]any, len(orig)) // nil: removed
 	j := 0
@@ -77,7 +78,7 @@ func (r *Response) matchFixed(target []targetPart) (map[int][]byte, error) {
 			return nil, &wire.WriteBackError{Field: "$target.content", Msg: "removes a provider-tool part: such parts cannot be removed"}
 		}
 	}
-	return r.renderFixedItems(orig, assigned)
+	return r.changedFixedItems(orig, assigned), nil
 }
 
 // matchReasoning returns the original index target[ti] (a reasoning part)
@@ -146,10 +147,10 @@ func sameShape(a, b any) bool {
 	return jsonvalue.Equal(a, b)
 }
 
-// renderFixedItems renders each reasoning or provider-tool item whose
-// parts the verdict changed.
-func (r *Response) renderFixedItems(orig []fixedPart, assigned []map[string]any) (map[int][]byte, error) {
-	out := map[int][]byte{}
+// changedFixedItems returns the verdicted parts of each reasoning or
+// provider-tool item whose parts the verdict changed.
+func (r *Response) changedFixedItems(orig []fixedPart, assigned []map[string]any) map[int][]map[string]any {
+	out := map[int][]map[string]any{}
 	for x := 0; x < len(orig); {
 		item := orig[x].item
 		end := x
@@ -159,43 +160,51 @@ func (r *Response) renderFixedItems(orig []fixedPart, assigned []map[string]any)
 			end++
 		}
 		if changed {
-			b, err := r.items[item].renderFixed(r.body, assigned[x:end])
-			if err != nil {
-				return nil, err
-			}
-			out[item] = b
+			out[item] = assigned[x:end]
 		}
 		x = end
 	}
-	return out, nil
+	return out
 }
 
-// renderFixed renders a reasoning item with its verdicted entries (nil
-// removes one; ids and encrypted_content keep their bytes), or a
+// appendFixed appends a reasoning item with its entries as verdicted (nil
+// removes one; its id and encrypted_content are the gateway's seals, its
+// own unknown members and those of the entries kept as verdicted), or a
 // provider-tool item as its verdicted part.
-func (it *outItem) renderFixed(body []byte, parts []map[string]any) ([]byte, error) {
+func (it *outItem) appendFixed(b []byte, parts []map[string]any, vals map[string]any) ([]byte, error) {
 	if it.kind == itemHosted {
-		b, err := jsonvalue.AppendCompact(nil, parts[0])
+		out, err := jsonvalue.AppendCompact(b, parts[0])
 		if err != nil {
 			return nil, &wire.WriteBackError{Field: "$target.content", Msg: "a provider-tool part is not encodable"}
 		}
-		return b, nil
+		return out, nil
 	}
-	p := it.patch(body)
+	b = it.appendHead(b, "reasoning")
 	if it.hasSummary {
-		p.Set("summary", appendEntries(nil, "summary_text", parts[:it.nSummary]))
+		b = append(b, `,"summary":`...)
+		b = it.appendEntries(b, "summary_text", parts[:it.nSummary], 0, vals)
 	}
 	if it.hasContent {
-		p.Set("content", appendEntries(nil, "reasoning_text", parts[it.nSummary:]))
+		b = append(b, `,"content":`...)
+		b = it.appendEntries(b, "reasoning_text", parts[it.nSummary:], it.nSummary, vals)
 	}
-	return p.Render(), nil
+	switch {
+	case it.hasEnc:
+		b = append(b, `,"encrypted_content":`...)
+		b = appendString(b, it.enc)
+	case it.encNull:
+		b = append(b, `,"encrypted_content":null`...)
+	}
+	b = appendExtras(b, it.extras, vals)
+	return append(b, '}'), nil
 }
 
-// appendEntries renders the kept reasoning entries as {type, text}.
-func appendEntries(b []byte, typ string, parts []map[string]any) []byte {
+// appendEntries renders the kept reasoning entries as {type, text} with
+// their unknown members; from is the index of parts[0] in the item's.
+func (it *outItem) appendEntries(b []byte, typ string, parts []map[string]any, from int, vals map[string]any) []byte {
 	b = append(b, '[')
 	n := 0
-	for _, p := range parts {
+	for i, p := range parts {
 		if p == nil {
 			continue
 		}
@@ -204,6 +213,7 @@ func appendEntries(b []byte, typ string, parts []map[string]any) []byte {
 		}
 		b = append(b, `{"type":"`+typ+`","text":`...)
 		b = appendString(b, p["text"].(string))
+		b = appendExtras(b, it.partExtras[from+i], vals)
 		b = append(b, '}')
 		n++
 	}

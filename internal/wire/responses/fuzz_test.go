@@ -1,11 +1,14 @@
 package responses
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // Seeds beyond testdata/fuzz: the fixtures of the package's tests. Run
@@ -14,9 +17,10 @@ import (
 // are large inputs: without the short minimization the worker spends the
 // whole run minimizing new inputs).
 
-// FuzzRequestRoundTrip: an accepted request goes upstream byte for byte,
+// FuzzRequestRoundTrip: an accepted request goes upstream the same
 // whether the conversation is kept (nil) or its unchanged projection is
-// written back.
+// written back: byte for byte unless it holds the gateway's seals (opened
+// for the upstream) or logprobs (removed).
 func FuzzRequestRoundTrip(f *testing.F) {
 	for _, s := range []string{
 		codexRequest,
@@ -26,19 +30,23 @@ func FuzzRequestRoundTrip(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := s.ParseRequest(body, nil)
 		if err != nil {
 			return
+		}
+		want := body
+		if bytes.Contains(body, []byte(seal.Prefix)) || bytes.Contains(body, []byte("logprobs")) {
+			want, _ = r.UpstreamBody(nil)
 		}
 		for _, target := range []any{nil, r.Messages()} {
 			out, err := r.UpstreamBody(target)
 			if err != nil {
 				t.Fatalf("the unchanged conversation is refused: %v", err)
 			}
-			if string(out) != string(body) {
-				t.Fatalf("round trip changed the body:\n%s\nwant\n%s", out, body)
+			if string(out) != string(want) {
+				t.Fatalf("round trip changed the body:\n%s\nwant\n%s", out, want)
 			}
 		}
 	})
@@ -58,7 +66,7 @@ func FuzzResponseReleasesOnlyProjected(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	req, err := s.ParseRequest([]byte(codexRequest), nil)
 	if err != nil {
 		f.Fatal(err)
@@ -110,10 +118,23 @@ func addStrings(v any, into map[string]bool) {
 	}
 }
 
-// projStrings adds the projection's strings, and the two halves of each
-// namespace-qualified call name (the wire carries them apart).
+// projStrings adds the projection's strings, the two halves of each
+// namespace-qualified call name (the wire carries them apart) and the
+// member names member parts name by path.
 func projStrings(proj map[string]any, into map[string]bool) {
 	addStrings(proj, into)
+	parts, _ := proj["content"].([]any)
+	for _, p := range parts {
+		if m, _ := p.(map[string]any); m["type"] == partMember {
+			name := m["name"].(string)
+			into[name] = true
+			for i := range len(name) {
+				if name[i] == '.' {
+					into[name[i+1:]] = true
+				}
+			}
+		}
+	}
 	calls, _ := proj["tool_calls"].([]any)
 	for _, c := range calls {
 		name, _ := c.(map[string]any)["name"].(string)
@@ -123,23 +144,48 @@ func projStrings(proj map[string]any, into map[string]bool) {
 	}
 }
 
-// metaShapes are the metadata members and the shapes a released value
-// may have without being judged.
+// madeByGateway reports whether s is a value the gateway made: a seal or
+// a minted id.
+func madeByGateway(s string) bool {
+	if strings.HasPrefix(s, seal.Prefix) {
+		return true
+	}
+	for _, prefix := range []string{"resp_", "msg_"} {
+		if hex, ok := strings.CutPrefix(s, prefix); ok && len(hex) == 24 && strings.Trim(hex, "0123456789abcdef") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// enumOf accepts the strings of a list.
+func enumOf(values ...string) func(any) bool {
+	return func(v any) bool { return slices.Contains(values, v.(string)) }
+}
+
+// metaShapes are the members whose released values the gateway made or
+// checked against their enumeration, and those values.
 var metaShapes = map[string]func(any) bool{
-	"id": isID, "item_id": isID, "model": isModelName,
-	"object": func(v any) bool { return v == "response" }, "encrypted_content": func(v any) bool { return matches(wire.IsOpaqueToken, v) },
-	"type": func(v any) bool { return matches(wire.IsEnum, v) }, "status": func(v any) bool { return responseStatuses[v] || itemStatuses[v] },
-	"role": func(v any) bool { return v == "assistant" }, "reason": func(v any) bool { return incompleteReasons[v.(string)] },
-	"service_tier": func(v any) bool { return matches(wire.IsEnum, v) }, "prompt_cache_retention": func(v any) bool { return matches(wire.IsEnum, v) },
-	"truncation": func(v any) bool { return v == "auto" || v == "disabled" },
+	"id": func(v any) bool { return madeByGateway(v.(string)) }, "item_id": func(v any) bool { return madeByGateway(v.(string)) },
+	"encrypted_content": func(v any) bool { return madeByGateway(v.(string)) },
+	"object":            enumOf("response"),
+	"type": func(v any) bool {
+		s := v.(string)
+		_, event := eventMembers[s]
+		return event || hostedCallTypes[s] || enumOf("message", "function_call", "reasoning", "output_text", "refusal", "summary_text", "reasoning_text", "url_citation")(s)
+	},
+	"status": func(v any) bool { return responseStatuses.has(v) || itemStatuses.has(v) },
+	"role":   enumOf("assistant"), "reason": enumOf("max_output_tokens", "content_filter"),
+	"service_tier": enumOf("auto", "default", "flex", "scale", "priority"), "prompt_cache_retention": enumOf("in_memory", "in-memory", "24h"),
+	"truncation": enumOf("auto", "disabled"), "phase": enumOf("commentary", "final_answer"),
 }
 
 // knownNames are the member names the gateway releases on its own.
 var knownNames = func() map[string]bool {
 	m := map[string]bool{}
 	for _, set := range [][]string{responseKnown.SortedNames(), outMessageMembers.SortedNames(), outTextMembers.SortedNames(),
-		callItemMembers.SortedNames(), reasoningMembers.SortedNames(), summaryPartMembers.SortedNames(), usageCounts,
-		{"input_tokens_details", "output_tokens_details", "cached_tokens", "reasoning_tokens", "reason", "start_index", "end_index", "url", "title", "refusal"}} {
+		outCallMembers.SortedNames(), reasoningMembers.SortedNames(), summaryPartMembers.SortedNames(),
+		{"input_tokens", "output_tokens", "total_tokens", "input_tokens_details", "output_tokens_details", "cached_tokens", "reasoning_tokens", "reason", "start_index", "end_index", "url", "title", "refusal"}} {
 		for _, n := range set {
 			m[n] = true
 		}
@@ -193,7 +239,7 @@ func FuzzStreamReleasesOnlyProjected(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	req, err := s.ParseRequest([]byte(codexRequest), nil)
 	if err != nil {
 		f.Fatal(err)

@@ -44,7 +44,7 @@ type streamReader struct {
 // init prepares rd; watch enables the plain-text tracking OpenStream's
 // caller reads.
 func (rd *streamReader) init(s *Surface, req *Request, r io.Reader, limit int64, watch bool) {
-	rd.a = assembler{surface: s, req: req, lastSeq: -1, replayable: true}
+	rd.a = assembler{surface: s, req: req, lastSeq: -1, ids: newAnswerIDs(s)}
 	rd.r, rd.limit = r, limit
 	rd.buf = make([]byte, 0, int(min(max(limit, 0), initialBuffer)))
 	rd.a.watch, rd.a.plain.plain = watch, watch

@@ -59,7 +59,7 @@ func (p *plainWatch) plainEvent(a *assembler, typ string, obj map[string]any) bo
 	case "response.completed", "response.incomplete":
 		return true
 	case "response.output_item.added":
-		return p.itemAdded(obj)
+		return p.itemAdded(a, obj)
 	}
 	it := p.openItem(obj)
 	if it == nil {
@@ -102,20 +102,24 @@ func (p *plainWatch) plainEvent(a *assembler, typ string, obj map[string]any) bo
 }
 
 // itemAdded opens the next message item, after every earlier one is done.
-func (p *plainWatch) itemAdded(obj map[string]any) bool {
+func (p *plainWatch) itemAdded(a *assembler, obj map[string]any) bool {
 	item, _ := obj["item"].(map[string]any)
 	oi, ok := index(obj["output_index"])
 	last := len(p.items) - 1
 	switch {
 	case !ok || oi != len(p.items) || last >= 0 && !p.items[last].done:
 		return false
-	case p.snapshot == nil || item["type"] != "message" || item["role"] != "assistant" || !emptyAdded(item) || !isID(item["id"]):
+	case p.snapshot == nil || item["type"] != "message" || item["role"] != "assistant" || !emptyAdded(item):
+		return false
+	}
+	id, ok := item["id"].(string)
+	if !ok {
 		return false
 	}
 	if st, ok := item["status"]; ok && st != "in_progress" {
 		return false
 	}
-	p.items = append(p.items, plainItem{id: item["id"].(string)})
+	p.items = append(p.items, plainItem{id: a.ids.item(id)}) // the seal the done item will carry
 	return true
 }
 

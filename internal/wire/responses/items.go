@@ -29,9 +29,14 @@ var hostedCallTypes = map[string]bool{
 	"mcp_list_tools":        true,
 }
 
+// unknownMembersKey is the member of a projected message, tool call, part
+// or tool under which the wire object's unknown members are projected
+// (judged, and written back as judged).
+const unknownMembersKey = "unknown_members"
+
 // Member sets of the items and parts the gateway interprets.
 var (
-	messageItemMembers = rawjson.NewMemberSet("type", "id", "role", "content", "status")
+	messageItemMembers = rawjson.NewMemberSet("type", "id", "role", "content", "status", "phase")
 	callItemMembers    = rawjson.NewMemberSet("type", "id", "call_id", "name", "namespace", "arguments", "status")
 	outputItemMembers  = rawjson.NewMemberSet("type", "id", "call_id", "output", "status")
 	reasoningMembers   = rawjson.NewMemberSet("type", "id", "summary", "encrypted_content", "content", "status")
@@ -43,11 +48,13 @@ var (
 	inputImageMembers  = rawjson.NewMemberSet("type", "image_url", "file_id", "detail")
 	inputFileMembers   = rawjson.NewMemberSet("type", "file_id", "file_data", "file_url", "filename")
 	messageRoles       = map[string]bool{"user": true, "system": true, "developer": true, "assistant": true}
+	// messagePhases are the documented phases of an assistant message.
+	messagePhases = enum{"commentary": true, "final_answer": true}
 )
 
 // parseInput validates the input member and groups its items into
 // segments, one per projected message.
-func (r *Request) parseInput(raw rawjson.Span, v any, allowState bool) error {
+func (r *Request) parseInput(raw rawjson.Span, v any) error {
 	r.inputSpan = raw
 	switch x := v.(type) {
 	case string:
@@ -83,15 +90,16 @@ func (r *Request) addItem(i int, e any) error {
 	if !hasType {
 		typ = "message" // an easy input message: role and content only
 	}
+	up := &itemEdit{}
 	switch {
 	case typ == "message":
-		msg, err := projectMessageItem(it, field)
+		msg, err := r.projectMessageItem(it, field, i, up)
 		if err != nil {
 			return err
 		}
 		r.segs = append(r.segs, segment{msg: msg, first: i, n: 1, kind: itemMessage})
 	case typ == "function_call":
-		tc, id, err := projectCallItem(it, field)
+		tc, id, err := r.projectCallItem(it, field, up)
 		if err != nil {
 			return err
 		}
@@ -100,43 +108,146 @@ func (r *Request) addItem(i int, e any) error {
 			last := &r.segs[n-1]
 			last.msg["tool_calls"] = append(last.msg["tool_calls"].([]any), tc)
 			last.n++
-			return nil
+			break
 		}
 		r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}, first: i, n: 1, kind: itemFunctionCall})
 	case typ == "function_call_output":
-		msg, err := projectOutputItem(it, field)
+		msg, err := r.projectOutputItem(it, field, up)
 		if err != nil {
 			return err
 		}
 		r.segs = append(r.segs, segment{msg: msg, first: i, n: 1, kind: itemFunctionOutput})
 	case typ == "reasoning":
-		parts, err := reasoningParts(it, field)
+		msg, err := r.projectReasoningItem(it, field, up)
 		if err != nil {
 			return err
 		}
-		r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": parts}, first: i, n: 1, kind: itemReasoning})
+		r.segs = append(r.segs, segment{msg: msg, first: i, n: 1, kind: itemReasoning})
 	case hostedCallTypes[typ]:
 		if known := hostedItemMembers.CollisionIn(it); known != "" {
 			return &wire.RequestError{Field: field, Msg: collisionMessage(known)}
 		}
+		if err := r.openItemID(it, field, false, up); err != nil {
+			return err
+		}
 		part := jsonvalue.DeepCopy(it)
 		r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": []any{part}}, first: i, n: 1, kind: itemHosted})
+	case !r.surf.strict && !partTypes[typ] && typ != "":
+		msg, err := r.projectUnknownItem(it, field, up)
+		if err != nil {
+			return err
+		}
+		r.segs = append(r.segs, segment{msg: msg, first: i, n: 1, kind: itemHosted})
 	default:
-		return &wire.RequestError{Field: field + ".type", Msg: "is not an input item type the gateway can mediate (it knows message, function_call, function_call_output, reasoning, web_search_call, file_search_call, code_interpreter_call, image_generation_call)"}
+		return &wire.RequestError{Field: field + ".type", Msg: "is not an input item type the gateway can mediate (it knows message, function_call, function_call_output, reasoning, web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools); a deployment can judge others with " + unknownMembersSwitch + ": judge"}
 	}
+	return r.setUpstream(i, up)
+}
+
+// itemEdit collects what an input item's upstream bytes change: member
+// values replaced (seals opened) and members removed.
+type itemEdit struct {
+	set  map[string][]byte
+	drop []string
+}
+
+func (e *itemEdit) setRaw(key string, raw []byte) {
+	if e.set == nil {
+		e.set = map[string][]byte{}
+	}
+	e.set[key] = raw
+}
+
+// setUpstream renders item i for the upstream when up changes it.
+func (r *Request) setUpstream(i int, up *itemEdit) error {
+	if len(up.set) == 0 && len(up.drop) == 0 {
+		return nil
+	}
+	body, s := r.text.Bytes(), r.items[i]
+	ms, err := rawjson.ScanObject(body, s)
+	if err != nil {
+		return &wire.RequestError{Field: fieldIndex("input", i), Msg: "has a duplicate member"}
+	}
+	p := rawjson.NewObjPatch(body, s, ms)
+	for k, raw := range up.set {
+		p.Set(k, raw)
+	}
+	for _, k := range up.drop {
+		p.Del(k)
+	}
+	if r.up == nil {
+		r.up = make([][]byte, len(r.items))
+	}
+	r.up[i] = p.Render()
 	return nil
 }
 
-// closedObject refuses members colliding with known ones and members the
-// set does not know.
-func closedObject(obj map[string]any, known rawjson.MemberSet, field string) *wire.RequestError {
-	if k := known.CollisionIn(obj); k != "" {
-		return &wire.RequestError{Field: field, Msg: collisionMessage(k)}
+// openItemID opens the id of an input item. An id the gateway sealed (an
+// answer's item id handed back) is forwarded as the upstream's original.
+// Any other id is refused on items only a model writes (the client can
+// only hold them from an answer, which carries seals), and judged on items
+// the client writes itself (its own messages and tool outputs): it is
+// returned for projection.
+func (r *Request) openItemID(it map[string]any, field string, clientAuthored bool, up *itemEdit) error {
+	v, ok := it["id"]
+	if !ok || v == nil {
+		return nil
 	}
-	if known.UnknownIn(obj) {
-		return &wire.RequestError{Field: field, Msg: "has a member the gateway does not know"}
+	id, ok := v.(string)
+	if !ok {
+		return &wire.RequestError{Field: field + ".id", Msg: "must be a string"}
 	}
+	if clientAuthored && !isSealShaped(id) {
+		return nil
+	}
+	orig, err := r.surf.keys.OpenString(kindItemID, id)
+	if err != nil {
+		return &wire.RequestError{Field: field + ".id", Msg: notIssued}
+	}
+	up.setRaw("id", appendString(nil, orig))
 	return nil
+}
+
+// clientID returns the id of a client-written item when it is the
+// client's own (judged: projected), or "".
+func clientID(it map[string]any) string {
+	id, _ := it["id"].(string)
+	if isSealShaped(id) {
+		return ""
+	}
+	return id
+}
+
+// unknownIn returns obj's members outside known, for projection under
+// unknownMembersKey (nil when there are none). Strict surfaces refuse
+// them instead, naming the member's path and the switch; a member whose
+// name equals a known one but for letter case is refused either way.
+func (r *Request) unknownIn(obj map[string]any, known rawjson.MemberSet, field string) (map[string]any, error) {
+	if k := known.CollisionIn(obj); k != "" {
+		return nil, &wire.RequestError{Field: field, Msg: collisionMessage(k)}
+	}
+	var out map[string]any
+	for k, v := range obj {
+		if known.Has(k) {
+			continue
+		}
+		if r.surf.strict {
+			return nil, strictMemberError(field, k)
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// withUnknown adds the projected unknown members to obj.
+func withUnknown(obj, unknown map[string]any) map[string]any {
+	if len(unknown) > 0 {
+		obj[unknownMembersKey] = unknown
+	}
+	return obj
 }
 
 func optString(obj map[string]any, key, field string) *wire.RequestError {
@@ -148,38 +259,96 @@ func optString(obj map[string]any, key, field string) *wire.RequestError {
 	return nil
 }
 
-// projectMessageItem projects a message item to {role, content}.
-func projectMessageItem(it map[string]any, field string) (map[string]any, error) {
-	if err := closedObject(it, messageItemMembers, field); err != nil {
+// checkStatus refuses an item status outside its enumeration.
+func checkStatus(obj map[string]any, field string) *wire.RequestError {
+	if v, ok := obj["status"]; ok && v != nil && !itemStatuses.has(v) {
+		return &wire.RequestError{Field: field + ".status", Msg: "must be in_progress, completed or incomplete"}
+	}
+	return nil
+}
+
+// projectMessageItem projects a message item to {role, content, id?,
+// unknown_members?}.
+func (r *Request) projectMessageItem(it map[string]any, field string, i int, up *itemEdit) (map[string]any, error) {
+	unknown, err := r.unknownIn(it, messageItemMembers, field)
+	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"id", "status"} {
-		if err := optString(it, k, field); err != nil {
-			return nil, err
-		}
+	if err := checkStatus(it, field); err != nil {
+		return nil, err
+	}
+	if v, ok := it["phase"]; ok && v != nil && !messagePhases.has(v) {
+		return nil, &wire.RequestError{Field: field + ".phase", Msg: "must be commentary or final_answer"}
 	}
 	role, _ := it["role"].(string)
 	if !messageRoles[role] {
 		return nil, &wire.RequestError{Field: field + ".role", Msg: "must be user, system, developer or assistant"}
 	}
-	content, err := projectInputContent(it["content"], field+".content", false)
+	// The client writes its own messages (and may name them); an assistant
+	// message comes from an answer.
+	if err := r.openItemID(it, field, role != "assistant", up); err != nil {
+		return nil, err
+	}
+	content, err := r.projectInputContent(it["content"], field+".content")
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"role": role, "content": content}, nil
+	if raw, ok := r.strippedContent(i, it["content"]); ok {
+		up.setRaw("content", raw)
+	}
+	msg := map[string]any{"role": role, "content": content}
+	if id := clientID(it); id != "" && role != "assistant" {
+		msg["id"] = id
+	}
+	return withUnknown(msg, unknown), nil
+}
+
+// strippedContent returns item i's content without the logprobs of its
+// output_text parts (token log-probabilities of an earlier answer: the
+// upstream needs none, so they are removed rather than judged), and
+// whether there were any.
+func (r *Request) strippedContent(i int, content any) ([]byte, bool) {
+	parts, ok := content.([]any)
+	if !ok {
+		return nil, false
+	}
+	strip := false
+	for _, p := range parts {
+		pm, _ := p.(map[string]any)
+		if _, has := pm["logprobs"]; has && pm["type"] == "output_text" {
+			strip = true
+		}
+	}
+	if !strip {
+		return nil, false
+	}
+	body := r.text.Bytes()
+	ms, _ := rawjson.ScanObject(body, r.items[i]) // validated by ParseRequest
+	cs := ms[rawjson.Find(ms, "content")].Val
+	spans := rawjson.ScanArray(body, cs)
+	elems := make([][]byte, len(spans))
+	for j, s := range spans {
+		elems[j] = body[s.Start:s.End]
+		if pm, _ := parts[j].(map[string]any); pm["type"] == "output_text" {
+			pms, _ := rawjson.ScanObject(body, s)
+			p := rawjson.NewObjPatch(body, s, pms)
+			p.Del("logprobs")
+			elems[j] = p.Render()
+		}
+	}
+	return rawjson.RenderArray(body, cs, spans, elems), true
 }
 
 // projectInputContent maps a request content value (string or input
-// parts) to the normalized content. allowEmpty admits null (a tool
-// output may be empty).
-func projectInputContent(c any, field string, allowEmpty bool) (any, error) {
+// parts) to the normalized content.
+func (r *Request) projectInputContent(c any, field string) (any, error) {
 	switch x := c.(type) {
 	case string:
 		return x, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, p := range x {
-			np, err := projectInputPart(p, fieldIndex(field, i))
+			np, err := r.projectInputPart(p, fieldIndex(field, i))
 			if err != nil {
 				return nil, err
 			}
@@ -191,7 +360,7 @@ func projectInputContent(c any, field string, allowEmpty bool) (any, error) {
 }
 
 // projectInputPart maps one request content part.
-func projectInputPart(p any, field string) (any, error) {
+func (r *Request) projectInputPart(p any, field string) (any, error) {
 	part, ok := p.(map[string]any)
 	if !ok {
 		return nil, &wire.RequestError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(p)}
@@ -199,16 +368,18 @@ func projectInputPart(p any, field string) (any, error) {
 	typ, _ := part["type"].(string)
 	switch typ {
 	case "input_text":
-		if err := closedObject(part, inputTextMembers, field); err != nil {
+		unknown, err := r.unknownIn(part, inputTextMembers, field)
+		if err != nil {
 			return nil, err
 		}
 		text, ok := part["text"].(string)
 		if !ok {
 			return nil, &wire.RequestError{Field: field + ".text", Msg: "must be a string"}
 		}
-		return map[string]any{"type": "text", "text": text}, nil
+		return withUnknown(map[string]any{"type": "text", "text": text}, unknown), nil
 	case "output_text":
-		if err := closedObject(part, outputTextMembers, field); err != nil {
+		unknown, err := r.unknownIn(part, outputTextMembers, field)
+		if err != nil {
 			return nil, err
 		}
 		text, ok := part["text"].(string)
@@ -225,23 +396,20 @@ func projectInputPart(p any, field string) (any, error) {
 		default:
 			return nil, &wire.RequestError{Field: field + ".annotations", Msg: "must be an array"}
 		}
-		if lp, ok := part["logprobs"]; ok && lp != nil {
-			if _, ok := lp.([]any); !ok {
-				return nil, &wire.RequestError{Field: field + ".logprobs", Msg: "must be an array"}
-			}
-		}
-		return out, nil
+		return withUnknown(out, unknown), nil
 	case "refusal":
-		if err := closedObject(part, refusalPartMembers, field); err != nil {
+		unknown, err := r.unknownIn(part, refusalPartMembers, field)
+		if err != nil {
 			return nil, err
 		}
 		ref, ok := part["refusal"].(string)
 		if !ok {
 			return nil, &wire.RequestError{Field: field + ".refusal", Msg: "must be a string"}
 		}
-		return map[string]any{"type": "refusal", "refusal": ref}, nil
+		return withUnknown(map[string]any{"type": "refusal", "refusal": ref}, unknown), nil
 	case "input_image":
-		if err := closedObject(part, inputImageMembers, field); err != nil {
+		unknown, err := r.unknownIn(part, inputImageMembers, field)
+		if err != nil {
 			return nil, err
 		}
 		for _, k := range []string{"image_url", "file_id", "detail"} {
@@ -251,7 +419,7 @@ func projectInputPart(p any, field string) (any, error) {
 		}
 		url, _ := part["image_url"].(string)
 		if url == "" {
-			return part, nil // a file_id image keeps its native part
+			return part, nil // a file_id image keeps its native part, every member in it
 		}
 		img := map[string]any{"url": url}
 		if d, ok := part["detail"].(string); ok {
@@ -260,9 +428,9 @@ func projectInputPart(p any, field string) (any, error) {
 		if _, ok := part["file_id"]; ok {
 			return nil, &wire.RequestError{Field: field, Msg: "must name image_url or file_id, not both"}
 		}
-		return map[string]any{"type": "image_url", "image_url": img}, nil
+		return withUnknown(map[string]any{"type": "image_url", "image_url": img}, unknown), nil
 	case "input_file":
-		if err := closedObject(part, inputFileMembers, field); err != nil {
+		if _, err := r.unknownIn(part, inputFileMembers, field); err != nil {
 			return nil, err
 		}
 		for _, k := range []string{"file_id", "file_data", "file_url", "filename"} {
@@ -270,22 +438,28 @@ func projectInputPart(p any, field string) (any, error) {
 				return nil, err
 			}
 		}
-		return part, nil
+		return part, nil // the native part, every member in it
 	}
-	return nil, &wire.RequestError{Field: field + ".type", Msg: "is not a content part type the gateway can mediate (it knows input_text, output_text, refusal, input_image, input_file)"}
+	if !r.surf.strict && typ != "" && !partTypes[typ] {
+		return part, nil // a type the gateway does not know: the native part, judged whole
+	}
+	return nil, &wire.RequestError{Field: field + ".type", Msg: "is not a content part type the gateway can mediate (it knows input_text, output_text, refusal, input_image, input_file); a deployment can judge others with " + unknownMembersSwitch + ": judge"}
 }
 
-// projectCallItem projects a function_call item to a chat tool call.
-func projectCallItem(it map[string]any, field string) (map[string]any, string, error) {
-	if err := closedObject(it, callItemMembers, field); err != nil {
+// projectCallItem projects a function_call item to a chat tool call
+// (with its unknown members); it returns the call_id too.
+func (r *Request) projectCallItem(it map[string]any, field string, up *itemEdit) (map[string]any, string, error) {
+	unknown, err := r.unknownIn(it, callItemMembers, field)
+	if err != nil {
 		return nil, "", err
 	}
-	for _, k := range []string{"id", "status"} {
-		if err := optString(it, k, field); err != nil {
-			return nil, "", err
-		}
+	if err := checkStatus(it, field); err != nil {
+		return nil, "", err
 	}
 	if err := optString(it, "namespace", field); err != nil {
+		return nil, "", err
+	}
+	if err := r.openItemID(it, field, false, up); err != nil {
 		return nil, "", err
 	}
 	id, ok1 := it["call_id"].(string)
@@ -295,43 +469,62 @@ func projectCallItem(it map[string]any, field string) (map[string]any, string, e
 		return nil, "", &wire.RequestError{Field: field, Msg: "call_id, name and arguments must be strings"}
 	}
 	name = qualifiedName(it, name)
-	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}, id, nil
+	tc := map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
+	return withUnknown(tc, unknown), id, nil
 }
 
 // projectOutputItem projects a function_call_output item to a tool
 // message.
-func projectOutputItem(it map[string]any, field string) (map[string]any, error) {
-	if err := closedObject(it, outputItemMembers, field); err != nil {
+func (r *Request) projectOutputItem(it map[string]any, field string, up *itemEdit) (map[string]any, error) {
+	unknown, err := r.unknownIn(it, outputItemMembers, field)
+	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"id", "status"} {
-		if err := optString(it, k, field); err != nil {
-			return nil, err
-		}
+	if err := checkStatus(it, field); err != nil {
+		return nil, err
+	}
+	if err := r.openItemID(it, field, true, up); err != nil {
+		return nil, err
 	}
 	id, ok := it["call_id"].(string)
 	if !ok {
 		return nil, &wire.RequestError{Field: field + ".call_id", Msg: "must be a string"}
 	}
-	content, err := projectInputContent(it["output"], field+".output", true)
+	content, err := r.projectInputContent(it["output"], field+".output")
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"role": "tool", "tool_call_id": id, "content": content}, nil
+	msg := map[string]any{"role": "tool", "tool_call_id": id, "content": content}
+	if cid := clientID(it); cid != "" {
+		msg["id"] = cid
+	}
+	return withUnknown(msg, unknown), nil
 }
 
-// reasoningParts validates a reasoning item (input or output) and returns
-// its normalized parts: one {"type":"reasoning","text"} per summary entry,
-// then one per reasoning_text content entry. encrypted_content is opaque
-// and never projected.
-func reasoningParts(it map[string]any, field string) ([]any, *wire.RequestError) {
-	if err := closedObject(it, reasoningMembers, field); err != nil {
+// projectReasoningItem projects a reasoning item to an assistant message
+// of reasoning parts; its id and encrypted_content must be the gateway's
+// seals and go upstream opened.
+func (r *Request) projectReasoningItem(it map[string]any, field string, up *itemEdit) (map[string]any, error) {
+	unknown, err := r.unknownIn(it, reasoningMembers, field)
+	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"id", "status", "encrypted_content"} {
-		if err := optString(it, k, field); err != nil {
-			return nil, err
+	if err := checkStatus(it, field); err != nil {
+		return nil, err
+	}
+	if err := r.openItemID(it, field, false, up); err != nil {
+		return nil, err
+	}
+	switch enc := it["encrypted_content"].(type) {
+	case nil:
+	case string:
+		orig, err := openBlob(r.surf.keys, enc)
+		if err != nil {
+			return nil, &wire.RequestError{Field: field + ".encrypted_content", Msg: notIssued}
 		}
+		up.setRaw("encrypted_content", appendString(make([]byte, 0, len(orig)+2), orig))
+	default:
+		return nil, &wire.RequestError{Field: field + ".encrypted_content", Msg: "must be a string"}
 	}
 	parts := []any{}
 	for _, src := range []struct{ key, typ string }{{"summary", "summary_text"}, {"content", "reasoning_text"}} {
@@ -349,17 +542,38 @@ func reasoningParts(it map[string]any, field string) ([]any, *wire.RequestError)
 			if !ok {
 				return nil, &wire.RequestError{Field: f, Msg: "must be an object"}
 			}
-			if err := closedObject(p, summaryPartMembers, f); err != nil {
+			entryUnknown, err := r.unknownIn(p, summaryPartMembers, f)
+			if err != nil {
 				return nil, err
 			}
 			text, ok := p["text"].(string)
 			if p["type"] != src.typ || !ok {
 				return nil, &wire.RequestError{Field: f, Msg: "must be a " + src.typ + " part with a string text"}
 			}
-			parts = append(parts, map[string]any{"type": "reasoning", "text": text})
+			parts = append(parts, withUnknown(map[string]any{"type": "reasoning", "text": text}, entryUnknown))
 		}
 	}
-	return parts, nil
+	return withUnknown(map[string]any{"role": "assistant", "content": parts}, unknown), nil
+}
+
+// projectUnknownItem projects an input item of a type the gateway does
+// not know: a message of the item's own role (assistant when it names
+// none) whose content is the whole item as a native part, judged and
+// forwarded as the client sent it (a transform cannot change it). Its id,
+// when a seal, must open, as an answer's items of unknown types carry
+// seals; any other id is judged with the item.
+func (r *Request) projectUnknownItem(it map[string]any, field string, up *itemEdit) (map[string]any, error) {
+	if known := nativeItemMembers.CollisionIn(it); known != "" {
+		return nil, &wire.RequestError{Field: field, Msg: collisionMessage(known)}
+	}
+	if err := r.openItemID(it, field, true, up); err != nil {
+		return nil, err
+	}
+	role, _ := it["role"].(string)
+	if !messageRoles[role] {
+		role = "assistant"
+	}
+	return map[string]any{"role": role, "content": []any{jsonvalue.DeepCopy(it)}}, nil
 }
 
 // qualifiedName is a call's projected name: "<namespace>.<name>" for a

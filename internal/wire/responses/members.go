@@ -12,7 +12,7 @@ import (
 type treatment int
 
 const (
-	treatParam         treatment = iota // shape-checked, projected into model.params, forwarded
+	treatParam         treatment = iota // projected into model.params, forwarded
 	treatModel                          // model.id
 	treatInput                          // the conversation (messages)
 	treatInstructions                   // a leading system message
@@ -54,7 +54,7 @@ var requestMembers = []*requestMember{
 	{name: "instructions", treat: treatInstructions, kinds: kString, doc: "projected: a leading system message"},
 	{name: "tools", treat: treatTools, kinds: kArray, doc: "projected: tools (see Tools)"},
 	{name: "stream", treat: treatStream, kinds: kBool, doc: "transport"},
-	{name: "stream_options", treat: treatStreamOptions, kinds: kObject, members: rawjson.NewMemberSet("include_obfuscation"), doc: "transport (include_obfuscation only; obfuscation members are removed from the answer)"},
+	{name: "stream_options", treat: treatStreamOptions, kinds: kObject, members: rawjson.NewMemberSet("include_obfuscation"), doc: "transport (include_obfuscation, a boolean: obfuscation members are removed from the answer); other members make it model.params"},
 	{name: "tool_choice", kinds: kString | kObject, doc: "model.params"},
 	{name: "parallel_tool_calls", kinds: kBool, doc: "model.params"},
 	{name: "store", kinds: kBool, doc: "model.params"},
@@ -74,7 +74,7 @@ var requestMembers = []*requestMember{
 	{name: "text", kinds: kObject, members: rawjson.NewMemberSet("format", "verbosity"), doc: "model.params"},
 	{name: "truncation", kinds: kString, doc: "model.params"},
 	{name: "service_tier", kinds: kString, doc: "model.params"},
-	{name: "previous_response_id", treat: treatServerState, kinds: kString, doc: "server state: refused unless allow_server_state, then model.params"},
+	{name: "previous_response_id", treat: treatServerState, kinds: kString, doc: "server state: refused unless allow_server_state; then it must be an id the gateway sealed (400 otherwise), forwarded opened, model.params"},
 	{name: "conversation", treat: treatServerState, kinds: kString | kObject, doc: "server state: refused unless allow_server_state, then model.params"},
 	{name: "prompt", treat: treatServerState, kinds: kObject, doc: "server state: refused unless allow_server_state, then model.params"},
 	{name: "background", treat: treatServerState, kinds: kBool, doc: "server state when true: refused unless allow_server_state, then model.params"},
@@ -119,7 +119,10 @@ func RequestMembers() []MemberDoc {
 }
 
 // problem checks a decoded non-null value against the member's shape.
-func (rm *requestMember) problem(v any) (sub, msg string) {
+// An object the gateway closes (stream_options, reasoning, text) may hold
+// members beyond the known ones unless strict: they are projected with the
+// rest of the value.
+func (rm *requestMember) problem(v any, strict bool) (sub, msg string) {
 	var k kind
 	switch x := v.(type) {
 	case string:
@@ -134,8 +137,8 @@ func (rm *requestMember) problem(v any) (sub, msg string) {
 			if known := rm.members.CollisionIn(x); known != "" {
 				return "", collisionMessage(known)
 			}
-			if rm.members.UnknownIn(x) {
-				return "", "has a member the gateway does not know (it knows " + strings.Join(rm.members.SortedNames(), ", ") + ")"
+			if strict && rm.members.UnknownIn(x) {
+				return "", "has a member the gateway does not know (it knows " + strings.Join(rm.members.SortedNames(), ", ") + "); a deployment can judge it with " + unknownMembersSwitch + ": judge"
 			}
 		}
 	case []any:
@@ -158,12 +161,27 @@ func collisionMessage(known string) string {
 	return "has a member whose name differs from " + known + " only in letter case"
 }
 
+// unknownMembersSwitch is the configuration key that chooses between
+// judging and refusing unknown members.
+const unknownMembersSwitch = "wire.responses.unknown_members"
+
+// unknownMemberError refuses an unknown top-level member (strict mode).
 func unknownMemberError(key string) *wire.RequestError {
-	msg := "is not a member the gateway knows; a deployment can allow it with wire.responses.allow_request_members"
+	msg := "is not a member the gateway knows; a deployment can judge it with " + unknownMembersSwitch + ": judge, or allow it with wire.responses.allow_request_members"
 	if f := safeField(key); f != "" {
 		return &wire.RequestError{Field: f, Msg: msg}
 	}
 	return &wire.RequestError{Msg: "body has a member that " + msg[3:]}
+}
+
+// strictMemberError refuses an unknown member key of the object at field
+// (strict mode), naming its path when the name is a plain identifier.
+func strictMemberError(field, key string) *wire.RequestError {
+	const tail = "; a deployment can judge it with " + unknownMembersSwitch + ": judge"
+	if f := safeField(key); f != "" {
+		return &wire.RequestError{Field: field + "." + f, Msg: "is not a member the gateway knows" + tail}
+	}
+	return &wire.RequestError{Field: field, Msg: "has a member the gateway does not know" + tail}
 }
 
 // safeField returns key when it is a short identifier, else "": arbitrary

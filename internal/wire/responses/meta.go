@@ -2,83 +2,229 @@ package responses
 
 import (
 	"encoding/json"
+	"strconv"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
-// Metadata is every answer member that is not projected: it is never
-// model text, so it is shape-checked (token-shaped strings of bounded
-// length, bounded numbers, enums) and removed when outside its shape, or
-// the answer refused where clients need the member (item ids and
-// statuses).
-// maxNumberLen bounds a metadata number token: digits can spell text too.
-const maxNumberLen = 32
+// An answer's members that are not model text are never released on
+// their shape: each is minted by the gateway (ids, clocks), the request's
+// own value (model, echoes), a constant of its documented enumeration, or
+// removed. Unknown members are projected as member parts (see output.go).
 
-// metaChecks are the top-level metadata members and their shapes.
-var metaChecks = map[string]func(any) bool{
-	"id":                     isID,
-	"object":                 func(v any) bool { return v == "response" },
-	"created_at":             isTimestamp,
-	"completed_at":           isTimestamp,
-	"model":                  isModelName,
-	"service_tier":           func(v any) bool { return matches(wire.IsEnum, v) },
-	"truncation":             func(v any) bool { return v == "auto" || v == "disabled" },
-	"prompt_cache_retention": func(v any) bool { return matches(wire.IsEnum, v) },
-	"store":                  isBool,
-	"background":             isBool,
-	"parallel_tool_calls":    isBool,
-	"temperature":            isNumber,
-	"top_p":                  isNumber,
-	"top_logprobs":           isCount,
-	"max_output_tokens":      isCount,
-	"max_tool_calls":         isCount,
+// topTreat is what happens to one top-level answer member.
+type topTreat int
+
+const (
+	topProjected  topTreat = iota // output, status, incomplete_details, error, usage: read by parseResponseAt
+	topResponseID                 // minted, or sealed with server state
+	topObject                     // the constant "response"
+	topCreated                    // the gateway's clock when it accepted the request
+	topCompleted                  // the gateway's clock when it read the answer
+	topModel                      // the request's model
+	topEnum                       // one of values
+	topBool                       // true or false
+	topNumber                     // the client's own value, else the documented default
+	topEcho                       // equal to the client's own value
+	topPrevious                   // previous_response_id: the client's own seal
+	topRemoved                    // no client needs it
+)
+
+// responseMember is one known top-level answer member.
+type responseMember struct {
+	name   string
+	treat  topTreat
+	values []string // topEnum
+	deflt  any      // topNumber: the documented default (nil: null)
+	doc    string
 }
 
-// metaOK reports whether a top-level metadata value is null or well
-// shaped.
-func metaOK(key string, v any) bool {
-	check, ok := metaChecks[key]
-	return ok && (v == nil || check(v))
+const echoDoc = "released as the client's own value when equal to it, else removed"
+
+// responseMemberTable is every top-level answer member the gateway knows.
+var responseMemberTable = []*responseMember{
+	{name: "output", doc: "projected: content and tool_calls (see Output items)"},
+	{name: "status", doc: "projected: finish_reason; completed, or incomplete with a known reason (queued and in_progress for background requests); failed, cancelled and any other value are refused (502)"},
+	{name: "incomplete_details", doc: "projected: finish_reason; {reason} with max_output_tokens or content_filter, else removed"},
+	{name: "error", doc: "null; anything else is an upstream error (502)"},
+	{name: "usage", doc: "usage {prompt_tokens: input_tokens, completion_tokens: output_tokens}; rendered from those counts: total_tokens their sum, input_tokens_details.cached_tokens and output_tokens_details.reasoning_tokens when at most input_tokens and output_tokens; anything else removed"},
+	{name: "id", treat: topResponseID, doc: "minted (resp_ and 24 hex digits, one per answer); with allow_server_state, sealed (kind responses.response.id) so a later previous_response_id opens"},
+	{name: "object", treat: topObject, doc: "the constant response, else removed"},
+	{name: "created_at", treat: topCreated, doc: "minted: the gateway's clock when it accepted the request"},
+	{name: "completed_at", treat: topCompleted, doc: "minted: the gateway's clock when it read the answer (null stays null)"},
+	{name: "model", treat: topModel, doc: "the request's model"},
+	{name: "service_tier", treat: topEnum, values: []string{"auto", "default", "flex", "scale", "priority"}, doc: "one of auto, default, flex, scale, priority, else removed"},
+	{name: "prompt_cache_retention", treat: topEnum, values: []string{"in_memory", "in-memory", "24h"}, doc: "one of in_memory, in-memory, 24h, else removed"},
+	{name: "truncation", treat: topEnum, values: []string{"auto", "disabled"}, doc: "one of auto, disabled, else removed"},
+	{name: "store", treat: topBool, doc: "a boolean, else removed"},
+	{name: "background", treat: topBool, doc: "a boolean, else removed"},
+	{name: "parallel_tool_calls", treat: topBool, doc: "a boolean, else removed"},
+	{name: "temperature", treat: topNumber, deflt: json.Number("1"), doc: "the client's own value, or 1 when it sent none; else removed"},
+	{name: "top_p", treat: topNumber, deflt: json.Number("1"), doc: "the client's own value, or 1 when it sent none; else removed"},
+	{name: "top_logprobs", treat: topNumber, deflt: json.Number("0"), doc: "the client's own value, or 0 when it sent none; else removed"},
+	{name: "max_output_tokens", treat: topNumber, doc: "the client's own value, or null when it sent none; else removed"},
+	{name: "max_tool_calls", treat: topNumber, doc: "the client's own value, or null when it sent none; else removed"},
+	{name: "instructions", treat: topEcho, doc: echoDoc},
+	{name: "tools", treat: topEcho, doc: echoDoc},
+	{name: "metadata", treat: topEcho, doc: echoDoc},
+	{name: "text", treat: topEcho, doc: echoDoc},
+	{name: "reasoning", treat: topEcho, doc: echoDoc},
+	{name: "tool_choice", treat: topEcho, doc: echoDoc},
+	{name: "prompt", treat: topEcho, doc: echoDoc},
+	{name: "conversation", treat: topEcho, doc: echoDoc},
+	{name: "user", treat: topEcho, doc: echoDoc},
+	{name: "safety_identifier", treat: topEcho, doc: echoDoc},
+	{name: "prompt_cache_key", treat: topEcho, doc: echoDoc},
+	{name: "previous_response_id", treat: topPrevious, doc: "the client's own value (its seal, when the upstream echoes the id the gateway opened), else removed"},
+	{name: "billing", treat: topRemoved, doc: "removed (account information)"},
 }
 
-// isID and isModelName apply the shared metadata shapes to a decoded
-// value.
-func isID(v any) bool {
-	s, ok := v.(string)
-	return ok && wire.IsID(s)
+var (
+	responseMemberByName = func() map[string]*responseMember {
+		m := make(map[string]*responseMember, len(responseMemberTable))
+		for _, rm := range responseMemberTable {
+			m[rm.name] = rm
+		}
+		return m
+	}()
+	responseKnown = func() rawjson.MemberSet {
+		names := make([]string, len(responseMemberTable))
+		for i, rm := range responseMemberTable {
+			names[i] = rm.name
+		}
+		return rawjson.NewMemberSet(names...)
+	}()
+)
+
+// ResponseMembers documents every top-level answer member the gateway
+// knows. Any other is projected as a member part (judged) unless
+// StrictMembers, which removes it (allowed ones are still projected); an
+// unknown member whose value is null is removed either way.
+func ResponseMembers() []MemberDoc {
+	out := make([]MemberDoc, len(responseMemberTable))
+	for i, rm := range responseMemberTable {
+		out[i] = MemberDoc{Name: rm.name, Treatment: rm.doc}
+	}
+	return out
 }
 
-func isModelName(v any) bool {
-	s, ok := v.(string)
-	return ok && wire.IsModelName(s)
+// topRules apply the member table for one answer.
+type topRules struct {
+	req *Request
+	ids *answerIDs
+	now int64 // Unix seconds: completed_at
 }
 
-// matches reports whether v is a string of the shape shape accepts.
-func matches(shape func(string) bool, v any) bool {
-	s, ok := v.(string)
-	return ok && shape(s)
+// value returns what a top-level member (not topProjected) is released as,
+// and whether it is released at all. An error refuses the answer.
+func (t topRules) value(m *responseMember, v any) (any, bool, error) {
+	switch m.treat {
+	case topResponseID:
+		if !t.ids.sealResponse {
+			return t.ids.response(""), true, nil
+		}
+		id, ok := v.(string)
+		if !ok {
+			return nil, false, respErr("id", "must be a string")
+		}
+		return t.ids.response(id), true, nil
+	case topObject:
+		return "response", v == "response", nil
+	case topCreated:
+		return json.Number(strconv.FormatInt(t.req.created, 10)), true, nil
+	case topCompleted:
+		if v == nil {
+			return nil, true, nil
+		}
+		return json.Number(strconv.FormatInt(t.now, 10)), true, nil
+	case topModel:
+		return t.req.model, true, nil
+	case topEnum:
+		if v == nil {
+			return nil, true, nil
+		}
+		for _, x := range m.values {
+			if v == x {
+				return x, true, nil
+			}
+		}
+		return nil, false, nil
+	case topBool:
+		_, ok := v.(bool)
+		return v, ok || v == nil, nil
+	case topNumber:
+		if own := t.req.echo(m.name); own != nil {
+			return own, sameNumber(v, own), nil
+		}
+		if m.deflt == nil {
+			return nil, v == nil, nil
+		}
+		return m.deflt, sameNumber(v, m.deflt), nil
+	case topEcho:
+		if v == nil {
+			return nil, true, nil
+		}
+		own := t.req.echo(m.name)
+		return own, jsonvalue.Equal(v, own), nil
+	case topPrevious:
+		own, _ := t.req.echo(m.name).(string)
+		switch {
+		case v == nil:
+			return nil, true, nil
+		case own != "" && (v == own || v == t.req.prevOrig):
+			return own, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
-func isBool(v any) bool {
-	_, ok := v.(bool)
-	return ok
+// sameNumber reports whether v is a number of the value of want.
+func sameNumber(v, want any) bool {
+	a, ok1 := v.(json.Number)
+	b, ok2 := want.(json.Number)
+	if !ok1 || !ok2 {
+		return false
+	}
+	x, err1 := strconv.ParseFloat(string(a), 64)
+	y, err2 := strconv.ParseFloat(string(b), 64)
+	return err1 == nil && err2 == nil && x == y
 }
 
-// isNumber accepts a number token of bounded length.
-func isNumber(v any) bool {
-	n, ok := v.(json.Number)
-	return ok && len(n) <= maxNumberLen
+// snapshot returns the members of a response snapshot (response.created)
+// that the final object's rules release, as they release them: the
+// incremental stream's head carries it before the final object is read.
+// Projected and unknown members are left out (the synthesizer sets
+// output, status, usage and incomplete_details).
+func (t topRules) snapshot(resp map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range resp {
+		m := responseMemberByName[k]
+		if m == nil || m.treat == topProjected || m.treat == topCompleted {
+			continue
+		}
+		if x, keep, err := t.value(m, v); err == nil && keep {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// echo returns the request's own value of member name, or nil.
+func (r *Request) echo(name string) any {
+	i := rawjson.Find(r.members, name)
+	if i < 0 {
+		return nil
+	}
+	v, _ := rawjson.DecodeSpan(r.text.Bytes(), r.members[i].Val)
+	return v
 }
 
 // isCount accepts a non-negative integer token of at most 20 digits.
 func isCount(v any) bool {
 	n, ok := v.(json.Number)
 	return ok && isUint(string(n), 20)
-}
-
-// isTimestamp accepts Unix seconds (at most 12 digits).
-func isTimestamp(v any) bool {
-	n, ok := v.(json.Number)
-	return ok && isUint(string(n), 12)
 }
 
 func isUint(s string, maxLen int) bool {
@@ -93,75 +239,81 @@ func isUint(s string, maxLen int) bool {
 	return true
 }
 
+// count returns a count's value, and whether v is one.
+func count(v any) (uint64, bool) {
+	if !isCount(v) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(v.(json.Number)), 10, 64)
+	return n, err == nil
+}
+
+// enum is a closed set of string values.
+type enum map[string]bool
+
+// has reports whether v is one of the set's strings (any other JSON value,
+// a container included, is not).
+func (e enum) has(v any) bool {
+	s, ok := v.(string)
+	return ok && e[s]
+}
+
 // itemStatuses are the statuses of message, function_call and reasoning
 // items.
-var itemStatuses = map[any]bool{"in_progress": true, "completed": true, "incomplete": true}
+var itemStatuses = enum{"in_progress": true, "completed": true, "incomplete": true}
 
 // responseStatuses are the statuses of a response object.
-var responseStatuses = map[any]bool{"queued": true, "in_progress": true, "completed": true, "incomplete": true, "failed": true, "cancelled": true}
+var responseStatuses = enum{"queued": true, "in_progress": true, "completed": true, "incomplete": true, "failed": true, "cancelled": true}
 
 // incompleteReasons are the reasons of incomplete_details.
 var incompleteReasons = map[string]bool{"max_output_tokens": true, "content_filter": true}
 
-// checkItemMeta refuses an interpreted item whose id or status is outside
-// its shape: clients echo item ids into the next request and read the
-// status, so neither can be removed.
-func checkItemMeta(obj map[string]any, field string) error {
-	if v, ok := obj["id"]; ok && !isID(v) {
-		return respErr(field+".id", "is not an item id")
-	}
-	if v, ok := obj["status"]; ok && v != nil && !itemStatuses[v] {
-		return respErr(field+".status", "is not an item status")
-	}
-	return nil
-}
-
-// Usage counts the gateway keeps; usage is re-rendered from them whenever
-// it holds anything else.
-var (
-	usageCounts  = []string{"input_tokens", "output_tokens", "total_tokens"}
-	usageDetails = map[string][]string{
-		"input_tokens_details":  {"cached_tokens"},
-		"output_tokens_details": {"reasoning_tokens"},
-	}
-)
-
-// checkedUsage returns the usage object holding only the known counts
-// of u, and whether that is all u held.
-func checkedUsage(u map[string]any) (map[string]any, bool) {
-	out := map[string]any{}
-	clean := true
-	for k, v := range u {
-		switch {
-		case contains(usageCounts, k) && isCount(v):
-			out[k] = v
-		case usageDetails[k] != nil:
-			d, ok := v.(map[string]any)
-			if !ok {
-				clean = false
-				continue
-			}
-			kept := map[string]any{}
-			for dk, dv := range d {
-				if contains(usageDetails[k], dk) && isCount(dv) {
-					kept[dk] = dv
-				} else {
-					clean = false
-				}
-			}
-			out[k] = kept
-		default:
-			clean = false
+// renderUsage renders usage from its counts: input_tokens and
+// output_tokens as reported (the projection's prompt and completion
+// tokens), total_tokens their sum, cached_tokens and reasoning_tokens when
+// within them. Nothing else of u is released. It returns the rendering
+// and the projected usage.
+func renderUsage(u map[string]any) ([]byte, map[string]any) {
+	in, hasIn := count(u["input_tokens"])
+	out, hasOut := count(u["output_tokens"])
+	proj := map[string]any{}
+	b := make([]byte, 1, 160)
+	b[0] = '{'
+	sep := func() {
+		if len(b) > 1 {
+			b = append(b, ',')
 		}
 	}
-	return out, clean
+	if hasIn {
+		proj["prompt_tokens"] = u["input_tokens"]
+		b = strconv.AppendUint(append(b, `"input_tokens":`...), in, 10)
+	}
+	if d, ok := u["input_tokens_details"].(map[string]any); ok && hasIn {
+		sep()
+		b = append(b, `"input_tokens_details":{`...)
+		if c, ok := count(d["cached_tokens"]); ok && c <= in {
+			b = strconv.AppendUint(append(b, `"cached_tokens":`...), c, 10)
+		}
+		b = append(b, '}')
+	}
+	if hasOut {
+		sep()
+		proj["completion_tokens"] = u["output_tokens"]
+		b = strconv.AppendUint(append(b, `"output_tokens":`...), out, 10)
+	}
+	if d, ok := u["output_tokens_details"].(map[string]any); ok && hasOut {
+		sep()
+		b = append(b, `"output_tokens_details":{`...)
+		if c, ok := count(d["reasoning_tokens"]); ok && c <= out {
+			b = strconv.AppendUint(append(b, `"reasoning_tokens":`...), c, 10)
+		}
+		b = append(b, '}')
+	}
+	if hasIn && hasOut && in+out >= in {
+		sep()
+		b = strconv.AppendUint(append(b, `"total_tokens":`...), in+out, 10)
+	}
+	return append(b, '}'), proj
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func respErr(field, msg string) error { return &wire.ResponseError{Field: field, Msg: msg} }

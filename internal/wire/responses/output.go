@@ -2,99 +2,176 @@ package responses
 
 import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // OutputItems documents the treatment of each output item type.
 func OutputItems() []MemberDoc {
 	return []MemberDoc{
-		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; logprobs, unknown members and url_citation members beyond integer offsets removed (re-rendered); id and status metadata (502 when outside their shape)"},
-		{"function_call", "projected: tool_calls {id: call_id, name (namespace-qualified), args}; id and status metadata (502 when outside their shape)"},
-		{"reasoning", "projected: one reasoning part per summary and reasoning_text entry, written back to its entry (rewritten or removed, not added); encrypted_content (a base64 token, else 502) and id released unchanged, never projected"},
-		{"web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools", "projected: the whole item as a native part of content, written back as the item (string values may change; type, id and members stay; not added or removed)"},
-		{"any other", "refused (502)"},
+		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; id sealed (kind responses.item.id), status an item status (else 502), role assistant, phase commentary or final_answer (else removed), logprobs removed, url_citation offsets kept when within the text (else 0) and other url_citation members removed; unknown members of the item and its parts as member parts"},
+		{"function_call", "projected: tool_calls {id: call_id, name (namespace-qualified), args}; id sealed, status an item status (else 502), async a boolean (else removed); unknown members as member parts"},
+		{"reasoning", "projected: one reasoning part per summary and reasoning_text entry, written back to its entry (rewritten or removed, not added); id sealed, encrypted_content sealed (kind responses.reasoning.encrypted_content; a string, else 502), status an item status (else 502); unknown members of the item and its entries as member parts"},
+		{"web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools", "projected: the whole item, id sealed, as a native part of content, written back as the item (string values may change; type, id and members stay; not added or removed)"},
+		{"any other", "projected like a provider-executed call (the whole item, a string id sealed, as a native part); refused (502) when the surface is strict or the type names a part type (text, refusal, reasoning, member, image_url)"},
 	}
 }
 
+// Member sets of the answer's items and parts.
+var (
+	outMessageMembers = rawjson.NewMemberSet("id", "type", "role", "status", "phase", "content")
+	outTextMembers    = rawjson.NewMemberSet("type", "text", "annotations", "logprobs")
+	outCallMembers    = rawjson.NewMemberSet("type", "id", "call_id", "name", "namespace", "arguments", "status", "async")
+	// nativeItemMembers are the members the gateway reads in an item
+	// projected whole.
+	nativeItemMembers = rawjson.NewMemberSet("type", "id")
+	// partTypes are the normalized part types: an output item of one of
+	// them could not be told from the part the gateway projects.
+	partTypes = map[string]bool{"text": true, "refusal": true, "reasoning": true, partMember: true, "image_url": true}
+)
+
+// outItem is one output item.
+type outItem struct {
+	kind itemKind
+	// id is the released id (the seal of the upstream's); hasID reports
+	// whether the item has one.
+	id     string
+	hasID  bool
+	status any // a member of itemStatuses, or nil
+	hasSt  bool
+	parts  []any // normalized parts this item contributes to content
+	// extras are the item's unknown members; partExtras those of each of
+	// parts (message parts, reasoning entries), aligned with parts.
+	extras     []extra
+	partExtras [][]extra
+	// message
+	phase   any
+	offsets [][][2]int // per part, per url_citation annotation: the offsets kept
+	// reasoning: the sealed encrypted_content (hasEnc: a string), whether
+	// summary and content are arrays, and how many of parts came from
+	// summary
+	enc                    string
+	hasEnc, encNull        bool
+	hasSummary, hasContent bool
+	nSummary               int
+	// function calls
+	callID, name, ns, arguments string
+	hasNS                       bool
+	async                       any
+	args                        map[string]any
+	rawArgs                     bool
+}
+
 // readOutput reads the output array.
-func (r *Response) readOutput(s rawjson.Span, v any) error {
+func (r *Response) readOutput(s *Surface, ids *answerIDs, span rawjson.Span, v any) error {
 	list, ok := v.([]any)
 	if !ok {
 		return respErr("output", "must be an array")
 	}
-	spans := rawjson.ScanArray(r.body, s)
 	r.items = make([]outItem, len(list))
 	for i, e := range list {
-		it, err := readOutputItem(r.body, spans[i], e, fieldIndex("output", i))
-		if err != nil {
+		if err := r.readOutputItem(s, ids, &r.items[i], e, fieldIndex("output", i)); err != nil {
 			return err
 		}
-		if len(it.drop) > 0 {
-			r.clean = false
-		}
-		r.items[i] = *it
 	}
 	return nil
 }
 
-// readOutputItem reads one output item at span s (decoded as e).
-func readOutputItem(body []byte, s rawjson.Span, e any, field string) (*outItem, error) {
+// readOutputItem reads one output item e into it.
+func (r *Response) readOutputItem(s *Surface, ids *answerIDs, it *outItem, e any, field string) error {
 	obj, ok := e.(map[string]any)
 	if !ok {
-		return nil, respErr(field, "must be an object")
+		return respErr(field, "must be an object")
 	}
-	ms, _ := rawjson.ScanObject(body, s) // duplicates were refused by the caller
-	it := &outItem{span: s, ms: ms}
-	it.id, _ = obj["id"].(string)
 	typ, _ := obj["type"].(string)
-	if !hostedCallTypes[typ] { // a hosted item is projected whole
-		if err := checkItemMeta(obj, field); err != nil {
-			return nil, err
+	if v, ok := obj["id"]; ok && v != nil {
+		id, ok := v.(string)
+		if !ok {
+			return respErr(field+".id", "must be a string")
 		}
+		it.id, it.hasID = ids.item(id), true
 	}
 	switch {
 	case typ == "message":
-		return it, it.readMessage(obj, field)
+		return r.readMessage(s, it, obj, field)
 	case typ == "function_call":
-		return it, it.readCall(obj, field)
+		return r.readCall(s, it, obj, field)
 	case typ == "reasoning":
-		it.kind = itemReasoning
-		parts, rerr := reasoningParts(obj, field)
-		if rerr != nil {
-			return nil, respErr(rerr.Field, rerr.Msg)
-		}
-		it.parts = parts
-		// encrypted_content is a base64 token the client echoes back: it
-		// is released unchanged and never projected, so at least it
-		// cannot be prose.
-		if v, ok := obj["encrypted_content"]; ok && v != nil && !matches(wire.IsOpaqueToken, v) {
-			return nil, respErr(field+".encrypted_content", "is not an opaque base64 token")
-		}
-		summary, hasSummary := obj["summary"].([]any)
-		_, hasContent := obj["content"].([]any)
-		it.hasSummary, it.hasContent, it.nSummary = hasSummary, hasContent, len(summary)
+		return r.readReasoning(s, it, obj, field)
 	case hostedCallTypes[typ]:
 		if hostedItemMembers.AmbiguousKeys(obj) {
-			return nil, respErr(field, "has a member whose name differs from a known one only in letter case")
+			return respErr(field, "has a member whose name differs from a known one only in letter case")
 		}
-		it.kind = itemHosted
-		it.parts = []any{jsonvalue.DeepCopy(obj)}
-	default:
-		return nil, respErr(field+".type", "is not an output item type the gateway can mediate")
-	}
-	return it, nil
-}
-
-func (it *outItem) readMessage(obj map[string]any, field string) error {
-	it.kind = itemMessage
-	if outMessageMembers.AmbiguousKeys(obj) {
+	case s.strict || typ == "" || partTypes[typ]:
+		return respErr(field+".type", "is not an output item type the gateway can mediate")
+	case nativeItemMembers.AmbiguousKeys(obj):
 		return respErr(field, "has a member whose name differs from a known one only in letter case")
 	}
+	// Provider-executed calls, and items of types the gateway does not
+	// know, are projected whole: a native part, its id the seal.
+	it.kind = itemHosted
+	part := jsonvalue.DeepCopy(obj).(map[string]any)
+	if it.hasID {
+		part["id"] = it.id
+	}
+	it.parts = []any{part}
+	return nil
+}
+
+// readStatus reads an item's status: an item status or null, else the
+// answer is refused (clients read it).
+func (it *outItem) readStatus(obj map[string]any, field string) error {
+	v, ok := obj["status"]
+	if !ok {
+		return nil
+	}
+	if v != nil && !itemStatuses.has(v) {
+		return respErr(field+".status", "is not an item status")
+	}
+	it.status, it.hasSt = v, true
+	return nil
+}
+
+// unknownOf collects obj's members outside known as extras under path
+// (removed when the surface is strict, or when null); a member whose name
+// folds onto a known one refuses the answer.
+func (r *Response) unknownOf(s *Surface, obj map[string]any, known rawjson.MemberSet, path string) ([]extra, error) {
+	if known.AmbiguousKeys(obj) {
+		return nil, respErr(path, "has a member whose name differs from a known one only in letter case")
+	}
+	if s.strict || !known.UnknownIn(obj) {
+		return nil, nil
+	}
+	var out []extra
+	for _, k := range sortedKeys(obj) {
+		v := obj[k]
+		if known.Has(k) || v == nil {
+			continue
+		}
+		p := path + "." + k
+		if err := r.addExtra(p, k, v); err != nil {
+			return nil, err
+		}
+		out = append(out, extra{path: p, key: k, value: v})
+	}
+	return out, nil
+}
+
+func (r *Response) readMessage(s *Surface, it *outItem, obj map[string]any, field string) error {
+	it.kind = itemMessage
+	extras, err := r.unknownOf(s, obj, outMessageMembers, field)
+	if err != nil {
+		return err
+	}
+	it.extras = extras
 	if obj["role"] != "assistant" {
 		return respErr(field+".role", "must be assistant")
 	}
-	it.dropUnknown(outMessageMembers)
+	if err := it.readStatus(obj, field); err != nil {
+		return err
+	}
+	if messagePhases.has(obj["phase"]) {
+		it.phase = obj["phase"]
+	}
 	content, ok := obj["content"].([]any)
 	if !ok {
 		return respErr(field+".content", "must be an array")
@@ -105,81 +182,62 @@ func (it *outItem) readMessage(obj map[string]any, field string) error {
 		if !ok {
 			return respErr(pf, "must be an object")
 		}
+		var part map[string]any
+		var offsets [][2]int
+		var known rawjson.MemberSet
 		switch p["type"] {
 		case "output_text":
-			if outTextMembers.AmbiguousKeys(p) {
-				return respErr(pf, "has a member whose name differs from a known one only in letter case")
-			}
 			text, ok := p["text"].(string)
 			if !ok {
 				return respErr(pf+".text", "must be a string")
 			}
-			part := map[string]any{"type": "text", "text": text}
-			anns, err := projectAnnotations(p["annotations"], pf+".annotations")
+			part = map[string]any{"type": "text", "text": text}
+			anns, offs, err := projectAnnotations(p["annotations"], len(text), pf+".annotations")
 			if err != nil {
 				return err
 			}
 			if len(anns) > 0 {
 				part["annotations"] = anns
 			}
-			if lp, ok := p["logprobs"].([]any); (ok && len(lp) > 0) || outTextMembers.UnknownIn(p) || !citationsClean(p["annotations"]) {
-				it.drop = append(it.drop, -1) // the item is re-rendered without them
-			}
-			it.parts = append(it.parts, part)
+			offsets, known = offs, outTextMembers
 		case "refusal":
 			ref, ok := p["refusal"].(string)
-			if !ok || len(p) != 2 {
-				return respErr(pf, "must be {type, refusal} with a string refusal")
+			if !ok {
+				return respErr(pf+".refusal", "must be a string")
 			}
-			it.parts = append(it.parts, map[string]any{"type": "refusal", "refusal": ref})
+			part, known = map[string]any{"type": "refusal", "refusal": ref}, refusalPartMembers
 		default:
 			return respErr(pf+".type", "is not a message part type the gateway can mediate")
 		}
+		pe, err := r.unknownOf(s, p, known, pf)
+		if err != nil {
+			return err
+		}
+		it.parts = append(it.parts, part)
+		it.partExtras = append(it.partExtras, pe)
+		it.offsets = append(it.offsets, offsets)
 	}
 	return nil
 }
 
-// citationsClean reports whether every url_citation annotation holds
-// only what its projection and its offsets account for: {type, url,
-// title, start_index, end_index} with count offsets. Otherwise the item is
-// re-rendered from the projection.
-func citationsClean(v any) bool {
-	list, _ := v.([]any)
-	for _, e := range list {
-		a, _ := e.(map[string]any)
-		if a["type"] != "url_citation" {
-			continue
-		}
-		for k, x := range a {
-			switch k {
-			case "type", "url", "title":
-			case "start_index", "end_index":
-				if !isCount(x) {
-					return false
-				}
-			default:
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // projectAnnotations projects output_text annotations: url_citation as
-// {type, url, title}; other annotation types keep their native members.
-func projectAnnotations(v any, field string) ([]any, error) {
+// {type, url, title}, with its offsets kept when they lie within the text
+// (textLen bytes), else 0; other annotation types keep their native
+// members.
+func projectAnnotations(v any, textLen int, field string) ([]any, [][2]int, error) {
 	if v == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, respErr(field, "must be an array")
+		return nil, nil, respErr(field, "must be an array")
 	}
 	out := make([]any, len(list))
+	offsets := make([][2]int, len(list))
 	for i, e := range list {
 		a, ok := e.(map[string]any)
 		if !ok {
-			return nil, respErr(fieldIndex(field, i), "must be an object")
+			return nil, nil, respErr(fieldIndex(field, i), "must be an object")
 		}
 		if a["type"] != "url_citation" {
 			out[i] = jsonvalue.DeepCopy(a)
@@ -188,17 +246,27 @@ func projectAnnotations(v any, field string) ([]any, error) {
 		url, ok1 := a["url"].(string)
 		title, ok2 := a["title"].(string)
 		if !ok1 || !ok2 {
-			return nil, respErr(fieldIndex(field, i), "url and title must be strings")
+			return nil, nil, respErr(fieldIndex(field, i), "url and title must be strings")
 		}
 		out[i] = map[string]any{"type": "url_citation", "url": url, "title": title}
+		start, ok1 := count(a["start_index"])
+		end, ok2 := count(a["end_index"])
+		if ok1 && ok2 && start <= end && end <= uint64(textLen) {
+			offsets[i] = [2]int{int(start), int(end)}
+		}
 	}
-	return out, nil
+	return out, offsets, nil
 }
 
-func (it *outItem) readCall(obj map[string]any, field string) error {
+func (r *Response) readCall(s *Surface, it *outItem, obj map[string]any, field string) error {
 	it.kind = itemFunctionCall
-	if callItemMembers.AmbiguousKeys(obj) {
-		return respErr(field, "has a member whose name differs from a known one only in letter case")
+	extras, err := r.unknownOf(s, obj, outCallMembers, field)
+	if err != nil {
+		return err
+	}
+	it.extras = extras
+	if err := it.readStatus(obj, field); err != nil {
+		return err
 	}
 	id, ok1 := obj["call_id"].(string)
 	name, ok2 := obj["name"].(string)
@@ -211,21 +279,67 @@ func (it *outItem) readCall(obj map[string]any, field string) error {
 			return respErr(field+".namespace", "must be a string")
 		}
 	}
-	it.dropUnknown(callItemMembers)
+	if a, ok := obj["async"].(bool); ok {
+		it.async = a
+	}
 	it.callID, it.arguments = id, args
-	it.ns, _ = obj["namespace"].(string)
+	it.ns, it.hasNS = obj["namespace"].(string)
 	it.name = qualifiedName(obj, name)
 	it.args, it.rawArgs = parseArguments(args)
 	return nil
 }
 
-// dropUnknown marks members outside known for removal.
-func (it *outItem) dropUnknown(known rawjson.MemberSet) {
-	for i, m := range it.ms {
-		if !known.Has(m.Key) {
-			it.drop = append(it.drop, i)
+func (r *Response) readReasoning(s *Surface, it *outItem, obj map[string]any, field string) error {
+	it.kind = itemReasoning
+	extras, err := r.unknownOf(s, obj, reasoningMembers, field)
+	if err != nil {
+		return err
+	}
+	it.extras = extras
+	if err := it.readStatus(obj, field); err != nil {
+		return err
+	}
+	switch enc := obj["encrypted_content"].(type) {
+	case string:
+		it.enc, it.hasEnc = sealBlob(s.keys, enc), true
+	case nil:
+		_, it.encNull = obj["encrypted_content"]
+	default:
+		return respErr(field+".encrypted_content", "must be a string")
+	}
+	for _, src := range []struct{ key, typ string }{{"summary", "summary_text"}, {"content", "reasoning_text"}} {
+		v, ok := obj[src.key]
+		if !ok || v == nil {
+			continue
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return respErr(field+"."+src.key, "must be an array")
+		}
+		if src.key == "summary" {
+			it.hasSummary, it.nSummary = true, len(list)
+		} else {
+			it.hasContent = true
+		}
+		for j, e := range list {
+			f := fieldIndex(field+"."+src.key, j)
+			p, ok := e.(map[string]any)
+			if !ok {
+				return respErr(f, "must be an object")
+			}
+			text, ok := p["text"].(string)
+			if p["type"] != src.typ || !ok {
+				return respErr(f, "must be a "+src.typ+" part with a string text")
+			}
+			pe, err := r.unknownOf(s, p, summaryPartMembers, f)
+			if err != nil {
+				return err
+			}
+			it.parts = append(it.parts, map[string]any{"type": "reasoning", "text": text})
+			it.partExtras = append(it.partExtras, pe)
 		}
 	}
+	return nil
 }
 
 // parseArguments projects arguments: a JSON object (no duplicate keys)

@@ -1,19 +1,23 @@
 package responses
 
 import (
+	"encoding/json"
+	"strconv"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // CheckWriteBack reports whether target can be released. Rules: exactly
 // content, tool_calls and finish_reason; content may change its text and
 // refusal parts freely, rewrite or remove reasoning parts (not add them),
-// and change the string values of provider-tool parts (not their type, id
-// or members; they cannot be added or removed); fixed parts keep their
-// order (see fixedparts.go); tool calls may be dropped, reordered or
-// changed (string id of an upstream call, non-empty name, object args) but
-// not added; finish_reason is stop, length, tool_calls or content_filter.
+// change the string values of provider-tool parts (not their type, id or
+// members; they cannot be added or removed), and change or remove member
+// parts (each naming one of the answer's unknown members, once; not
+// added); fixed parts keep their order (see fixedparts.go); tool calls may
+// be dropped, reordered or changed (string id of an upstream call,
+// non-empty name, object args) but not added; finish_reason is stop,
+// length, tool_calls or content_filter.
 func (r *Response) CheckWriteBack(target any) error {
 	_, err := r.checkTarget(target)
 	return err
@@ -23,10 +27,15 @@ func (r *Response) CheckWriteBack(target any) error {
 type verdict struct {
 	// text holds the text and refusal parts; nil when they are unchanged.
 	text []any
-	// items holds re-rendered reasoning and provider-tool items by index.
-	items map[int][]byte
+	// items holds the verdicted parts of the reasoning and provider-tool
+	// items the verdict changed, by item index (a nil part: its entry is
+	// removed).
+	items map[int][]map[string]any
 	// calls pairs each verdicted tool call with its upstream item.
 	calls []*outItem
+	// members are the verdicted values of the unknown members by path;
+	// a member missing is removed.
+	members map[string]any
 }
 
 // checkTarget validates target and maps it onto the upstream items.
@@ -51,7 +60,7 @@ func (r *Response) checkTarget(target any) (*verdict, error) {
 	default:
 		return nil, &wire.WriteBackError{Field: "$target.finish_reason", Msg: "must be stop, length, tool_calls or content_filter"}
 	}
-	v := &verdict{}
+	v := &verdict{members: r.extraVals}
 	if !jsonvalue.Equal(t["content"], r.proj["content"]) {
 		if err := r.checkContent(t["content"], v); err != nil {
 			return nil, err
@@ -66,8 +75,8 @@ func (r *Response) checkTarget(target any) (*verdict, error) {
 }
 
 // checkContent validates changed content into v: its text and refusal
-// parts (nil when unchanged, else non-nil) and the items its reasoning
-// and provider-tool parts change.
+// parts (nil when unchanged, else non-nil), the items its reasoning and
+// provider-tool parts change, and its member parts.
 func (r *Response) checkContent(c any, v *verdict) error {
 	var parts []any
 	switch x := c.(type) {
@@ -81,6 +90,7 @@ func (r *Response) checkContent(c any, v *verdict) error {
 	}
 	var fixed []targetPart
 	text := []any{}
+	v.members = map[string]any{}
 	for i, p := range parts {
 		f := fieldIndex("$target.content", i)
 		m, ok := p.(map[string]any)
@@ -101,6 +111,15 @@ func (r *Response) checkContent(c any, v *verdict) error {
 				return &wire.WriteBackError{Field: f, Msg: "must be {type, refusal} with a string refusal"}
 			}
 			text = append(text, m)
+		case partMember:
+			name, _ := m["name"].(string)
+			_, known := r.extraVals[name]
+			_, seen := v.members[name]
+			val, hasVal := m["value"]
+			if !known || seen || !hasVal || len(m) != 3 {
+				return &wire.WriteBackError{Field: f, Msg: "a member part must name one of the answer's own unknown members, once, as {type, name, value}"}
+			}
+			v.members[name] = val
 		default:
 			fixed = append(fixed, targetPart{idx: i, part: m})
 		}
@@ -216,8 +235,11 @@ func (r *Response) Release(target any) ([]byte, error) {
 	return r.render(target)
 }
 
-// render returns the response object for target: the upstream bytes when
-// target is the projection and nothing was removed, else a re-rendering.
+// render renders the response object for target (nil: the projection):
+// every member in the upstream's order, each from what the gateway
+// released of it (a projected value as verdicted, a minted, sealed or
+// enumerated value, the client's own value), in the gateway's own
+// compact encoding; removed members are left out.
 func (r *Response) render(target any) ([]byte, error) {
 	if target == nil {
 		target = r.proj
@@ -227,144 +249,210 @@ func (r *Response) render(target any) ([]byte, error) {
 		return nil, err
 	}
 	t := target.(map[string]any)
-	if jsonvalue.Equal(t, r.proj) && r.clean {
-		return r.body[r.root.Start:r.root.End], nil
-	}
-	p := rawjson.NewObjPatch(r.body, r.root, r.top)
-	for i := range r.drop {
-		p.Drop(i)
-	}
-	if r.usageRaw != nil {
-		p.Set("usage", r.usageRaw)
-	}
-	out, err := r.renderOutput(v, t["tool_calls"].([]any))
-	if err != nil {
-		return nil, err
-	}
-	p.Set("output", out)
+	status, reason := r.status, r.reason
 	if fr := t["finish_reason"].(string); fr != r.proj["finish_reason"] {
+		status, reason = "completed", ""
 		switch fr {
 		case "length":
-			p.Set("status", []byte(`"incomplete"`))
-			p.Set("incomplete_details", []byte(`{"reason":"max_output_tokens"}`))
+			status, reason = "incomplete", "max_output_tokens"
 		case "content_filter":
-			p.Set("status", []byte(`"incomplete"`))
-			p.Set("incomplete_details", []byte(`{"reason":"content_filter"}`))
-		default:
-			p.Set("status", []byte(`"completed"`))
-			p.Set("incomplete_details", []byte(`null`))
+			status, reason = "incomplete", "content_filter"
 		}
 	}
-	return p.Render(), nil
-}
-
-// renderOutput renders the output array for verdict v; tcalls are the
-// verdicted tool calls.
-func (r *Response) renderOutput(v *verdict, tcalls []any) ([]byte, error) {
-	text, calls := v.text, v.calls
-	b := []byte{'['}
-	n := 0
-	add := func(item []byte) {
-		if n > 0 {
+	b := make([]byte, 0, r.root.End-r.root.Start+len(r.items)*200+256)
+	b = append(b, '{')
+	member := func(key string) {
+		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = append(b, item...)
-		n++
+		b = appendString(b, key)
+		b = append(b, ':')
+	}
+	wroteDetails := false
+	for i, m := range r.top {
+		spec := responseMemberByName[m.Key]
+		switch {
+		case spec == nil:
+			if val, ok := v.members[m.Key]; ok {
+				member(m.Key)
+				if b, err = appendValue(b, val); err != nil {
+					return nil, &wire.WriteBackError{Field: "$target.content", Msg: "a member part's value is not encodable"}
+				}
+			}
+		case m.Key == "output":
+			member(m.Key)
+			if b, err = r.appendOutput(b, v, t["tool_calls"].([]any)); err != nil {
+				return nil, err
+			}
+		case m.Key == "status":
+			member(m.Key)
+			b = appendString(b, status)
+		case m.Key == "incomplete_details":
+			member(m.Key)
+			b = appendDetails(b, status, reason)
+			wroteDetails = true
+		case m.Key == "error":
+			member(m.Key)
+			b = append(b, "null"...)
+		case m.Key == "usage":
+			if r.usageRaw != nil {
+				member(m.Key)
+				b = append(b, r.usageRaw...)
+			}
+		default:
+			if val, ok := r.vals[i]; ok {
+				member(m.Key)
+				b, _ = appendValue(b, val) // decoded or made by the gateway: encodable
+			}
+		}
+	}
+	if !wroteDetails && status == "incomplete" {
+		member("incomplete_details")
+		b = appendDetails(b, status, reason)
+	}
+	return append(b, '}'), nil
+}
+
+// appendDetails renders incomplete_details for a status and reason.
+func appendDetails(b []byte, status, reason string) []byte {
+	if status != "incomplete" {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"reason":`...)
+	return append(appendString(b, reason), '}')
+}
+
+// appendOutput appends the output array for verdict v; tcalls are the
+// verdicted tool calls.
+func (r *Response) appendOutput(b []byte, v *verdict, tcalls []any) ([]byte, error) {
+	text, calls := v.text, v.calls
+	b = append(b, '[')
+	start := len(b)
+	sep := func() {
+		if len(b) > start {
+			b = append(b, ',')
+		}
 	}
 	textDone := text == nil
 	nextCall := 0
+	var err error
 	for i := range r.items {
 		it := &r.items[i]
 		switch it.kind {
 		case itemMessage:
-			if textDone {
-				if text == nil && len(it.drop) == 0 {
-					add(it.renderKept(r.body))
-				} else if text == nil {
-					add(it.renderMessage(it.parts, r.body))
-				}
+			if text == nil {
+				sep()
+				b = it.appendMessage(b, it.parts, true, v.members)
 				continue
 			}
-			textDone = true
-			if len(text) > 0 {
-				add(it.renderMessage(text, r.body))
+			if !textDone {
+				textDone = true
+				if len(text) > 0 {
+					sep()
+					b = it.appendMessage(b, text, false, v.members)
+				}
 			}
 		case itemFunctionCall:
 			if !textDone && len(text) > 0 {
 				textDone = true
-				add((&outItem{id: newMessageID(it.callID)}).renderMessage(text, nil))
+				sep()
+				b = appendNewMessage(b, text)
 			}
 			if nextCall < len(calls) {
-				item, err := calls[nextCall].renderCall(r.body, tcalls[nextCall].(map[string]any))
-				if err != nil {
+				sep()
+				if b, err = calls[nextCall].appendCall(b, tcalls[nextCall].(map[string]any), v.members); err != nil {
 					return nil, err
 				}
-				add(item)
 				nextCall++
 			}
 		default:
-			if b, ok := v.items[i]; ok {
-				add(b)
-			} else {
-				add(it.renderKept(r.body))
+			parts, ok := v.items[i]
+			if !ok {
+				parts = it.fixedParts()
+			}
+			sep()
+			if b, err = it.appendFixed(b, parts, v.members); err != nil {
+				return nil, err
 			}
 		}
 	}
 	if !textDone && len(text) > 0 {
-		add((&outItem{id: newMessageID(r.id())}).renderMessage(text, nil))
+		sep()
+		b = appendNewMessage(b, text)
 	}
 	return append(b, ']'), nil
 }
 
-// newMessageID names a message item the gateway adds: "msg_" and the id
-// of what it answers, when that makes an id of the item id shape.
-func newMessageID(base string) string {
-	if id := "msg_" + base; wire.IsID(id) {
-		return id
-	}
-	return "msg_gateway"
+// appendNewMessage appends the message item the gateway adds when
+// verdicted text has no message item to go into; its id is minted.
+func appendNewMessage(b []byte, text []any) []byte {
+	it := &outItem{kind: itemMessage, id: wire.MintID("msg_"), hasID: true, status: "completed", hasSt: true}
+	return it.appendMessage(b, text, false, nil)
 }
 
-// id is the response id, or "".
-func (r *Response) id() string {
-	if i := rawjson.Find(r.top, "id"); i >= 0 {
-		v, _ := rawjson.DecodeSpan(r.body, r.top[i].Val)
-		s, _ := v.(string)
-		return s
-	}
-	return ""
-}
-
-// renderKept renders an item the verdict did not change: its bytes, minus
-// removed members.
-func (it *outItem) renderKept(body []byte) []byte {
-	if len(it.drop) == 0 {
-		return body[it.span.Start:it.span.End]
-	}
-	return it.patch(body).Render()
-}
-
-// patch starts a patch of the item that removes its dropped members.
-func (it *outItem) patch(body []byte) *rawjson.ObjPatch {
-	p := rawjson.NewObjPatch(body, it.span, it.ms)
-	for _, i := range it.drop {
-		if i >= 0 {
-			p.Drop(i)
+// appendExtras appends the verdicted values of extras (those the verdict
+// removed are left out) as members of the object being rendered.
+func appendExtras(b []byte, extras []extra, vals map[string]any) []byte {
+	for _, x := range extras {
+		val, ok := vals[x.path]
+		if !ok {
+			continue
 		}
+		b = append(b, ',')
+		b = appendString(b, x.key)
+		b = append(b, ':')
+		b, _ = appendValue(b, val) // checked encodable with the target
 	}
-	return p
+	return b
 }
 
-// renderMessage renders a message item holding parts (normalized text and
-// refusal parts), keeping the item's id and status.
-func (it *outItem) renderMessage(parts []any, body []byte) []byte {
-	b := []byte{'{'}
-	if it.id != "" { // an item the upstream sent without an id stays so
+// appendValue appends v (a decoded, made or checked value) in the
+// gateway's compact encoding: scalars directly, containers through
+// jsonvalue.AppendCompact, whose encoder a renderer writing many scalars
+// would otherwise set up for each.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return appendString(b, x), nil
+	case json.Number:
+		return append(b, x...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case nil:
+		return append(b, "null"...), nil
+	}
+	return jsonvalue.AppendCompact(b, v)
+}
+
+// appendHead opens an item: {"id":…,"type":…[,"status":…].
+func (it *outItem) appendHead(b []byte, typ string) []byte {
+	b = append(b, '{')
+	if it.hasID {
 		b = append(b, `"id":`...)
 		b = appendString(b, it.id)
 		b = append(b, ',')
 	}
-	b = append(b, `"type":"message","status":"completed","role":"assistant","content":[`...)
+	b = append(b, `"type":`...)
+	b = appendString(b, typ)
+	if it.hasSt {
+		b = append(b, `,"status":`...)
+		b, _ = appendValue(b, it.status) // a member of itemStatuses or null
+	}
+	return b
+}
+
+// appendMessage appends a message item holding parts (normalized text and
+// refusal parts). own reports whether parts are the item's own, unchanged:
+// their url_citation offsets and unknown members are kept (verdicted);
+// rewritten text has its offsets 0 and none of them.
+func (it *outItem) appendMessage(b []byte, parts []any, own bool, vals map[string]any) []byte {
+	b = it.appendHead(b, "message")
+	b = append(b, `,"role":"assistant"`...)
+	if it.phase != nil {
+		b = append(b, `,"phase":`...)
+		b = appendString(b, it.phase.(string))
+	}
+	b = append(b, `,"content":[`...)
 	for i, p := range parts {
 		if i > 0 {
 			b = append(b, ',')
@@ -373,22 +461,30 @@ func (it *outItem) renderMessage(parts []any, body []byte) []byte {
 		if m["type"] == "refusal" {
 			b = append(b, `{"type":"refusal","refusal":`...)
 			b = appendString(b, m["refusal"].(string))
-			b = append(b, '}')
-			continue
+		} else {
+			var offsets [][2]int
+			if own {
+				offsets = it.offsets[i]
+			}
+			b = append(b, `{"type":"output_text","annotations":`...)
+			b = appendAnnotations(b, m["annotations"], offsets)
+			b = append(b, `,"text":`...)
+			b = appendString(b, m["text"].(string))
 		}
-		b = append(b, `{"type":"output_text","annotations":`...)
-		b = appendAnnotations(b, m["annotations"])
-		b = append(b, `,"text":`...)
-		b = appendString(b, m["text"].(string))
+		if own {
+			b = appendExtras(b, it.partExtras[i], vals)
+		}
 		b = append(b, '}')
 	}
-	return append(b, "]}"...)
+	b = append(b, ']')
+	b = appendExtras(b, it.extras, vals)
+	return append(b, '}')
 }
 
-// appendAnnotations renders normalized annotations: url_citation gains
-// start_index and end_index 0 (offsets into rewritten text are not known);
-// native annotations are written as they are.
-func appendAnnotations(b []byte, v any) []byte {
+// appendAnnotations renders normalized annotations: url_citation with the
+// offsets kept (0 when none were, as for rewritten text); native
+// annotations as they are.
+func appendAnnotations(b []byte, v any, offsets [][2]int) []byte {
 	list, _ := v.([]any)
 	b = append(b, '[')
 	for i, e := range list {
@@ -397,31 +493,25 @@ func appendAnnotations(b []byte, v any) []byte {
 		}
 		a := e.(map[string]any)
 		if a["type"] == "url_citation" {
-			a = map[string]any{"type": "url_citation", "url": a["url"], "title": a["title"], "start_index": 0, "end_index": 0}
+			var off [2]int
+			if i < len(offsets) {
+				off = offsets[i]
+			}
+			a = map[string]any{"type": "url_citation", "url": a["url"], "title": a["title"], "start_index": off[0], "end_index": off[1]}
 		}
 		b, _ = jsonvalue.AppendCompact(b, a)
 	}
 	return append(b, ']')
 }
 
-// renderCall renders the function_call for verdicted call c.
-func (it *outItem) renderCall(body []byte, c map[string]any) ([]byte, error) {
+// appendCall appends the function_call for verdicted call c: its name and
+// arguments as verdicted (the upstream's arguments text when the args are
+// unchanged).
+func (it *outItem) appendCall(b []byte, c map[string]any, vals map[string]any) ([]byte, error) {
 	name := c["name"].(string)
 	args := c["args"].(map[string]any)
-	unchangedName := name == it.name
-	unchangedArgs := jsonvalue.Equal(args, it.args)
-	if unchangedName && unchangedArgs {
-		return it.renderKept(body), nil
-	}
-	p := it.patch(body)
-	if !unchangedName {
-		if it.ns != "" {
-			name = name[len(it.ns)+1:]
-		}
-		p.Set("name", appendString(nil, name))
-	}
-	if !unchangedArgs {
-		text := ""
+	text := it.arguments
+	if !jsonvalue.Equal(args, it.args) {
 		if s, ok := args["raw_arguments"].(string); ok && it.rawArgs && len(args) == 1 {
 			text = s
 		} else {
@@ -431,7 +521,35 @@ func (it *outItem) renderCall(body []byte, c map[string]any) ([]byte, error) {
 			}
 			text = string(raw)
 		}
-		p.Set("arguments", appendString(nil, text))
 	}
-	return p.Render(), nil
+	if it.ns != "" {
+		name = name[len(it.ns)+1:]
+	}
+	b = it.appendHead(b, "function_call")
+	b = append(b, `,"call_id":`...)
+	b = appendString(b, it.callID)
+	b = append(b, `,"name":`...)
+	b = appendString(b, name)
+	if it.hasNS {
+		b = append(b, `,"namespace":`...)
+		b = appendString(b, it.ns)
+	}
+	b = append(b, `,"arguments":`...)
+	b = appendString(b, text)
+	if it.async != nil {
+		b = append(b, `,"async":`...)
+		b, _ = appendValue(b, it.async)
+	}
+	b = appendExtras(b, it.extras, vals)
+	return append(b, '}'), nil
+}
+
+// fixedParts returns a reasoning or provider-tool item's own parts, as
+// appendFixed takes them.
+func (it *outItem) fixedParts() []map[string]any {
+	out := make([]map[string]any, len(it.parts))
+	for i, p := range it.parts {
+		out[i] = p.(map[string]any)
+	}
+	return out
 }

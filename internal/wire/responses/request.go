@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -19,9 +20,13 @@ const serverStateMessage = "uses server-side state the gateway cannot show the p
 // offsets of its members and input items, so UpstreamBody rewrites only
 // what a verdict changed. It is immutable and safe for concurrent use.
 type Request struct {
+	surf    *Surface
 	text    jsonvalue.Text // the body as bytes and as one string: the trees\' strings slice it
 	root    rawjson.Span
 	members []rawjson.Member
+	// created is when the gateway accepted the request (Unix seconds): the
+	// answer's created_at.
+	created int64
 
 	model  string
 	stream bool
@@ -41,6 +46,16 @@ type Request struct {
 	// callIDs are the call_ids of the input's function_call items, with
 	// the index of their item.
 	callIDs map[string]int
+	// up holds, per input item, the bytes the upstream receives when they
+	// differ from the client's (seals opened, logprobs removed); nil (or a
+	// nil entry) keeps the client's bytes.
+	up [][]byte
+	// prevID is the previous_response_id the upstream receives (the seal
+	// the client sent, opened), as a JSON string; nil when there is none.
+	prevID []byte
+	// prevOrig is that id as a string: an answer echoing it releases the
+	// client's seal instead.
+	prevOrig string
 }
 
 // segment is one projected message and the input items it came from (one
@@ -75,7 +90,7 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 			return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 		}
 	}
-	r := &Request{text: jsonvalue.NewText(body), root: root, members: ms}
+	r := &Request{surf: s, text: jsonvalue.NewText(body), root: root, members: ms, created: time.Now().Unix()}
 	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}
@@ -83,7 +98,7 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 	for _, m := range ms {
 		spec := requestMemberByName[m.Key]
 		if spec == nil {
-			if err := r.parseExtra(s.allowReq, m); err != nil {
+			if err := r.parseExtra(s, m); err != nil {
 				return nil, err
 			}
 			continue
@@ -98,7 +113,7 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 		if v == nil && spec.treat != treatModel && spec.treat != treatInput {
 			continue // null means "not set"
 		}
-		if sub, msg := spec.problem(v); msg != "" {
+		if sub, msg := spec.problem(v, s.strict); msg != "" {
 			return nil, &wire.RequestError{Field: spec.name + sub, Msg: msg}
 		}
 		stateUsed, err := r.parseKnown(s, spec, m.Val, v)
@@ -130,7 +145,7 @@ func (r *Request) parseKnown(s *Surface, spec *requestMember, raw rawjson.Span, 
 		}
 		r.model = m
 	case treatInput:
-		return false, r.parseInput(raw, v, s.allowServerState)
+		return false, r.parseInput(raw, v)
 	case treatInstructions:
 		r.instr = map[string]any{"role": "system", "content": v}
 	case treatTools:
@@ -138,10 +153,14 @@ func (r *Request) parseKnown(s *Surface, spec *requestMember, raw rawjson.Span, 
 	case treatStream:
 		r.stream = v.(bool)
 	case treatStreamOptions:
-		for k, x := range v.(map[string]any) {
-			if _, ok := x.(bool); !ok && x != nil {
-				return false, &wire.RequestError{Field: "stream_options." + k, Msg: "must be a boolean"}
+		opts := v.(map[string]any)
+		if x, ok := opts["include_obfuscation"]; ok && x != nil {
+			if _, ok := x.(bool); !ok {
+				return false, &wire.RequestError{Field: "stream_options.include_obfuscation", Msg: "must be a boolean"}
 			}
+		}
+		if spec.members.UnknownIn(opts) {
+			r.setParam(spec.name, v) // members beyond the transport's are judged
 		}
 	case treatServerState:
 		if b, ok := v.(bool); ok && !b {
@@ -150,6 +169,11 @@ func (r *Request) parseKnown(s *Surface, spec *requestMember, raw rawjson.Span, 
 		}
 		if !s.allowServerState {
 			return false, &wire.RequestError{Field: spec.name, Msg: serverStateMessage}
+		}
+		if spec.name == "previous_response_id" {
+			if err := r.openPrevious(v.(string)); err != nil {
+				return false, err
+			}
 		}
 		r.setParam(spec.name, v)
 		return true, nil
@@ -168,13 +192,27 @@ func (r *Request) parseKnown(s *Surface, spec *requestMember, raw rawjson.Span, 
 
 var toolChoiceMembers = rawjson.NewMemberSet("type", "name", "mode", "tools", "server_label")
 
+// openPrevious opens a previous_response_id: the gateway's seal of an
+// upstream response id (answers carry sealed ids when server state is
+// allowed).
+func (r *Request) openPrevious(id string) error {
+	orig, err := r.surf.keys.OpenString(kindResponseID, id)
+	if err != nil {
+		return &wire.RequestError{Field: "previous_response_id", Msg: notIssued}
+	}
+	r.prevOrig = orig
+	r.prevID = appendString(nil, orig)
+	return nil
+}
+
 // parseExtra handles a member the gateway does not know: ambiguous under
-// case folding, refused, or allowed and projected verbatim.
-func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
+// case folding, refused (strict, unless allowed), or judged: projected
+// verbatim into model.params and forwarded.
+func (r *Request) parseExtra(s *Surface, m rawjson.Member) error {
 	if known := requestKnown.FoldsOnto(m.Key); known != "" {
 		return &wire.RequestError{Msg: "body " + collisionMessage(known)}
 	}
-	if !allow.Has(m.Key) {
+	if s.strict && !s.allowReq.Has(m.Key) {
 		return unknownMemberError(m.Key)
 	}
 	field := safeField(m.Key)

@@ -2,74 +2,62 @@ package responses
 
 import (
 	"encoding/json"
+	"time"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
-// Response is a parsed upstream response object.
+// Response is a parsed upstream response object. Nothing of the upstream's
+// bytes is released as they are: Release renders the object from the
+// verdicted projection, the gateway's own values (ids, seals, clocks, the
+// request's model and echoes) and the constants of enumerations.
 type Response struct {
 	req  *Request
 	body []byte
 	root rawjson.Span
 	top  []rawjson.Member
-	drop map[int]bool // top-level members removed on release
-	// usageRaw, when set, replaces the usage member on release (it held
-	// more than the known counts).
+	// vals are the released values of the top-level members the member
+	// table treats (by member index); members absent from vals and not
+	// projected are removed.
+	vals map[int]any
+	// usageRaw is the rendered usage, when the answer has a usage object.
 	usageRaw []byte
 	items    []outItem
+	// extras are the unknown members projected as member parts, in
+	// projection order (top-level members and those of items, parts and
+	// entries); extraVals holds their values by path.
+	extras    []extra
+	extraVals map[string]any
 	// status and reason are the upstream's status and
 	// incomplete_details.reason.
 	status, reason string
 	usage          map[string]any
 	proj           map[string]any
-	clean          bool // nothing removed: the body can be released as is
 	streamed       bool
 }
 
-// outItem is one output item.
-type outItem struct {
-	kind  itemKind
-	span  rawjson.Span
-	ms    []rawjson.Member
-	drop  []int // members removed on release (logprobs, unknown)
-	id    string
-	parts []any // normalized parts this item contributes to content
-	// reasoning: whether summary and content are arrays, and how many
-	// of parts came from summary
-	hasSummary, hasContent bool
-	nSummary               int
-	// function calls
-	callID, name, ns, arguments string
-	args                        map[string]any
-	rawArgs                     bool
+// extra is an answer member the gateway does not know, projected as a
+// member part {type: member, name: path, value} and released as judged.
+type extra struct {
+	path  string // the member part's name: the member's path in the answer object
+	key   string // the member's own name
+	value any
 }
 
-// Top-level response members. Echoes of the request that carry text are
-// kept only when they equal what the client sent; the others are metadata
-// (metaChecks, shape-checked).
-var (
-	echoMembers = map[string]bool{
-		"instructions": true, "tools": true, "metadata": true, "text": true, "reasoning": true,
-		"tool_choice": true, "prompt": true, "previous_response_id": true, "conversation": true,
-		"user": true, "safety_identifier": true, "prompt_cache_key": true,
+func (r *Response) addExtra(path, key string, v any) error {
+	if _, dup := r.extraVals[path]; dup {
+		return respErr("", "has two unknown members at one path")
 	}
-	responseKnown = func() rawjson.MemberSet {
-		names := []string{"output", "status", "incomplete_details", "error", "usage"}
-		for k := range echoMembers {
-			names = append(names, k)
-		}
-		for k := range metaChecks {
-			names = append(names, k)
-		}
-		return rawjson.NewMemberSet(names...)
-	}()
-	outMessageMembers = rawjson.NewMemberSet("id", "type", "role", "status", "content")
-	outTextMembers    = rawjson.NewMemberSet("type", "text", "annotations", "logprobs")
-)
-
-func respErr(field, msg string) error { return &wire.ResponseError{Field: field, Msg: msg} }
+	if r.extraVals == nil {
+		r.extraVals = map[string]any{}
+	}
+	r.extraVals[path] = v
+	r.extras = append(r.extras, extra{path: path, key: key, value: v})
+	return nil
+}
 
 // parseResponse parses a complete response object answering req.
 func (s *Surface) parseResponse(req *Request, body []byte) (*Response, error) {
@@ -77,11 +65,12 @@ func (s *Surface) parseResponse(req *Request, body []byte) (*Response, error) {
 		return nil, respErr("", "body is not valid JSON")
 	}
 	root := rawjson.RootSpan(body)
-	return s.parseResponseAt(req, body, root)
+	return s.parseResponseAt(req, body, root, newAnswerIDs(s))
 }
 
-// parseResponseAt parses the response object at root in body.
-func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span) (*Response, error) {
+// parseResponseAt parses the response object at root in body; ids are
+// the answer's (a stream's events already released some).
+func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span, ids *answerIDs) (*Response, error) {
 	if root.Kind(body) != '{' {
 		return nil, respErr("", "must be a JSON object")
 	}
@@ -89,7 +78,8 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span) 
 	if err != nil {
 		return nil, respErr("", "has a duplicate member")
 	}
-	r := &Response{req: req, body: body, root: root, top: ms, clean: true, drop: map[int]bool{}}
+	r := &Response{req: req, body: body, root: root, top: ms, vals: map[int]any{}}
+	rules := topRules{req: req, ids: ids, now: time.Now().Unix()}
 	haveOutput := false
 	text := jsonvalue.NewText(body) // the members' plain strings slice one string of the body
 	for i, m := range ms {
@@ -103,14 +93,25 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span) 
 		if err != nil {
 			return nil, respErr(safeField(m.Key), rawjson.DecodeProblem(err))
 		}
-		keep, err := r.member(s, m, v)
-		if err != nil {
-			return nil, err
-		}
-		haveOutput = haveOutput || m.Key == "output"
-		if !keep {
-			r.drop[i] = true
-			r.clean = false
+		spec := responseMemberByName[m.Key]
+		switch {
+		case spec == nil:
+			if err := r.unknownTop(s, m.Key, v); err != nil {
+				return nil, err
+			}
+		case spec.treat == topProjected:
+			if err := r.projected(s, ids, m, v); err != nil {
+				return nil, err
+			}
+			haveOutput = haveOutput || m.Key == "output"
+		default:
+			out, keep, err := rules.value(spec, v)
+			if err != nil {
+				return nil, err
+			}
+			if keep {
+				r.vals[i] = out
+			}
 		}
 	}
 	if !haveOutput {
@@ -123,84 +124,51 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span) 
 	return r, nil
 }
 
-// member reads one top-level member and reports whether it is released.
-func (r *Response) member(s *Surface, m rawjson.Member, v any) (bool, error) {
+// unknownTop handles a top-level member the gateway does not know:
+// projected as a member part (judged) unless the surface is strict and
+// does not allow it; removed when null, or when its name is not valid
+// UTF-8 (no projection can carry it).
+func (r *Response) unknownTop(s *Surface, key string, v any) error {
+	if v == nil || (s.strict && !s.allowResp.Has(key)) || !utf8.ValidString(key) {
+		return nil
+	}
+	return r.addExtra(key, key, v)
+}
+
+// projected reads one of the projected top-level members.
+func (r *Response) projected(s *Surface, ids *answerIDs, m rawjson.Member, v any) error {
 	switch m.Key {
 	case "output":
-		return true, r.readOutput(m.Val, v)
+		return r.readOutput(s, ids, m.Val, v)
 	case "status":
 		st, ok := v.(string)
 		if !ok {
-			return false, respErr("status", "must be a string")
+			return respErr("status", "must be a string")
 		}
 		r.status = st
-		return responseStatuses[st], nil
 	case "incomplete_details":
 		if v == nil {
-			return true, nil
+			return nil
 		}
 		d, ok := v.(map[string]any)
 		reason, ok2 := d["reason"].(string)
 		if !ok || !ok2 {
-			return false, respErr("incomplete_details", "must be {reason}")
+			return respErr("incomplete_details", "must be {reason}")
 		}
 		r.reason = reason
-		return len(d) == 1 && incompleteReasons[reason], nil
 	case "error":
 		if v != nil {
-			return false, &wire.ResponseError{Field: "error", Msg: "the upstream reported an error"}
+			return &wire.ResponseError{Field: "error", Msg: "the upstream reported an error"}
 		}
-		return true, nil
 	case "usage":
-		return r.readUsage(v)
-	}
-	if echoMembers[m.Key] {
-		return v == nil || jsonvalue.Equal(v, r.req.echo(m.Key)), nil
-	}
-	if _, ok := metaChecks[m.Key]; ok {
-		return metaOK(m.Key, v), nil
-	}
-	if s.allowResp.Has(m.Key) {
-		return v == nil || isBool(v) || isNumber(v), nil
-	}
-	return false, nil
-}
-
-// echo returns the request's own value of member name, or nil.
-func (r *Request) echo(name string) any {
-	i := rawjson.Find(r.members, name)
-	if i < 0 {
-		return nil
-	}
-	v, _ := rawjson.DecodeSpan(r.text.Bytes(), r.members[i].Val)
-	return v
-}
-
-// readUsage keeps usage when it holds only known counts, re-renders it
-// from them otherwise (removed when it is not an object), and projects
-// input and output tokens. It reports whether the member is released.
-func (r *Response) readUsage(v any) (bool, error) {
-	u, ok := v.(map[string]any)
-	if !ok {
-		return v == nil, nil
-	}
-	kept, clean := checkedUsage(u)
-	if !clean {
-		raw, err := jsonvalue.Marshal(kept)
-		if err != nil {
-			return false, respErr("usage", "cannot be re-rendered")
+		switch u := v.(type) {
+		case map[string]any:
+			r.usageRaw, r.usage = renderUsage(u)
+		case nil:
+			r.usageRaw = []byte("null")
 		}
-		r.usageRaw = raw
-		r.clean = false
 	}
-	r.usage = map[string]any{}
-	if n, ok := kept["input_tokens"]; ok {
-		r.usage["prompt_tokens"] = n
-	}
-	if n, ok := kept["output_tokens"]; ok {
-		r.usage["completion_tokens"] = n
-	}
-	return true, nil
+	return nil
 }
 
 // checkStatus refuses statuses that are not a finished answer.
@@ -209,8 +177,7 @@ func (r *Response) checkStatus() error {
 	case "completed":
 		return nil
 	case "incomplete":
-		switch r.reason {
-		case "max_output_tokens", "content_filter":
+		if incompleteReasons[r.reason] {
 			return nil
 		}
 		return respErr("incomplete_details.reason", "is not a reason the gateway knows")
@@ -225,7 +192,8 @@ func (r *Response) checkStatus() error {
 	return respErr("status", "is not a status the gateway knows")
 }
 
-// build computes the projection.
+// build computes the projection: the items' parts, then a member part per
+// unknown member.
 func (r *Response) build() {
 	var parts []any
 	calls := []any{}
@@ -235,8 +203,14 @@ func (r *Response) build() {
 			calls = append(calls, map[string]any{"id": it.callID, "name": it.name, "args": it.args})
 		}
 	}
+	for _, x := range r.extras {
+		parts = append(parts, map[string]any{"type": partMember, "name": x.path, "value": x.value})
+	}
 	r.proj = map[string]any{"content": contentOf(parts), "tool_calls": calls, "finish_reason": r.finishReason(len(calls) > 0)}
 }
+
+// partMember is the type of a member part.
+const partMember = "member"
 
 // contentOf is the normalized content of parts: null when none, the
 // string when there is one plain text part, else the parts.

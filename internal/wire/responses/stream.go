@@ -15,16 +15,14 @@ import (
 // Stream is an upstream event stream read through its terminal event and
 // assembled. It is immutable and safe for concurrent use.
 type Stream struct {
-	events     []event
-	buffered   int64
-	resp       *Response
-	replayable bool
+	buffered int64
+	resp     *Response
 }
 
-// event is one upstream event: its type and data (one JSON object).
+// event is one upstream event the reader dispatched, by type. Its data is
+// not kept: the client's events are synthesized from the verdicted answer.
 type event struct {
-	typ  string
-	data []byte
+	typ string
 }
 
 // progressEvents carry no text: {type, sequence_number, item_id,
@@ -37,24 +35,27 @@ var progressEvents = map[string]bool{
 	"response.mcp_call.in_progress": true, "response.mcp_call.completed": true, "response.mcp_list_tools.in_progress": true, "response.mcp_list_tools.completed": true,
 }
 
-// StreamEvents documents the treatment of each stream event type.
+// StreamEvents documents the treatment of each stream event type. The
+// events released to the client are all synthesized from the verdicted
+// response object (see Stream.Release); upstream events are read to
+// assemble and check the answer.
 func StreamEvents() []MemberDoc {
 	return []MemberDoc{
-		{"response.created, response.in_progress, response.queued", "checked: the response snapshot must have an empty output; replayed when its members pass the final object's rules unchanged, else synthesized"},
-		{"response.output_item.added", "checked: output_index must be the next one; replayed when each member equals the done item's, is empty or is a status"},
+		{"response.created, response.in_progress, response.queued", "checked: the response snapshot must have an empty output"},
+		{"response.output_item.added", "checked: output_index must be the next one"},
 		{"response.output_item.done", "projected: the authoritative item (Codex reads items here)"},
-		{"response.content_part.added, response.content_part.done", "checked against the assembled part; replayed when the part equals the done item's (added: or its empty form)"},
-		{"response.output_text.delta, response.output_text.done, response.output_text.annotation.added", "assembled; deltas must equal the done text and the done item, else 502; an annotation unequal to the done item's makes the stream synthesized"},
+		{"response.content_part.added, response.content_part.done", "checked against the assembled part: a done part's text must equal its deltas, else 502"},
+		{"response.output_text.delta, response.output_text.done, response.output_text.annotation.added", "assembled; deltas must equal the done text and the done item, else 502; annotations are judged in the done item"},
 		{"response.refusal.delta, response.refusal.done", "assembled; as output text"},
-		{"response.function_call_arguments.delta, response.function_call_arguments.done", "assembled; must equal the done item's arguments, else 502; a name unequal to the done item's makes the stream synthesized"},
-		{"response.reasoning_summary_part.added, response.reasoning_summary_part.done, response.reasoning_summary_text.delta, response.reasoning_summary_text.done", "assembled; must equal the done item's summary, else 502; parts replayed as content parts are"},
+		{"response.function_call_arguments.delta, response.function_call_arguments.done", "assembled; must equal the done item's arguments, else 502"},
+		{"response.reasoning_summary_part.added, response.reasoning_summary_part.done, response.reasoning_summary_text.delta, response.reasoning_summary_text.done", "assembled; must equal the done item's summary, else 502"},
 		{"response.reasoning_text.delta, response.reasoning_text.done", "assembled; must equal the done item's content, else 502"},
 		{"response.code_interpreter_call_code.delta, response.code_interpreter_call_code.done", "assembled; must equal the done item's code, else 502"},
-		{"response.image_generation_call.partial_image", "removed (a preview no verdict covers): the stream is synthesized"},
-		{"hosted-tool progress (response.web_search_call.*, file_search_call.*, code_interpreter_call.*, image_generation_call.*, mcp_call.*, mcp_list_tools.*)", "checked (no text); replayed or synthesized"},
+		{"response.image_generation_call.partial_image", "read (a preview no verdict covers); not released"},
+		{"hosted-tool progress (response.web_search_call.*, file_search_call.*, code_interpreter_call.*, image_generation_call.*, mcp_call.*, mcp_list_tools.*)", "checked (it must address an added item); not released"},
 		{"response.completed, response.incomplete", "terminal: its response object is parsed like a JSON answer; a non-empty output must equal the done items, else 502"},
 		{"response.failed, error", "upstream error (ErrUpstreamEvent)"},
-		{"any other", "refused (502)"},
+		{"any other", "read and not released: the done items and the terminal object carry the answer; refused (502) when the surface is strict"},
 	}
 }
 
@@ -148,18 +149,19 @@ func (a *assembler) line(l []byte) (bool, error) {
 type assembler struct {
 	surface *Surface
 	req     *Request
-	data    []byte
-	evType  string
-	events  []event
-	skipLF  bool // a CR ended the last line: a LF next is part of it
+	// ids are the answer's released ids: the incremental head names the
+	// response and the message before the terminal object is read.
+	ids    *answerIDs
+	data   []byte
+	evType string
+	events []event
+	skipLF bool // a CR ended the last line: a LF next is part of it
 	// watch enables plain, the plain-text tracking of OpenStream.
-	watch      bool
-	plain      plainWatch
-	lastSeq    int64
-	items      []*streamItem
-	final      []byte // the terminal event's data
-	finalSpan  rawjson.Span
-	replayable bool
+	watch   bool
+	plain   plainWatch
+	lastSeq int64
+	items   []*streamItem
+	final   []byte // the terminal event's data
 }
 
 // streamItem is one output item under assembly.
@@ -169,9 +171,6 @@ type streamItem struct {
 	done    any    // the output_item.done item, decoded
 	doneRaw []byte // its bytes
 	texts   map[string]*strings.Builder
-	// echoes are values events repeated from the item; the upstream's
-	// events are replayed only when they agree with the done item.
-	echoes []echo
 }
 
 func (it *streamItem) text(key string) *strings.Builder {
@@ -201,7 +200,7 @@ func (a *assembler) dispatch() (bool, error) {
 	a.data = nil
 	evType := a.evType
 	a.evType = ""
-	a.events = append(a.events, event{data: data})
+	a.events = append(a.events, event{})
 	if evType == "error" {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: len(a.events)}
 	}

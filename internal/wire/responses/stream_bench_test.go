@@ -8,10 +8,73 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 )
 
+// benchRequest is codexRequest without the items a client can only send
+// back from an answer (their ids and encrypted content are the gateway's
+// seals): it parses under every version of the surface.
+var benchRequest = strings.NewReplacer(`"id": "rs_1", `, ``, `, "encrypted_content": "gAAAA=="`, ``, `"id": "fc_1", `, ``).Replace(codexRequestRaw)
+
+// BenchmarkParseRequest parses and projects a Codex-shaped request and
+// renders its upstream body.
+func BenchmarkParseRequest(b *testing.B) {
+	s := New(Options{Seal: testKeys})
+	body := []byte(benchRequest)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r, err := s.ParseRequest(body, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.UpstreamBody(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseRequestSealed is BenchmarkParseRequest on the request as
+// Codex sends it back: its reasoning and call items carry the gateway's
+// seals, which are opened for the upstream.
+func BenchmarkParseRequestSealed(b *testing.B) {
+	s := New(Options{Seal: testKeys})
+	body := []byte(codexRequest)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r, err := s.ParseRequest(body, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.UpstreamBody(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReleaseJSON parses a JSON answer and releases it as projected.
+func BenchmarkReleaseJSON(b *testing.B) {
+	s := New(Options{Seal: testKeys})
+	req, err := s.ParseRequest([]byte(benchRequest), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(jsonAnswer)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		resp, err := s.ParseResponse(req, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := resp.Release(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkReadStream reads the Codex-shaped fixture stream whole.
 func BenchmarkReadStream(b *testing.B) {
-	s := New(Options{})
-	req, err := s.ParseRequest([]byte(codexRequest), nil)
+	s := New(Options{Seal: testKeys})
+	req, err := s.ParseRequest([]byte(benchRequest), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,7 +92,7 @@ func BenchmarkReadStream(b *testing.B) {
 // call as incremental mediation does: Text after every event, a release
 // every tenth event while the answer is plain, the tail at the end.
 func BenchmarkIncremental150Deltas(b *testing.B) {
-	s := New(Options{})
+	s := New(Options{Seal: testKeys})
 	req, err := s.ParseRequest([]byte(plainRequest), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -76,4 +139,26 @@ func BenchmarkIncremental150Deltas(b *testing.B) {
 		}
 	}
 	cputime.ReportPerOp(b, cpu0)
+}
+
+// BenchmarkReleaseStream reads the fixture stream and releases it as
+// projected.
+func BenchmarkReleaseStream(b *testing.B) {
+	s := New(Options{Seal: testKeys})
+	req, err := s.ParseRequest([]byte(benchRequest), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := sse(streamEvents("hello", "hello")...)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		st, err := s.ReadStream(req, strings.NewReader(body), 1<<20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Release(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

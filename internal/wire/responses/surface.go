@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/url"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -12,15 +13,26 @@ import (
 // (configuration block wire.responses).
 type Options struct {
 	// AllowRequestMembers names extra top-level request members that are
-	// forwarded and projected verbatim into model.params
+	// forwarded and projected verbatim into model.params even when
+	// StrictMembers refuses unknown members
 	// (wire.responses.allow_request_members).
 	AllowRequestMembers []string
-	// AllowResponseMembers names extra top-level response members that are
-	// released (after a type check that they carry no text the policy did
-	// not see: they are projected nowhere, so only numbers, booleans and
-	// null are released) instead of removed
+	// AllowResponseMembers names extra top-level answer members that are
+	// projected as member parts and released as judged even when
+	// StrictMembers removes unknown members
 	// (wire.responses.allow_response_members).
 	AllowResponseMembers []string
+	// StrictMembers refuses unknown members of requests (400 naming the
+	// member's path and wire.responses.unknown_members) and removes those
+	// of answers, instead of judging them
+	// (wire.responses.unknown_members: refuse; the default, judge, leaves
+	// it false).
+	StrictMembers bool
+	// Seal seals the opaque values clients hand back (item ids, encrypted
+	// reasoning, the response id with server state) and opens them in
+	// requests. Nil uses a keyring made for this Surface alone
+	// (seal.Ephemeral): its seals open only in this process.
+	Seal *seal.Keyring
 	// AllowServerState lets requests use server-side state
 	// (previous_response_id, conversation, prompt, background: true) and
 	// remote MCP tools (wire.responses.allow_server_state). The policy then
@@ -38,6 +50,8 @@ type Surface struct {
 	allowReq         rawjson.MemberSet
 	allowResp        rawjson.MemberSet
 	allowServerState bool
+	strict           bool
+	keys             *seal.Keyring
 	maxMessages      int
 }
 
@@ -45,10 +59,16 @@ var _ wire.Surface = (*Surface)(nil)
 
 // New returns the Responses surface under opts.
 func New(opts Options) *Surface {
+	keys := opts.Seal
+	if keys == nil {
+		keys = seal.Ephemeral()
+	}
 	return &Surface{
 		allowReq:         rawjson.NewMemberSet(opts.AllowRequestMembers...),
 		allowResp:        rawjson.NewMemberSet(opts.AllowResponseMembers...),
 		allowServerState: opts.AllowServerState,
+		strict:           opts.StrictMembers,
+		keys:             keys,
 		maxMessages:      opts.MaxMessages,
 	}
 }

@@ -11,28 +11,12 @@ func (s *Stream) Response() wire.Response { return s.resp }
 // BufferedBytes is how much of the stream was held in memory.
 func (s *Stream) BufferedBytes() int64 { return s.buffered }
 
-// Release renders the events for the client: the upstream's own events
-// (event and data lines only, through the terminal event) when target is
-// the projection and the stream is safe to replay; otherwise a stream
-// synthesized from the verdicted answer.
+// Release renders the events for the client, all synthesized from the
+// verdicted answer (target nil: the projection) as the JSON answer would
+// be released: nothing of the upstream's events crosses, so ids, seals
+// and every value the rules make are the same in every event and in the
+// terminal object.
 func (s *Stream) Release(target any) ([]byte, error) {
-	if target == nil {
-		target = s.resp.proj
-	}
-	if err := s.resp.CheckWriteBack(target); err != nil {
-		return nil, err
-	}
-	if s.replayable && s.resp.clean && jsonvalue.Equal(target, s.resp.proj) {
-		var out []byte
-		for _, e := range s.events {
-			out = append(out, "event: "...)
-			out = append(out, e.typ...)
-			out = append(out, "\ndata: "...)
-			out = append(out, e.data...)
-			out = append(out, "\n\n"...)
-		}
-		return out, nil
-	}
 	body, err := s.resp.render(target)
 	if err != nil {
 		return nil, err
@@ -50,11 +34,10 @@ func (y *synthesizer) emit(typ string, members map[string]any) {
 	members["type"] = typ
 	members["sequence_number"] = y.seq
 	y.seq++
-	data, _ := jsonvalue.Marshal(members) // built from checked values
 	y.out = append(y.out, "event: "...)
 	y.out = append(y.out, typ...)
 	y.out = append(y.out, "\ndata: "...)
-	y.out = append(y.out, data...)
+	y.out, _ = jsonvalue.AppendCompact(y.out, members) // built from checked values
 	y.out = append(y.out, "\n\n"...)
 }
 
@@ -69,7 +52,9 @@ func synthesize(body []byte) ([]byte, error) {
 	}
 	resp := v.(map[string]any)
 	output, _ := resp["output"].([]any)
-	y := &synthesizer{}
+	// The events repeat the object about four times over (two snapshots,
+	// each item added and done, its text, the terminal object).
+	y := &synthesizer{out: make([]byte, 0, 4*len(body)+1024)}
 	y.open(resp)
 	for oi, e := range output {
 		y.item(oi, e.(map[string]any))
@@ -86,8 +71,11 @@ func (y *synthesizer) open(resp map[string]any) {
 	snap["status"] = "in_progress"
 	snap["usage"] = nil
 	snap["incomplete_details"] = nil
+	if _, ok := snap["completed_at"]; ok {
+		snap["completed_at"] = nil
+	}
 	y.emit("response.created", map[string]any{"response": snap})
-	y.emit("response.in_progress", map[string]any{"response": jsonvalue.DeepCopy(snap)})
+	y.emit("response.in_progress", map[string]any{"response": snap}) // emit does not change it
 }
 
 // terminal emits the event that ends the stream with resp:

@@ -27,11 +27,11 @@ var (
 // ToolTypes documents the treatment of each tool type.
 func ToolTypes() []MemberDoc {
 	return []MemberDoc{
-		{"function", "projected: {name, description?, schema?}"},
-		{"namespace", "projected: each child function tool as {name: \"<namespace>.<name>\", ...}"},
-		{"web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, file_search, code_interpreter, image_generation", "projected: {name: <type>, description: \"provider-executed tool\"}"},
+		{"function", "projected: {name, description?, schema?}; strict is a boolean; other members under unknown_members"},
+		{"namespace", "projected: each child function tool as {name: \"<namespace>.<name>\", ..., namespace: the namespace's own members but type and tools (description included)}"},
+		{"web_search, web_search_preview, web_search_2025_08_26, web_search_preview_2025_03_11, file_search, code_interpreter, image_generation", "projected: {name: <type>, description: \"provider-executed tool\", config: every other member (user_location, vector_store_ids, filters, container, ...)}"},
 		{"mcp", "server state: refused unless allow_server_state, then projected like a provider-executed tool"},
-		{"any other (custom, computer_use_preview, local_shell, shell, apply_patch, ...)", "refused"},
+		{"any other (custom, tool_search, computer_use_preview, local_shell, shell, apply_patch, ...)", "projected: {name: its name (else its type), description?: its description, config: every member}; refused when the surface is strict"},
 	}
 }
 
@@ -51,7 +51,7 @@ func (r *Request) parseTools(list []any, allowState bool) (bool, error) {
 		typ, _ := tool["type"].(string)
 		switch {
 		case typ == "function":
-			if err := r.addFunctionTool(tool, "", field); err != nil {
+			if err := r.addFunctionTool(tool, nil, field); err != nil {
 				return false, err
 			}
 		case typ == "namespace":
@@ -59,32 +59,68 @@ func (r *Request) parseTools(list []any, allowState bool) (bool, error) {
 				return false, err
 			}
 		case providerTools[typ]:
-			r.tools = append(r.tools, map[string]any{"name": typ, "description": hostedToolDescription})
+			r.tools = append(r.tools, providerToolDecl(typ, tool))
 		case typ == "mcp":
 			if !allowState {
 				return false, &wire.RequestError{Field: field + ".type", Msg: "remote MCP tools run on servers the gateway cannot mediate; a deployment can allow them with wire.responses.allow_server_state: true"}
 			}
 			state = true
-			r.tools = append(r.tools, map[string]any{"name": typ, "description": hostedToolDescription})
+			r.tools = append(r.tools, providerToolDecl(typ, tool))
+		case !r.surf.strict && typ != "":
+			r.tools = append(r.tools, otherToolDecl(typ, tool))
 		default:
-			return false, &wire.RequestError{Field: field + ".type", Msg: "is not a tool type the gateway can mediate (function, namespace and provider-executed search, file search, code interpreter and image generation tools)"}
+			return false, &wire.RequestError{Field: field + ".type", Msg: "is not a tool type the gateway can mediate (function, namespace and provider-executed search, file search, code interpreter and image generation tools); a deployment can judge others with " + unknownMembersSwitch + ": judge"}
 		}
 	}
 	return state, nil
 }
 
-// addFunctionTool projects one flat function tool; ns qualifies its name
-// inside a namespace.
-func (r *Request) addFunctionTool(tool map[string]any, ns, field string) error {
-	if err := closedObject(tool, functionToolMembers, field); err != nil {
+// providerToolDecl projects a provider-executed tool: its type names it,
+// and every other member (the provider's configuration of it: locations,
+// vector stores, filters, containers, servers) is projected under config.
+func providerToolDecl(typ string, tool map[string]any) map[string]any {
+	decl := map[string]any{"name": typ, "description": hostedToolDescription}
+	if len(tool) > 1 {
+		config := make(map[string]any, len(tool)-1)
+		for k, v := range tool {
+			if k != "type" {
+				config[k] = v
+			}
+		}
+		decl["config"] = config
+	}
+	return decl
+}
+
+// otherToolDecl projects a tool of a type the gateway does not know
+// (a freeform custom tool, a client-run tool search, ...): named by its
+// name when it has one, else by its type, its description when a string,
+// and every member, type included, under config.
+func otherToolDecl(typ string, tool map[string]any) map[string]any {
+	name, _ := tool["name"].(string)
+	if name == "" {
+		name = typ
+	}
+	decl := map[string]any{"name": name, "config": tool}
+	if d, ok := tool["description"].(string); ok {
+		decl["description"] = d
+	}
+	return decl
+}
+
+// addFunctionTool projects one flat function tool; ns, for a child of a
+// namespace, is the namespace's projection, which qualifies its name.
+func (r *Request) addFunctionTool(tool map[string]any, ns map[string]any, field string) error {
+	unknown, err := r.unknownIn(tool, functionToolMembers, field)
+	if err != nil {
 		return err
 	}
 	name, ok := tool["name"].(string)
 	if !ok || name == "" {
 		return &wire.RequestError{Field: field + ".name", Msg: "must be a non-empty string"}
 	}
-	if ns != "" {
-		name = ns + "." + name
+	if ns != nil {
+		name = ns["name"].(string) + "." + name
 	}
 	decl := map[string]any{"name": name}
 	switch d := tool["description"].(type) {
@@ -101,25 +137,30 @@ func (r *Request) addFunctionTool(tool map[string]any, ns, field string) error {
 	default:
 		return &wire.RequestError{Field: field + ".parameters", Msg: "must be an object"}
 	}
-	switch s := tool["strict"].(type) {
+	switch tool["strict"].(type) {
 	case nil, bool:
 	default:
-		_ = s
 		return &wire.RequestError{Field: field + ".strict", Msg: "must be a boolean"}
 	}
-	r.tools = append(r.tools, decl)
+	if ns != nil {
+		decl["namespace"] = ns
+	}
+	r.tools = append(r.tools, withUnknown(decl, unknown))
 	r.toolNames = append(r.toolNames, name)
 	return nil
 }
 
 // addNamespace projects a namespace's function tools under qualified
-// names.
+// names, each carrying the namespace's own members (its description, and
+// any the gateway does not know) under namespace. A namespace without
+// tools is projected as {name, namespace} so its description is judged
+// too.
 func (r *Request) addNamespace(tool map[string]any, field string) error {
-	if err := closedObject(tool, namespaceToolMembers, field); err != nil {
+	if _, err := r.unknownIn(tool, namespaceToolMembers, field); err != nil {
 		return err
 	}
-	ns, ok := tool["name"].(string)
-	if !ok || ns == "" {
+	nsName, ok := tool["name"].(string)
+	if !ok || nsName == "" {
 		return &wire.RequestError{Field: field + ".name", Msg: "must be a non-empty string"}
 	}
 	if d, ok := tool["description"]; ok && d != nil {
@@ -130,6 +171,15 @@ func (r *Request) addNamespace(tool map[string]any, field string) error {
 	children, ok := tool["tools"].([]any)
 	if !ok {
 		return &wire.RequestError{Field: field + ".tools", Msg: "must be an array"}
+	}
+	ns := make(map[string]any, len(tool))
+	for k, v := range tool {
+		if k != "type" && k != "tools" {
+			ns[k] = v
+		}
+	}
+	if len(children) == 0 {
+		r.tools = append(r.tools, map[string]any{"name": nsName, "namespace": ns})
 	}
 	for j, c := range children {
 		cf := fieldIndex(field+".tools", j)

@@ -48,14 +48,19 @@ func (r *Request) CheckMessages(target any) error {
 }
 
 // UpstreamBody renders the body for the upstream: messages nil keeps the
-// client's body; otherwise the verdicted conversation is written back.
+// client's conversation; otherwise the verdicted conversation is written
+// back. Either way the upstream receives the originals of the gateway's
+// seals and no logprobs of earlier answers (see upstreamItem).
 func (r *Request) UpstreamBody(messages any) ([]byte, error) {
-	if messages == nil {
+	if messages == nil && r.up == nil && r.prevID == nil {
 		return r.text.Bytes(), nil
 	}
-	pl, err := r.plan(messages)
-	if err != nil {
-		return nil, err
+	pl := &writePlan{same: true}
+	if messages != nil {
+		var err error
+		if pl, err = r.plan(messages); err != nil {
+			return nil, err
+		}
 	}
 	p := rawjson.NewObjPatch(r.text.Bytes(), r.root, r.members)
 	switch pl.instr {
@@ -65,20 +70,38 @@ func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 	case instrDrop:
 		p.Del("instructions")
 	}
-	if !pl.same {
-		if len(pl.items) == 0 {
-			return nil, &wire.WriteBackError{Field: "$target", Msg: "leaves no input item: the upstream requires input"}
+	if r.prevID != nil {
+		p.Set("previous_response_id", r.prevID)
+	}
+	switch {
+	case !pl.same && len(pl.items) == 0:
+		return nil, &wire.WriteBackError{Field: "$target", Msg: "leaves no input item: the upstream requires input"}
+	case !pl.same && r.inputString:
+		p.Set("input", rawjson.RenderArray(r.text.Bytes(), rawjson.Span{}, nil, pl.items))
+	case !pl.same:
+		p.Set("input", rawjson.RenderArray(r.text.Bytes(), r.inputSpan, r.items, pl.items))
+	case r.up != nil:
+		items := make([][]byte, len(r.items))
+		for i := range r.items {
+			src, s := r.upstreamItem(i)
+			items[i] = src[s.Start:s.End]
 		}
-		if r.inputString {
-			p.Set("input", rawjson.RenderArray(r.text.Bytes(), rawjson.Span{}, nil, pl.items))
-		} else {
-			p.Set("input", rawjson.RenderArray(r.text.Bytes(), r.inputSpan, r.items, pl.items))
-		}
+		p.Set("input", rawjson.RenderArray(r.text.Bytes(), r.inputSpan, r.items, items))
 	}
 	if !p.Changed() {
 		return r.text.Bytes(), nil
 	}
 	return rawjson.Splice(r.text.Bytes(), r.root, p.Render()), nil
+}
+
+// upstreamItem returns input item i as the upstream receives it (the
+// client's bytes, or their rendering with the gateway's seals opened and
+// output_text logprobs removed) and its span there.
+func (r *Request) upstreamItem(i int) ([]byte, rawjson.Span) {
+	if r.up != nil && r.up[i] != nil {
+		return r.up[i], rawjson.RootSpan(r.up[i])
+	}
+	return r.text.Bytes(), r.items[i]
 }
 
 // plan validates target and maps it onto the request.
@@ -153,8 +176,8 @@ func (r *Request) segmentItems(j int) [][]byte {
 	}
 	out := make([][]byte, sg.n)
 	for k := range sg.n {
-		s := r.items[sg.first+k]
-		out[k] = r.text.Bytes()[s.Start:s.End]
+		src, s := r.upstreamItem(sg.first + k)
+		out[k] = src[s.Start:s.End]
 	}
 	return out
 }
