@@ -83,7 +83,7 @@ func runScenarios(t *testing.T, c, committed agentClient) {
 
 	t.Run("deny", func(t *testing.T) {
 		text, _, err := c.complete(ctx(t), denyPrompt)
-		if err == nil || errorStatus(err) != deniedStatus || !strings.Contains(errorText(err), denyReason) {
+		if err == nil || errorStatus(err) != deniedStatus(c) || !strings.Contains(errorText(err), denyReason) {
 			t.Fatalf("text %q, err %v", text, err)
 		}
 		noLeak(t, text+errorText(err))
@@ -91,7 +91,7 @@ func runScenarios(t *testing.T, c, committed agentClient) {
 
 	t.Run("deny streamed", func(t *testing.T) {
 		s, err := c.stream(ctx(t), denyPrompt)
-		if err == nil || errorStatus(err) != deniedStatus || !strings.Contains(errorText(err), denyReason) {
+		if err == nil || errorStatus(err) != deniedStatus(c) || !strings.Contains(errorText(err), denyReason) {
 			t.Fatalf("streamed %+v, err %v", s, err)
 		}
 		noLeak(t, strings.Join(s.Deltas, "")+s.Text+errorText(err))
@@ -134,7 +134,7 @@ func runScenarios(t *testing.T, c, committed agentClient) {
 
 	t.Run("tool denied", func(t *testing.T) {
 		_, calls, err := c.complete(ctx(t), `/tool shell {"command":"rm -rf /"}`)
-		if err == nil || errorStatus(err) != deniedStatus || !strings.Contains(errorText(err), "policy:tool_not_allowed") {
+		if err == nil || errorStatus(err) != deniedStatus(c) || !strings.Contains(errorText(err), "policy:tool_not_allowed") {
 			t.Fatalf("calls %+v, err %v", calls, err)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"strings"
 	"time"
@@ -62,6 +63,8 @@ type agentClient interface {
 	// answerTool sends the conversation prompt → call → result and returns
 	// the final answer's text (streamed when stream is set).
 	answerTool(ctx context.Context, prompt string, call toolCall, result string, stream bool) (string, error)
+	// api is the surface the client speaks.
+	api() wire.API
 }
 
 // errorStatus returns the HTTP status of an SDK error, 0 when the error
@@ -107,6 +110,8 @@ func objectSchema(props map[string]any) map[string]any {
 // ---- openai-go, chat completions ----
 
 type chatClient struct{ c openai.Client }
+
+func (chatClient) api() wire.API { return wire.ChatCompletions }
 
 func newChatClient(root string) agentClient {
 	return chatClient{openai.NewClient(option.WithBaseURL(root+"/v1"), option.WithAPIKey("unused-with-the-mock"), option.WithMaxRetries(0))}
@@ -196,6 +201,8 @@ func (c chatClient) answerTool(ctx context.Context, prompt string, call toolCall
 // ---- openai-go, responses ----
 
 type responsesClient struct{ c openai.Client }
+
+func (responsesClient) api() wire.API { return wire.Responses }
 
 func newResponsesClient(root string) agentClient {
 	return responsesClient{openai.NewClient(option.WithBaseURL(root+"/v1"), option.WithAPIKey("unused-with-the-mock"), option.WithMaxRetries(0))}
@@ -303,6 +310,8 @@ func (c responsesClient) answerTool(ctx context.Context, prompt string, call too
 
 type messagesClient struct{ c anthropic.Client }
 
+func (messagesClient) api() wire.API { return wire.Messages }
+
 func newMessagesClient(root string) agentClient {
 	return messagesClient{anthropic.NewClient(aoption.WithBaseURL(root), aoption.WithAPIKey("unused-with-the-mock"), aoption.WithMaxRetries(0))}
 }
@@ -400,5 +409,11 @@ type rawJSON string
 func (r rawJSON) MarshalJSON() ([]byte, error) { return []byte(r), nil }
 
 // deniedStatus is the status of a deny the gateway answers before any byte
-// of the response: 403.
-const deniedStatus = http.StatusForbidden
+// of the response: 403, and 451 on the Messages surface (whose clients
+// show a 403 as an authentication failure).
+func deniedStatus(c agentClient) int {
+	if c.api() == wire.Messages {
+		return http.StatusUnavailableForLegalReasons
+	}
+	return http.StatusForbidden
+}

@@ -109,7 +109,7 @@ func runIncrementalScenarios(t *testing.T, c agentClient) {
 
 	t.Run("incremental_deny_midstream", func(t *testing.T) {
 		s, err := c.stream(ctx(t), incDenyPrompt)
-		if err == nil || errorStatus(err) == deniedStatus || !strings.Contains(errorText(err), denyReason) {
+		if err == nil || errorStatus(err) == deniedStatus(c) || !strings.Contains(errorText(err), denyReason) {
 			t.Fatalf("streamed %+v, err %v; want an in-stream error naming %s", s, err, denyReason)
 		}
 		wantReleasedPrefix(t, s.Deltas, incDenyReleasable)
@@ -144,7 +144,7 @@ func runIncrementalScenarios(t *testing.T, c agentClient) {
 
 	t.Run("incremental_rewrite_released", func(t *testing.T) {
 		s, err := c.stream(ctx(t), incRewritePrompt)
-		if err == nil || errorStatus(err) == deniedStatus || !strings.Contains(errorText(err), streamingUnsupported) {
+		if err == nil || errorStatus(err) == deniedStatus(c) || !strings.Contains(errorText(err), streamingUnsupported) {
 			t.Fatalf("streamed %+v, err %v; want an in-stream error naming %s", s, err, streamingUnsupported)
 		}
 		wantReleasedPrefix(t, s.Deltas, incRewriteReleasable)

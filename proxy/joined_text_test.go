@@ -392,8 +392,12 @@ func TestJoinedTextSurfaces(t *testing.T) {
 					}
 					switch policy {
 					case "deny":
-						if errorStatus(err) != http.StatusForbidden || !strings.Contains(detail, "policy:credential_leak") {
-							t.Errorf("text %q, error %v, want a 403 policy:credential_leak", text, err)
+						deny := http.StatusForbidden
+						if ae != nil {
+							deny = http.StatusUnavailableForLegalReasons // messages.Surface.PolicyDenyStatus
+						}
+						if errorStatus(err) != deny || !strings.Contains(detail, "policy:credential_leak") {
+							t.Errorf("text %q, error %v, want a %d policy:credential_leak", text, err, deny)
 						}
 						if c.request && len(got) != 0 {
 							t.Errorf("the upstream was called %d times", len(got))
