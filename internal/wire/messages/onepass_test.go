@@ -31,8 +31,8 @@ func onePassSeeds(t *testing.T) []string {
 // error, or the same request; an accepted body is valid JSON.
 func checkOnePass(t *testing.T, s *Surface, op wire.Operation, body []byte) {
 	t.Helper()
-	got, gerr := s.parse(body, op)
-	want, werr := s.parseValidated(jsonvalue.NewText(body), op)
+	got, gerr := s.parseBody(body, op, false)
+	want, werr := s.parseValidated(jsonvalue.NewText(body), op, false)
 	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
 		t.Fatalf("parse(%q) error %v, Valid-first %v", body, gerr, werr)
 	}
@@ -98,7 +98,9 @@ func TestParseOnePassTaken(t *testing.T) {
 		if !ok {
 			t.Fatalf("ScanRootDeferred refused %q", seed)
 		}
-		r := &Request{s: s, text: jsonvalue.NewText([]byte(seed)), root: root, members: ms, op: wire.OpMessages, sysMember: -1}
+		// The seeds hold the provider's blobs, as the body the gateway
+		// sends upstream does.
+		r := &Request{s: s, text: jsonvalue.NewText([]byte(seed)), root: root, members: ms, op: wire.OpMessages, sysMember: -1, opened: true}
 		if err := s.parseMembers(r); err != nil {
 			t.Fatalf("one pass refused %q: %v", seed, err)
 		}

@@ -9,6 +9,7 @@ const (
 	poolPart   poolKind = iota // a content part (text, image, reasoning, native)
 	poolCall                   // an assistant tool call (tool_use)
 	poolResult                 // a tool message (tool_result)
+	poolCite                   // a citation (a text part's annotation)
 	poolKinds
 )
 

@@ -43,8 +43,8 @@ func TestRequestProjectionShapes(t *testing.T) {
 // tool results, arguments, removals of parts and calls) are written back
 // so that the written body projects exactly as the target.
 func TestWriteBackProperty(t *testing.T) {
-	body := claudeCodeBody(t)
-	wr, err := New(Options{}).ParseRequest(body, nil)
+	s := New(Options{})
+	wr, err := s.ParseRequest(sealedFixture(t, s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -25,6 +26,17 @@ type Options struct {
 	// MaxMessages, when positive, refuses a request with more "messages"
 	// elements before any of them is decoded (limits.max_messages).
 	MaxMessages int
+	// StrictMembers refuses a request holding a member the gateway does
+	// not know, at any depth, with a 400 naming its path, and removes such
+	// members from answers (wire.messages.unknown_members: refuse). By
+	// default they are judged: projected where policies see them and
+	// forwarded or released as the verdict leaves them.
+	StrictMembers bool
+	// Seal seals the opaque blobs that round-trip through the client
+	// (thinking signatures, redacted thinking, citation indexes, container
+	// ids) and opens them when the client sends them back. Nil uses a key
+	// made for this surface alone (seal.Ephemeral).
+	Seal *seal.Keyring
 }
 
 // Surface is the Anthropic Messages wire (POST /v1/messages and
@@ -34,6 +46,8 @@ type Surface struct {
 	allowResp   rawjson.MemberSet
 	serverTools bool
 	maxMessages int
+	strict      bool
+	seal        *seal.Keyring
 }
 
 var _ wire.Surface = (*Surface)(nil)
@@ -41,11 +55,17 @@ var _ wire.Surface = (*Surface)(nil)
 // New returns the surface under opts. Configuration checks each allowed
 // name with CheckAllowedRequestMember / CheckAllowedResponseMember.
 func New(opts Options) *Surface {
+	k := opts.Seal
+	if k == nil {
+		k = seal.Ephemeral()
+	}
 	return &Surface{
 		allowReq:    rawjson.NewMemberSet(opts.AllowRequestMembers...),
 		allowResp:   rawjson.NewMemberSet(opts.AllowResponseMembers...),
 		serverTools: opts.AllowServerTools,
 		maxMessages: opts.MaxMessages,
+		strict:      opts.StrictMembers,
+		seal:        k,
 	}
 }
 
@@ -98,7 +118,7 @@ func checkQuery(q url.Values) error {
 
 // ParseResponse implements wire.Surface.
 func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, error) {
-	r, err := s.parseMessage(body, stopSequences(req))
+	r, err := s.parseMessage(body, answerFor(req))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +127,7 @@ func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, e
 
 // ReadStream implements wire.Surface.
 func (s *Surface) ReadStream(req wire.Request, r io.Reader, limit int64) (wire.Stream, error) {
-	st, err := s.readStream(r, limit, stopSequences(req))
+	st, err := s.readStream(r, limit, answerFor(req))
 	if err != nil {
 		return nil, err
 	}
