@@ -2,8 +2,10 @@ package messages
 
 import (
 	"io"
+	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -91,6 +93,46 @@ func (s *Surface) ParseCountTokens(body []byte, query url.Values) (wire.Request,
 		return nil, err
 	}
 	return s.parse(body, wire.OpCountTokens)
+}
+
+// BetaHeaderName is the header whose betas are judged with the body.
+const BetaHeaderName = "Anthropic-Beta"
+
+// ParseRequestHeader is ParseRequest for a request sent with header h: the
+// betas of its anthropic-beta header (BetaHeader) are judged with the body,
+// as model.params.anthropic_beta. The upstream must be sent exactly those
+// betas, joined by commas.
+func (s *Surface) ParseRequestHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
+	if err := checkQuery(query); err != nil {
+		return nil, err
+	}
+	return s.parseWith(body, wire.OpMessages, BetaHeader(h.Values(BetaHeaderName)))
+}
+
+// ParseCountTokensHeader is ParseCountTokens for a request sent with
+// header h, as ParseRequestHeader.
+func (s *Surface) ParseCountTokensHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
+	if err := checkQuery(query); err != nil {
+		return nil, err
+	}
+	return s.parseWith(body, wire.OpCountTokens, BetaHeader(h.Values(BetaHeaderName)))
+}
+
+// BetaHeader returns the betas that the anthropic-beta header lines values
+// name: each line split at its commas, spaces and tabs trimmed, empty
+// names dropped. They are what the gateway projects and what it sends
+// upstream (joined by commas), so the provider receives nothing beyond
+// what the policy saw.
+func BetaHeader(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for b := range strings.SplitSeq(v, ",") {
+			if b = strings.Trim(b, " \t"); b != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
 }
 
 // checkQuery admits the beta parameter only, naming others when they are
