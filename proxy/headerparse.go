@@ -31,7 +31,9 @@ func requestParser(surf wire.Surface, r *http.Request) func([]byte, url.Values) 
 // countParser is requestParser for the token-counting route of tc.
 func countParser(tc tokenCounter, r *http.Request) func([]byte, url.Values) (wire.Request, error) {
 	if hj, ok := tc.(countHeaderJudged); ok {
-		return func(body []byte, q url.Values) (wire.Request, error) { return hj.ParseCountTokensHeader(body, q, r.Header) }
+		return func(body []byte, q url.Values) (wire.Request, error) {
+			return hj.ParseCountTokensHeader(body, q, r.Header)
+		}
 	}
 	return tc.ParseCountTokens
 }
