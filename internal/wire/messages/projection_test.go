@@ -3,9 +3,11 @@ package messages
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 )
 
 func TestRequestProjectionShapes(t *testing.T) {
@@ -61,6 +63,9 @@ func TestWriteBackProperty(t *testing.T) {
 			continue // refusals are checked elsewhere; here only what is written
 		}
 		written++
+		if strings.Contains(string(out), seal.Prefix) {
+			t.Fatalf("iteration %d: a seal is written upstream unopened:\n%s", iter, out)
+		}
 		again := reparse(t, out).Messages()
 		if !jsonvalue.Equal(any(again), any(target)) {
 			g, _ := jsonvalue.Marshal(again)

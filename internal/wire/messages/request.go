@@ -39,11 +39,12 @@ type Request struct {
 	params    map[string]any
 	stops     []string // stop_sequences, which an answer may echo
 
-	// opened: the body's blobs are the provider's own (the second parse,
-	// of the body with the client's seals opened). Otherwise edits
-	// collects, for every seal met, the bytes that open it.
-	opened bool
-	edits  []sealEdit
+	// edits are, for every seal the client sent back, the bytes that
+	// open it; body is the client's body with them applied, which the
+	// spans above and the pool point into once parsing is done: the body
+	// the upstream receives.
+	edits []sealEdit
+	body  []byte
 }
 
 // parse validates body as a request for op.
@@ -52,17 +53,13 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 }
 
 // parseWith validates body as a request for op whose anthropic-beta
-// header named betas. A body holding the gateway's seals is parsed again
-// with them opened: that body, holding the provider's own blobs, is the
-// one projected and sent upstream.
+// header named betas, and opens the seals it holds.
 func (s *Surface) parseWith(body []byte, op wire.Operation, betas []string) (*Request, error) {
-	r, err := s.parseBody(body, op, false)
-	if err == nil && len(r.edits) > 0 {
-		r, err = s.parseBody(applyEdits(body, r.edits), op, true)
-	}
+	r, err := s.parseBody(body, op)
 	if err != nil {
 		return nil, err
 	}
+	r.openSeals()
 	if len(betas) > 0 {
 		list := make([]any, len(betas))
 		for i, b := range betas {
@@ -73,9 +70,8 @@ func (s *Surface) parseWith(body []byte, op wire.Operation, betas []string) (*Re
 	return r, nil
 }
 
-// parseBody is one parse of body; opened says its blobs are the
-// provider's own.
-func (s *Surface) parseBody(body []byte, op wire.Operation, opened bool) (*Request, error) {
+// parseBody parses body; its seals are still to open.
+func (s *Surface) parseBody(body []byte, op wire.Operation) (*Request, error) {
 	// One pass: ScanRootDeferred checks the object's syntax and every
 	// member value is decoded strictly, which validates it. Any failure
 	// takes the Valid-first path, which decides every error, so a request
@@ -83,17 +79,17 @@ func (s *Surface) parseBody(body []byte, op wire.Operation, opened bool) (*Reque
 	// result (TestParseOnePassMatchesValidFirst).
 	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRootDeferred(body); ok {
-		r := &Request{s: s, text: text, root: root, members: ms, op: op, sysMember: -1, opened: opened}
+		r := &Request{s: s, text: text, root: root, members: ms, op: op, sysMember: -1}
 		if s.parseMembers(r) == nil {
 			return r, nil
 		}
 	}
-	return s.parseValidated(text, op, opened)
+	return s.parseValidated(text, op)
 }
 
 // parseValidated is parseBody behind encoding/json.Valid over the whole
 // body: the path that decides every refusal.
-func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation, opened bool) (*Request, error) {
+func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation) (*Request, error) {
 	body := text.Bytes()
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
@@ -101,7 +97,7 @@ func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation, opened 
 		}
 		return nil, &wire.RequestError{Msg: "body is not valid JSON"}
 	}
-	r := &Request{s: s, text: text, root: rawjson.RootSpan(body), op: op, sysMember: -1, opened: opened}
+	r := &Request{s: s, text: text, root: rawjson.RootSpan(body), op: op, sysMember: -1}
 	if r.root.Kind(body) != '{' {
 		return nil, &wire.RequestError{Msg: "body must be a JSON object"}
 	}
@@ -327,13 +323,16 @@ var (
 // object whose id names one. The id came to the client sealed in an
 // answer: it must open, and the provider's own id is forwarded.
 func (r *Request) parseContainer(s rawjson.Span, v any) error {
+	// The projection holds the provider's id, as the upstream receives it.
 	switch x := v.(type) {
 	case nil:
 		return nil
 	case string:
-		if err := r.openAt(s, "container", kindContainerID, x); err != nil {
+		id, err := r.openAt(s, "container", kindContainerID, x)
+		if err != nil {
 			return err
 		}
+		v = id
 	case map[string]any:
 		if k := containerMembers.CollisionIn(x); k != "" {
 			return &wire.RequestError{Field: "container", Msg: collisionMessage(k)}
@@ -341,12 +340,14 @@ func (r *Request) parseContainer(s rawjson.Span, v any) error {
 		if _, err := r.unknownMembers("container", x, containerMembers); err != nil {
 			return err
 		}
-		switch id := x["id"].(type) {
+		switch sealed := x["id"].(type) {
 		case nil:
 		case string:
-			if err := r.openAt(memberSpan(r.text.Bytes(), s, "id"), "container.id", kindContainerID, id); err != nil {
+			id, err := r.openAt(memberSpan(r.text.Bytes(), s, "id"), "container.id", kindContainerID, sealed)
+			if err != nil {
 				return err
 			}
+			x["id"] = id // x was decoded for this request alone
 		default:
 			return &wire.RequestError{Field: "container.id", Msg: "must be a string or null"}
 		}
@@ -381,7 +382,7 @@ func (r *Request) parseSystem(s rawjson.Span, v any) error {
 				return err
 			}
 			parts[i] = p
-			r.pool.add(poolPart, p, r.text.Bytes()[spans[i].Start:spans[i].End])
+			r.pool.addSpan(poolPart, p, r.text.Bytes(), spans[i])
 		}
 		r.sysProj = []any{map[string]any{"role": "system", "content": parts}}
 		return nil
@@ -483,7 +484,6 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 		if !ok {
 			return nil, &wire.RequestError{Field: bf, Msg: "must be a content block object, got " + rawjson.TypeName(e)}
 		}
-		raw := r.text.Bytes()[spans[j].Start:spans[j].End]
 		spec, blockExtra, err := r.checkBlock(bf, b)
 		if err != nil {
 			return nil, err
@@ -503,7 +503,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 				pending = false
 			}
 			out = append(out, tm)
-			r.pool.add(poolResult, tm, raw)
+			r.pool.addSpan(poolResult, tm, r.text.Bytes(), spans[j])
 		case kindToolUse:
 			if err := checkToolUse(bf, b); err != nil {
 				return nil, err
@@ -513,7 +513,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 				return nil, err
 			}
 			calls = append(calls, c)
-			r.pool.add(poolCall, c, raw)
+			r.pool.addSpan(poolCall, c, r.text.Bytes(), spans[j])
 		default:
 			p, err := r.projectBlock(bf, b, spans[j], blockExtra)
 			if err != nil {
@@ -523,7 +523,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 				pending, parts = true, []any{}
 			}
 			parts = append(parts, p)
-			r.pool.add(poolPart, p, raw)
+			r.pool.addSpan(poolPart, p, r.text.Bytes(), spans[j])
 		}
 	}
 	if role == "assistant" {
@@ -569,7 +569,7 @@ func (r *Request) checkBlock(field string, b map[string]any) (*blockSpec, map[st
 
 // projectBlock projects one non-tool block at span s as a content part;
 // extra are its members the type does not know, judged in the part.
-// Sealed blobs are opened (in the first parse) and never projected.
+// Sealed blobs are opened and never projected.
 func (r *Request) projectBlock(field string, b map[string]any, s rawjson.Span, extra map[string]any) (any, error) {
 	var p map[string]any
 	switch b["type"] {
@@ -606,7 +606,7 @@ func (r *Request) projectBlock(field string, b map[string]any, s rawjson.Span, e
 		if !ok1 || !ok2 {
 			return nil, &wire.RequestError{Field: field, Msg: "thinking and signature must be strings"}
 		}
-		if err := r.openAt(memberSpan(r.text.Bytes(), s, "signature"), field+".signature", kindSignature, sig); err != nil {
+		if _, err := r.openAt(memberSpan(r.text.Bytes(), s, "signature"), field+".signature", kindSignature, sig); err != nil {
 			return nil, err
 		}
 		p = map[string]any{"type": "reasoning", "text": t}
@@ -615,7 +615,7 @@ func (r *Request) projectBlock(field string, b map[string]any, s rawjson.Span, e
 		if !ok {
 			return nil, &wire.RequestError{Field: field + ".data", Msg: "must be a string"}
 		}
-		if err := r.openAt(memberSpan(r.text.Bytes(), s, "data"), field+".data", kindRedactedData, data); err != nil {
+		if _, err := r.openAt(memberSpan(r.text.Bytes(), s, "data"), field+".data", kindRedactedData, data); err != nil {
 			return nil, err
 		}
 		p = map[string]any{"type": "redacted_thinking"}
@@ -664,14 +664,14 @@ func (r *Request) citations(field string, v any, s rawjson.Span) ([]any, error) 
 		switch x := c["encrypted_index"].(type) {
 		case nil:
 		case string:
-			if err := r.openAt(memberSpan(body, spans[j], "encrypted_index"), cf+".encrypted_index", kindEncryptedIndex, x); err != nil {
+			if _, err := r.openAt(memberSpan(body, spans[j], "encrypted_index"), cf+".encrypted_index", kindEncryptedIndex, x); err != nil {
 				return nil, err
 			}
 		default:
 			return nil, &wire.RequestError{Field: cf + ".encrypted_index", Msg: "must be a string"}
 		}
 		anns[j] = citationProjection(c)
-		r.pool.add(poolCite, anns[j], body[spans[j].Start:spans[j].End])
+		r.pool.addSpan(poolCite, anns[j], body, spans[j])
 	}
 	return anns, nil
 }

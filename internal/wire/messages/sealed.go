@@ -53,20 +53,61 @@ func applyEdits(body []byte, edits []sealEdit) []byte {
 	return append(out, body[at:]...)
 }
 
-// openAt opens the seal s of kind, the JSON string at span of the body
-// (path field), and records the edit that puts the provider's blob there.
-// In the opened body the value is the blob itself.
-func (r *Request) openAt(span rawjson.Span, field string, kind seal.Kind, s string) error {
-	if r.opened || s == "" {
-		return nil // an empty blob carries nothing: it crosses as it is
+// openAt opens the seal s of kind, the JSON string at span of the client's
+// body (path field), records the edit that puts the provider's blob there
+// and returns the blob.
+func (r *Request) openAt(span rawjson.Span, field string, kind seal.Kind, s string) (string, error) {
+	if s == "" {
+		return "", nil // an empty blob carries nothing: it crosses as it is
 	}
-	blob, err := r.s.seal.Open(kind, s)
+	blob, err := r.s.seal.OpenString(kind, s)
 	if err != nil {
-		return &wire.RequestError{Field: field, Msg: "was not issued through this gateway: " + sealWhat[kind] +
+		return "", &wire.RequestError{Field: field, Msg: "was not issued through this gateway: " + sealWhat[kind] +
 			" is sealed by the gateway in its answers and must come back as the client received it"}
 	}
-	r.edits = append(r.edits, sealEdit{span: span, repl: appendString(nil, string(blob))})
-	return nil
+	r.edits = append(r.edits, sealEdit{span: span, repl: appendString(nil, blob)})
+	return blob, nil
+}
+
+// openSeals makes the body the upstream receives: the client's with every
+// seal replaced by the blob it seals. The spans the writer reuses (the
+// root, its members, the messages, the pooled blocks) move onto it: no
+// span starts or ends inside a sealed string.
+func (r *Request) openSeals() {
+	src := r.text.Bytes()
+	if len(r.edits) == 0 {
+		r.body = src
+		return
+	}
+	r.body = applyEdits(src, r.edits) // sorts the edits
+	// ends[i] is the end of edit i, shifts[i] the length the edits up to
+	// and including i add.
+	ends := make([]int, len(r.edits))
+	shifts := make([]int, len(r.edits))
+	total := 0
+	for i, e := range r.edits {
+		total += len(e.repl) - (e.span.End - e.span.Start)
+		ends[i], shifts[i] = e.span.End, total
+	}
+	at := func(x int) int {
+		i, found := slices.BinarySearch(ends, x)
+		if found {
+			i++ // x is the end of edit i: after it
+		}
+		if i == 0 {
+			return x
+		}
+		return x + shifts[i-1]
+	}
+	move := func(s rawjson.Span) rawjson.Span { return rawjson.Span{Start: at(s.Start), End: at(s.End)} }
+	r.root, r.msgSpan = move(r.root), move(r.msgSpan)
+	for i := range r.members {
+		r.members[i].KeyAt, r.members[i].Val = at(r.members[i].KeyAt), move(r.members[i].Val)
+	}
+	for i := range r.msgRaw {
+		r.msgRaw[i] = move(r.msgRaw[i])
+	}
+	r.pool.rebase(r.body, move)
 }
 
 // memberSpan is the span of member name's value in the object at s of

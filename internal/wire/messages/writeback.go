@@ -40,14 +40,14 @@ func (r *Request) CheckMessages(target any) error {
 // JSON object, and unknown part types or members.
 func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 	if messages == nil {
-		return r.text.Bytes(), nil
+		return r.body, nil
 	}
 	list, err := checkTargetShape(messages)
 	if err != nil {
 		return nil, err
 	}
 	if r.isProjection(list) {
-		return r.text.Bytes(), nil
+		return r.body, nil
 	}
 	w := &writer{r: r, c: r.pool.claimer(), usedGroup: make([]bool, len(r.groups))}
 	return w.render(list)
@@ -138,7 +138,7 @@ func (w *writer) render(list []any) ([]byte, error) {
 			w.flushTurn()
 			w.usedGroup[g], w.nextGroup = true, g+1
 			w.same = w.same && g == len(w.elems)
-			w.elems = append(w.elems, r.text.Bytes()[r.msgRaw[g].Start:r.msgRaw[g].End])
+			w.elems = append(w.elems, r.body[r.msgRaw[g].Start:r.msgRaw[g].End])
 			t += len(r.groups[g])
 			continue
 		}
@@ -152,19 +152,19 @@ func (w *writer) render(list []any) ([]byte, error) {
 	if len(w.elems) == 0 {
 		return nil, &wire.WriteBackError{Field: "$target", Msg: "holds no user or assistant message: the conversation would be empty"}
 	}
-	p := rawjson.NewObjPatch(r.text.Bytes(), r.root, r.members)
+	p := rawjson.NewObjPatch(r.body, r.root, r.members)
 	if !sysKeep {
 		if err := w.system(p, sys); err != nil {
 			return nil, err
 		}
 	}
 	if !w.same || len(w.elems) != len(r.msgRaw) {
-		p.Set("messages", rawjson.RenderArray(r.text.Bytes(), r.msgSpan, r.msgRaw, w.elems))
+		p.Set("messages", rawjson.RenderArray(r.body, r.msgSpan, r.msgRaw, w.elems))
 	}
 	if !p.Changed() {
-		return r.text.Bytes(), nil
+		return r.body, nil
 	}
-	return rawjson.Splice(r.text.Bytes(), r.root, p.Render()), nil
+	return rawjson.Splice(r.body, r.root, p.Render()), nil
 }
 
 func roleOf(v any) string {

@@ -28,15 +28,16 @@ func claudeCodeEdit(t *testing.T, f func(msgs []any) []any) (*Request, []byte, e
 
 func obj(v any) map[string]any { return v.(map[string]any) }
 
-// reparse parses a body written for the upstream: its blobs are the
-// provider's own.
+// reparse parses a body written for the upstream (its blobs are the
+// provider's own) as the gateway would if a client sent it.
 func reparse(t *testing.T, body []byte) *Request {
 	t.Helper()
-	r, err := New(Options{}).parseBody(body, wire.OpMessages, true)
+	s := New(Options{})
+	r, err := s.ParseRequest(sealed(t, s, body), nil)
 	if err != nil {
 		t.Fatalf("written-back body does not parse: %v\n%s", err, body)
 	}
-	return r
+	return r.(*Request)
 }
 
 func TestWriteBackKeepsUntouchedBytes(t *testing.T) {
