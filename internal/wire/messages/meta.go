@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -217,34 +218,47 @@ func (c *metaCleaner) clean(n *metaNode, v any, top string, path []any) (out any
 	if k := n.known.CollisionIn(obj); k != "" {
 		return nil, false, false, respErr(partName(top, path), collisionMessage(k))
 	}
-	res := make(map[string]any, len(obj))
-	keys := make([]string, 0, len(obj))
+	// In name order, so member parts come in a stable order; the object is
+	// copied only when a member changes.
+	var buf [16]string
+	keys := buf[:0]
 	for k := range obj {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	var res map[string]any
 	for _, k := range keys {
-		e := obj[k]
-		at := append(path[:len(path):len(path)], k)
 		child := n.members[k]
-		if child == nil {
-			if c.s.strict {
-				changed = true
-				continue
-			}
+		if child == nil && !c.s.strict {
 			child = metaProjectedNode
 		}
-		o, keep, ch, err := c.clean(child, e, top, at)
-		if err != nil {
-			return nil, false, false, err
+		keep, o, ch := false, any(nil), true
+		if child != nil {
+			var at []any // the value's path, for the nodes that record parts
+			if child.kind == metaObject || child.kind == metaList || child.kind == metaProjected {
+				at = append(path[:len(path):len(path)], k)
+			}
+			var err error
+			if o, keep, ch, err = c.clean(child, obj[k], top, at); err != nil {
+				return nil, false, false, err
+			}
 		}
-		if !keep {
-			changed = true
+		if keep && !ch {
 			continue
 		}
-		res[k], changed = o, changed || ch
+		if res == nil {
+			res = maps.Clone(obj)
+		}
+		if keep {
+			res[k] = o
+		} else {
+			delete(res, k)
+		}
 	}
-	return res, true, changed, nil
+	if res == nil {
+		return obj, true, false, nil
+	}
+	return res, true, true, nil
 }
 
 // empty reports whether a projected value carries nothing: "", [] or {}.

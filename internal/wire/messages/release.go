@@ -40,20 +40,9 @@ func (r *Response) render(target any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	top := rawjson.NewObjPatch(r.body, rawjson.RootSpan(r.body), r.top)
-	for _, i := range r.topDrop {
-		top.Drop(i)
-	}
-	top.Set("id", appendString(nil, r.ac.id))
-	top.Set("model", appendString(nil, r.ac.model))
-	for key, mv := range r.meta {
-		if mv.changed {
-			b, err := jsonvalue.Marshal(mv.tree)
-			if err != nil {
-				return nil, &wire.WriteBackError{Field: key, Msg: "the released metadata is not encodable"}
-			}
-			top.Set(key, b)
-		}
+	top, err := r.metaPatch()
+	if err != nil {
+		return nil, err
 	}
 	if jsonvalue.Equal(t, r.proj) {
 		if !r.verbatim {
@@ -83,6 +72,28 @@ func (r *Response) render(target any) ([]byte, error) {
 		top.Set("stop_reason", appendString(nil, finishToStop[fr]))
 	}
 	return top.Render(), nil
+}
+
+// metaPatch is what every release does to the answer's top level: the
+// members removed dropped, the gateway's id and the request's model set,
+// the metadata as released.
+func (r *Response) metaPatch() (*rawjson.ObjPatch, error) {
+	top := rawjson.NewObjPatch(r.body, rawjson.RootSpan(r.body), r.top)
+	for _, i := range r.topDrop {
+		top.Drop(i)
+	}
+	top.Set("id", appendString(nil, r.ac.id))
+	top.Set("model", appendString(nil, r.ac.model))
+	for key, mv := range r.meta {
+		if mv.changed {
+			b, err := jsonvalue.Marshal(mv.tree)
+			if err != nil {
+				return nil, &wire.WriteBackError{Field: key, Msg: "the released metadata is not encodable"}
+			}
+			top.Set(key, b)
+		}
+	}
+	return top, nil
 }
 
 func checkTargetObject(target any) (map[string]any, error) {

@@ -290,23 +290,36 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 	if k := members.CollisionIn(m); k != "" {
 		return rblock{}, respErr(field, collisionMessage(k))
 	}
-	ms, _ := rawjson.ScanObject(r.body, s) // decoded strictly already
-	patch := rawjson.NewObjPatch(r.body, s, ms)
+	// The block's bytes are patched only when a blob is sealed or, under
+	// StrictMembers, a member removed: scanned then, once.
+	var ms []rawjson.Member
+	var patch *rawjson.ObjPatch
+	patched := func() *rawjson.ObjPatch {
+		if patch == nil {
+			ms, _ = rawjson.ScanObject(r.body, s) // decoded strictly already
+			patch = rawjson.NewObjPatch(r.body, s, ms)
+		}
+		return patch
+	}
 	var extra map[string]any
-	for j, bm := range ms {
-		if members.Has(bm.Key) {
-			continue
-		}
+	if members.UnknownIn(m) {
 		if r.s.strict {
-			patch.Drop(j)
-			delete(m, bm.Key)
+			p := patched()
+			for j, bm := range ms {
+				if !members.Has(bm.Key) {
+					p.Drop(j)
+					delete(m, bm.Key)
+				}
+			}
 			r.blocksClean = false
-			continue
-		}
-		if extra == nil {
+		} else {
 			extra = map[string]any{}
+			for k, v := range m {
+				if !members.Has(k) {
+					extra[k] = v
+				}
+			}
 		}
-		extra[bm.Key] = m[bm.Key]
 	}
 	b := rblock{typ: typ}
 	var p map[string]any
@@ -317,7 +330,7 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 			return b, respErr(field+".text", "must be a string")
 		}
 		p = map[string]any{"type": "text", "text": t}
-		if err := r.citations(&b, patch, ms, field, m["citations"]); err != nil {
+		if err := r.citations(&b, s, patched, field, m["citations"]); err != nil {
 			return b, err
 		}
 		if len(b.cites) > 0 {
@@ -334,7 +347,7 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 			return b, respErr(field, "thinking and signature must be strings")
 		}
 		if sig != "" {
-			patch.Set("signature", r.s.sealString(kindSignature, sig))
+			patched().Set("signature", r.s.sealString(kindSignature, sig))
 		}
 		p = map[string]any{"type": "reasoning", "text": t}
 	case "redacted_thinking":
@@ -343,7 +356,7 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 			return b, respErr(field+".data", "must be a string")
 		}
 		if data != "" {
-			patch.Set("data", r.s.sealString(kindRedactedData, data))
+			patched().Set("data", r.s.sealString(kindRedactedData, data))
 		}
 		p = map[string]any{"type": "redacted_thinking"}
 	case "tool_use":
@@ -370,7 +383,7 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 		b.part = p
 	}
 	b.raw = r.body[s.Start:s.End]
-	if patch.Changed() {
+	if patch != nil && patch.Changed() {
 		b.raw = patch.Render()
 		r.verbatim = false
 	}
@@ -389,10 +402,10 @@ func addAnswerMembers(field string, p map[string]any, extra map[string]any) erro
 	return nil
 }
 
-// citations parses a text block's citations (the block's members ms,
-// patched by patch): each projects as an annotation (citationProjection),
-// and its encrypted_index is sealed.
-func (r *Response) citations(b *rblock, patch *rawjson.ObjPatch, ms []rawjson.Member, field string, v any) error {
+// citations parses the citations of the text block at s (patched by
+// patched()): each projects as an annotation (citationProjection), and its
+// encrypted_index is sealed.
+func (r *Response) citations(b *rblock, s rawjson.Span, patched func() *rawjson.ObjPatch, field string, v any) error {
 	list, ok := v.([]any)
 	if v == nil {
 		return nil
@@ -400,7 +413,7 @@ func (r *Response) citations(b *rblock, patch *rawjson.ObjPatch, ms []rawjson.Me
 	if !ok {
 		return respErr(field+".citations", "must be an array or null")
 	}
-	spans := rawjson.ScanArray(r.body, ms[rawjson.Find(ms, "citations")].Val)
+	spans := rawjson.ScanArray(r.body, memberSpan(r.body, s, "citations"))
 	resealed := false
 	raws := make([][]byte, len(list))
 	for j, e := range list {
@@ -421,7 +434,7 @@ func (r *Response) citations(b *rblock, patch *rawjson.ObjPatch, ms []rawjson.Me
 		b.cites = append(b.cites, poolEntry{proj: citationProjection(c), raw: raw})
 	}
 	if resealed {
-		patch.Set("citations", joinArray(raws))
+		patched().Set("citations", joinArray(raws))
 	}
 	return nil
 }

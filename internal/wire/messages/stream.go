@@ -442,36 +442,57 @@ func (st *Stream) Release(target any) ([]byte, error) {
 	if target == nil {
 		target = st.resp.proj
 	}
+	if st.replayable && jsonvalue.Equal(target, st.resp.proj) {
+		return st.replay()
+	}
 	body, err := st.resp.render(target)
 	if err != nil {
 		return nil, err
 	}
-	if st.replayable && jsonvalue.Equal(target, st.resp.proj) {
-		return st.replay(body)
-	}
 	return synthesize(body)
 }
 
-// replay renders the upstream's block events around the released message
-// body's start and end.
-func (st *Stream) replay(body []byte) ([]byte, error) {
-	root := rawjson.RootSpan(body)
-	ms, _ := rawjson.ScanObject(body, root) // the gateway rendered it
+// replay renders the upstream's block events between a message_start and
+// a message_delta made of the released message's metadata.
+func (st *Stream) replay() ([]byte, error) {
+	r := st.resp
+	top, err := r.metaPatch()
+	if err != nil {
+		return nil, err
+	}
+	// message_start: the released message, content empty, stop reason and
+	// stop sequence null.
+	top.Set("content", []byte("[]"))
+	top.Set("stop_reason", []byte("null"))
+	top.Set("stop_sequence", []byte("null"))
+	start := top.Render()
+	sms, _ := rawjson.ScanObject(start, rawjson.RootSpan(start)) // the gateway rendered it
+	released := func(k string) []byte {
+		ms, b := sms, start
+		if k == "stop_reason" || k == "stop_sequence" {
+			ms, b = r.top, r.body // released as the upstream sent them
+		}
+		if i := rawjson.Find(ms, k); i >= 0 {
+			return b[ms[i].Val.Start:ms[i].Val.End]
+		}
+		return nil
+	}
 	// Sized up front: growing by appends would leave copies of a large
 	// stream behind as garbage.
-	n := 2 * len(body)
+	n := 2*len(start) + 256
 	for _, ev := range st.events {
 		n += len("event: \ndata: \n\n") + len(ev.name) + len(ev.data)
 	}
 	out := make([]byte, 0, n)
-	out = appendRawMessageStart(out, body, root, ms)
+	out = append(out, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":"...)
+	out = append(append(out, start...), "}\n\n"...)
 	for _, ev := range st.events {
 		data := ev.data
 		switch ev.name {
 		case "message_start", "message_delta":
 			continue
 		case "message_stop":
-			out = appendRawMessageDelta(out, body, ms)
+			out = appendRawMessageDelta(out, released)
 		}
 		if ev.reseal {
 			var err error
@@ -484,30 +505,11 @@ func (st *Stream) replay(body []byte) ([]byte, error) {
 	return out, nil
 }
 
-// appendRawMessageStart appends message_start holding the released
-// message body (members ms of the object at root) with content empty and
-// stop_reason and stop_sequence null.
-func appendRawMessageStart(out, body []byte, root rawjson.Span, ms []rawjson.Member) []byte {
-	p := rawjson.NewObjPatch(body, root, ms)
-	p.Set("content", []byte("[]"))
-	p.Set("stop_reason", []byte("null"))
-	p.Set("stop_sequence", []byte("null"))
-	out = append(out, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":"...)
-	out = append(out, p.Render()...)
-	return append(out, "}\n\n"...)
-}
-
 // appendRawMessageDelta appends the message_delta of the released message
-// body (members ms): stop_reason, stop_sequence, stop_details (null when
-// absent: the SDKs take it from here) and container when present, the
-// usage, and context_management when present.
-func appendRawMessageDelta(out, body []byte, ms []rawjson.Member) []byte {
-	val := func(k string) []byte {
-		if i := rawjson.Find(ms, k); i >= 0 {
-			return body[ms[i].Val.Start:ms[i].Val.End]
-		}
-		return nil
-	}
+// whose members val returns (nil when absent): stop_reason, stop_sequence,
+// stop_details (null when absent: the SDKs take it from here) and
+// container when present, the usage, and context_management when present.
+func appendRawMessageDelta(out []byte, val func(string) []byte) []byte {
 	orNull := func(b []byte) []byte {
 		if b == nil {
 			return []byte("null")
