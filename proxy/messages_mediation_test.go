@@ -450,6 +450,9 @@ func TestMessagesHeaderAndModelJudged(t *testing.T) {
 	if status, out := g.post(t, req, http.Header{"Anthropic-Beta": {"context-1m-2025-08-07," + msCanary}}); status != http.StatusForbidden || strings.Contains(out, msCanary) {
 		t.Errorf("a credential in anthropic-beta: status %d\n%s", status, out)
 	}
+	if status, out := g.post(t, req, http.Header{"Anthropic-Version": {msCanary}}); status != http.StatusForbidden || strings.Contains(out, msCanary) {
+		t.Errorf("a credential in anthropic-version: status %d\n%s", status, out)
+	}
 	celModel := `  - name: model-guard
     type: cel
     points: [pre_model_call]

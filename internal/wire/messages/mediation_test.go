@@ -108,8 +108,17 @@ func TestBetaHeaderProjected(t *testing.T) {
 	if got := r.Params()["anthropic_beta"]; !jsonvalue.Equal(got, want) {
 		t.Errorf("anthropic_beta = %v", got)
 	}
-	if r, _ := New(Options{}).ParseRequestHeader([]byte(answerRequest), nil, http.Header{}); r.Params()["anthropic_beta"] != nil {
-		t.Error("anthropic_beta projected without the header")
+	if r, _ := New(Options{}).ParseRequestHeader([]byte(answerRequest), nil, http.Header{}); r.Params()["anthropic_beta"] != nil || r.Params()["anthropic_version"] != nil {
+		t.Error("anthropic_beta or anthropic_version projected without the header")
+	}
+	h = http.Header{"Anthropic-Version": {canary}}
+	if r, err := New(Options{}).ParseCountTokensHeader([]byte(answerRequest), nil, h); err != nil || r.Params()["anthropic_version"] != canary {
+		t.Errorf("anthropic_version not projected (%v)", err)
+	}
+	h.Add("Anthropic-Version", "2023-06-01")
+	var re *wire.RequestError
+	if _, err := New(Options{}).ParseRequestHeader([]byte(answerRequest), nil, h); !errors.As(err, &re) || re.Field != "anthropic-version" {
+		t.Errorf("anthropic-version twice: %v", err)
 	}
 }
 

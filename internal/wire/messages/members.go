@@ -37,9 +37,11 @@ const (
 	paramPartial = "partial_context"
 	// paramBeta is the anthropic-beta header's list of betas.
 	paramBeta = "anthropic_beta"
+	// paramVersion is the anthropic-version header's value.
+	paramVersion = "anthropic_version"
 )
 
-var reservedParams = rawjson.NewMemberSet(paramPartial, paramBeta)
+var reservedParams = rawjson.NewMemberSet(paramPartial, paramBeta, paramVersion)
 
 // treatment is what the gateway does with one known top-level member.
 type treatment int

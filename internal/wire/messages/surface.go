@@ -95,27 +95,46 @@ func (s *Surface) ParseCountTokens(body []byte, query url.Values) (wire.Request,
 	return s.parse(body, wire.OpCountTokens)
 }
 
-// BetaHeaderName is the header whose betas are judged with the body.
-const BetaHeaderName = "Anthropic-Beta"
+// The request headers the upstream receives from the client, judged with
+// the body.
+const (
+	// BetaHeaderName's betas are model.params.anthropic_beta.
+	BetaHeaderName = "Anthropic-Beta"
+	// VersionHeaderName's value is model.params.anthropic_version.
+	VersionHeaderName = "Anthropic-Version"
+)
 
 // ParseRequestHeader is ParseRequest for a request sent with header h: the
-// betas of its anthropic-beta header (BetaHeader) are judged with the body,
-// as model.params.anthropic_beta. The upstream must be sent exactly those
-// betas, joined by commas.
+// betas of its anthropic-beta header (BetaHeader) and its
+// anthropic-version are judged with the body, as model.params'
+// anthropic_beta and anthropic_version. The upstream must be sent exactly
+// those betas, joined by commas, and that version.
 func (s *Surface) ParseRequestHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
-	if err := checkQuery(query); err != nil {
-		return nil, err
-	}
-	return s.parseWith(body, wire.OpMessages, BetaHeader(h.Values(BetaHeaderName)))
+	return s.parseHeader(body, query, h, wire.OpMessages)
 }
 
 // ParseCountTokensHeader is ParseCountTokens for a request sent with
 // header h, as ParseRequestHeader.
 func (s *Surface) ParseCountTokensHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
+	return s.parseHeader(body, query, h, wire.OpCountTokens)
+}
+
+func (s *Surface) parseHeader(body []byte, query url.Values, h http.Header, op wire.Operation) (wire.Request, error) {
 	if err := checkQuery(query); err != nil {
 		return nil, err
 	}
-	return s.parseWith(body, wire.OpCountTokens, BetaHeader(h.Values(BetaHeaderName)))
+	version := h.Values(VersionHeaderName)
+	if len(version) > 1 {
+		return nil, &wire.RequestError{Field: "anthropic-version", Msg: "header is sent more than once"}
+	}
+	r, err := s.parseWith(body, op, BetaHeader(h.Values(BetaHeaderName)))
+	if err != nil {
+		return nil, err
+	}
+	if len(version) == 1 {
+		r.setParam(paramVersion, version[0])
+	}
+	return r, nil
 }
 
 // BetaHeader returns the betas that the anthropic-beta header lines values
