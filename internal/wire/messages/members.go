@@ -67,7 +67,6 @@ const (
 	shapeString
 	shapeObject
 	shapeStringList
-	shapeStringOrObject
 )
 
 type requestMember struct {
@@ -290,8 +289,6 @@ func (s shape) describe() string {
 		return "an object"
 	case shapeStringList:
 		return "an array of strings"
-	case shapeStringOrObject:
-		return "a string or an object"
 	}
 	return "any JSON value"
 }
@@ -318,12 +315,6 @@ func (s shape) fits(v any) bool {
 			}
 		}
 		return ok
-	case shapeStringOrObject:
-		switch v.(type) {
-		case string, map[string]any:
-			return true
-		}
-		return false
 	}
 	return true
 }

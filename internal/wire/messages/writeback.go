@@ -21,13 +21,16 @@ func (r *Request) CheckMessages(target any) error {
 
 // UpstreamBody implements wire.Request.
 //
-// messages nil, or equal to the projection, returns the client's body.
+// messages nil, or equal to the projection, returns the client's body,
+// its seals opened (the provider receives the blobs it issued).
 // Otherwise the target is mapped back: leading system messages become the
 // system member (kept byte for byte when unchanged); a run of target
 // messages equal to the projection of one original wire message re-emits
 // that message's bytes; other messages are rendered, with every block
 // whose projection equals an original block's re-emitting that block's
-// bytes (cache_control, citations, signatures survive). Consecutive
+// bytes (signatures and encrypted data survive, opened); the members a
+// projected object holds beside its projection (cache_control, caller,
+// judged unknown ones) are rendered as the target holds them. Consecutive
 // rendered user and tool messages form one user turn, tool results as
 // tool_result blocks in order.
 //
@@ -35,9 +38,11 @@ func (r *Request) CheckMessages(target any) error {
 // whose text is not an original thinking block's (thinking is signed and
 // cannot be re-signed; removing it is allowed, though the upstream may
 // require the thinking of the latest tool-use turn), a redacted_thinking
-// part with no original, roles other than system, user, assistant and
-// tool, tool calls outside assistant messages, arguments that are not a
-// JSON object, and unknown part types or members.
+// part with no original, an annotation that is not an original citation,
+// roles other than system, user, assistant and tool, tool calls outside
+// assistant messages, arguments that are not a JSON object, members named
+// like those the gateway renders, unknown part types, and under
+// StrictMembers unknown members.
 func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 	if messages == nil {
 		return r.body, nil
@@ -309,7 +314,7 @@ func (w *writer) flushTurn() {
 	} else {
 		b = append(b, joinArray(w.turn)...)
 	}
-	b, _ = appendMembers(b, "", w.turnOwn) // checked by own
+	b, _ = appendMembers(b, "", w.turnOwn) // the target was checked encodable
 	w.elems = append(w.elems, append(b, '}'))
 	w.turn, w.turnText, w.turnMsgs, w.turnOwn = nil, nil, 0, nil
 }
