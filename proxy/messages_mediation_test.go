@@ -470,3 +470,40 @@ func TestMessagesHeaderAndModelJudged(t *testing.T) {
 		t.Errorf("status %d:\n%s", status, out)
 	}
 }
+
+// The released metadata is what the official client reads from a stream:
+// the gateway's id, the request's model, stop_details (which the SDK takes
+// from message_delta), the sealed container.
+func TestMessagesSDKReadsReleasedMetadata(t *testing.T) {
+	events := msEventsOf([]string{
+		`{"type":"message_start","message":{"id":"msg_up","type":"message","role":"assistant","model":"upstream-model","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1,"service_tier":"standard"}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"I can't help with that."}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null,"stop_details":{"type":"refusal","category":"cyber","explanation":null},"container":{"id":"container_1","expires_at":"2026-12-03T00:00:00Z"}},"usage":{"output_tokens":7}}`,
+		`{"type":"message_stop"}`,
+	})
+	for mode, top := range msStreaming {
+		t.Run(mode, func(t *testing.T) {
+			g := startMessagesGateway(t, top, msAllow)
+			g.answerWith(events, true)
+			c := g.client()
+			s := c.Messages.NewStreaming(t.Context(), anthropic.MessageNewParams{Model: "claude-x", MaxTokens: 64,
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+			var msg anthropic.Message
+			for s.Next() {
+				if err := msg.Accumulate(s.Current()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if msg.ID == "msg_up" || !strings.HasPrefix(msg.ID, "msg_") || msg.Model != "claude-x" || msg.StopReason != "refusal" ||
+				msg.StopDetails.Category != "cyber" || msg.Usage.OutputTokens != 7 || msg.Usage.ServiceTier != "standard" ||
+				!strings.HasPrefix(msg.Container.ID, "hgs1_") || msg.Content[0].AsText().Text != "I can't help with that." {
+				t.Errorf("the client read %+v", msg)
+			}
+		})
+	}
+}
