@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
 )
 
 // DefaultAnthropicBaseURL is the base URL used when AnthropicConfig.BaseURL
@@ -101,7 +102,7 @@ func newAnthropic(name string, cfg AnthropicConfig) (*Anthropic, error) {
 		return nil, err
 	}
 	c, err := newHTTPClient(name, cfg.Timeout, cfg.ConnectTimeout, cfg.Transport,
-		[]string{"Traceparent", "Tracestate", "Anthropic-Beta"})
+		[]string{"Traceparent", "Tracestate"})
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +122,10 @@ func (a *Anthropic) Models() []string { return slices.Clone(a.models) }
 func (a *Anthropic) Serves(op wire.Operation) bool { return a.endpoints[op] != "" }
 
 // Send posts body to {BaseURL}/v1/messages or
-// {BaseURL}/v1/messages/count_tokens with the key in x-api-key and the
-// client's anthropic-version (else the configured one).
+// {BaseURL}/v1/messages/count_tokens with the key in x-api-key, the
+// client's anthropic-version (else the configured one) and its
+// anthropic-beta betas as the Messages surface judged them
+// (messages.BetaHeader, joined by commas).
 func (a *Anthropic) Send(ctx context.Context, op wire.Operation, body []byte, clientHeader http.Header) (*http.Response, error) {
 	endpoint := a.endpoints[op]
 	if endpoint == "" {
@@ -132,6 +135,13 @@ func (a *Anthropic) Send(ctx context.Context, op wire.Operation, body []byte, cl
 		info, err := scanRequest(body)
 		return op == wire.OpMessages && err == nil && info.Stream
 	})
+	// The betas are sent as the gateway judged them (model.params.
+	// anthropic_beta), nothing beside them.
+	if betas := messageswire.BetaHeader(clientHeader.Values(messageswire.BetaHeaderName)); len(betas) > 0 {
+		h.Set(messageswire.BetaHeaderName, strings.Join(betas, ","))
+	} else {
+		h.Del(messageswire.BetaHeaderName)
+	}
 	if v := clientHeader.Values("Anthropic-Version"); len(v) > 0 {
 		h["Anthropic-Version"] = slices.Clone(v)
 	} else {

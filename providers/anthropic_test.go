@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,6 +97,40 @@ func TestAnthropicForwardsRequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The betas of anthropic-beta reach the provider as the Messages surface
+// projects them (messages.BetaHeader): the list a policy judged, joined by
+// commas, nothing beside it.
+func TestAnthropicSendsBetasAsJudged(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  []string
+	}{
+		{[]string{"tools-2024-04-04"}, []string{"tools-2024-04-04"}},
+		{[]string{" a-1 ,b-2,, ", "c-3"}, []string{"a-1,b-2,c-3"}},
+		{[]string{" , "}, nil},
+		{nil, nil},
+	} {
+		srv, seen := recordingServer(t, http.StatusOK, `{}`)
+		up, err := NewAnthropic(AnthropicConfig{BaseURL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := anthropicClientHeaders()
+		h.Del("Anthropic-Beta")
+		for _, l := range c.lines {
+			h.Add("Anthropic-Beta", l)
+		}
+		resp, err := up.Send(t.Context(), wire.OpMessages, []byte(anthropicBody), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := (<-seen).header.Values("Anthropic-Beta"); !slices.Equal(got, c.want) {
+			t.Errorf("%q: upstream anthropic-beta = %q, want %q", c.lines, got, c.want)
+		}
 	}
 }
 

@@ -38,8 +38,10 @@
 // OpenAI-Organization and OpenAI-Project to OpenAI-compatible upstreams
 // when the request goes with the client's own key (pass-through; with
 // the configured key they would name the operator's account),
-// anthropic-beta and anthropic-version to Anthropic (the configured
-// [AnthropicConfig.Version] when the client sent none), and the client's
+// anthropic-version to Anthropic (the configured
+// [AnthropicConfig.Version] when the client sent none) and the betas of
+// its anthropic-beta header as the Messages surface judged them
+// (messages.BetaHeader, joined by commas), and the client's
 // key when pass-through is configured ([OpenAIConfig.PassClientKey]: its
 // Authorization; [AnthropicConfig.PassClientKey]: its x-api-key, else its
 // bearer token, sent as x-api-key). Cookies, session headers and

@@ -29,7 +29,7 @@ type tokenCounter interface {
 // handleCountTokens serves a surface's token-counting route.
 func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mc, ok := s.openModelCall(w, r, surf, tc.ParseCountTokens, false)
+		mc, ok := s.openModelCall(w, r, surf, countParser(tc, r), false)
 		if !ok {
 			return
 		}

@@ -28,7 +28,7 @@ import (
 // upstream and the client.
 func (s *Server) handleModelCall(surf wire.Surface) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mc, ok := s.openModelCall(w, r, surf, surf.ParseRequest, true)
+		mc, ok := s.openModelCall(w, r, surf, requestParser(surf, r), true)
 		if !ok {
 			return
 		}

@@ -16,9 +16,8 @@ var _ wire.Incremental = (*Surface)(nil)
 // as ReadStream, driven one event at a time.
 func (s *Surface) OpenStream(req wire.Request, r io.Reader, limit int64) wire.StreamReader {
 	return &streamReader{
-		stops: stopSequences(req),
 		er:    newEventReader(r, limit),
-		a:     &assembler{s: s, replayable: true},
+		a:     &assembler{s: s, ac: answerFor(req), replayable: true},
 		plain: true,
 	}
 }
@@ -39,7 +38,6 @@ type textEvent struct {
 // citation, a refusal, metadata that would make content a part array)
 // ends it.
 type streamReader struct {
-	stops []string
 	er    *eventReader
 	a     *assembler
 	ended bool // Next reported done or an error
@@ -84,7 +82,7 @@ func (r *streamReader) Next() (bool, error) {
 		return false, nil
 	}
 	r.ended = true
-	st, err := r.a.stream(r.er.buffered(), r.stops)
+	st, err := r.a.stream(r.er.buffered())
 	if err != nil {
 		return false, err
 	}
@@ -143,7 +141,7 @@ func (r *streamReader) startMeta() {
 		r.endPlain()
 		return
 	}
-	resp, err := r.a.s.parseMessage(body, r.stops)
+	resp, err := r.a.s.parseMessage(body, r.a.ac)
 	if err != nil || len(resp.extras) > 0 {
 		r.endPlain()
 		return

@@ -1,6 +1,9 @@
 package messages
 
-import "github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+import (
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
 
 // poolKind separates the projections original blocks are matched by.
 type poolKind int
@@ -9,6 +12,7 @@ const (
 	poolPart   poolKind = iota // a content part (text, image, reasoning, native)
 	poolCall                   // an assistant tool call (tool_use)
 	poolResult                 // a tool message (tool_result)
+	poolCite                   // a citation (a text part's annotation)
 	poolKinds
 )
 
@@ -23,10 +27,28 @@ type pool struct {
 type poolEntry struct {
 	proj any
 	raw  []byte
+	span rawjson.Span // raw's place in a request body (addSpan)
 }
 
 func (p *pool) add(k poolKind, proj any, raw []byte) {
 	p.entries[k] = append(p.entries[k], poolEntry{proj: proj, raw: raw})
+}
+
+// addSpan adds the original at span s of body.
+func (p *pool) addSpan(k poolKind, proj any, body []byte, s rawjson.Span) {
+	p.entries[k] = append(p.entries[k], poolEntry{proj: proj, raw: body[s.Start:s.End], span: s})
+}
+
+// rebase points every entry added by addSpan at its place in body, where
+// move puts its span.
+func (p *pool) rebase(body []byte, move func(rawjson.Span) rawjson.Span) {
+	for k := range p.entries {
+		for i := range p.entries[k] {
+			e := &p.entries[k][i]
+			e.span = move(e.span)
+			e.raw = body[e.span.Start:e.span.End]
+		}
+	}
 }
 
 // claimer hands out pool entries for one write-back: the first unused

@@ -3,9 +3,11 @@ package messages
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 )
 
 func TestRequestProjectionShapes(t *testing.T) {
@@ -43,8 +45,8 @@ func TestRequestProjectionShapes(t *testing.T) {
 // tool results, arguments, removals of parts and calls) are written back
 // so that the written body projects exactly as the target.
 func TestWriteBackProperty(t *testing.T) {
-	body := claudeCodeBody(t)
-	wr, err := New(Options{}).ParseRequest(body, nil)
+	s := New(Options{})
+	wr, err := s.ParseRequest(sealedFixture(t, s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +63,9 @@ func TestWriteBackProperty(t *testing.T) {
 			continue // refusals are checked elsewhere; here only what is written
 		}
 		written++
+		if strings.Contains(string(out), seal.Prefix) {
+			t.Fatalf("iteration %d: a seal is written upstream unopened:\n%s", iter, out)
+		}
 		again := reparse(t, out).Messages()
 		if !jsonvalue.Equal(any(again), any(target)) {
 			g, _ := jsonvalue.Marshal(again)

@@ -23,9 +23,11 @@ func (r *Response) CheckWriteBack(target any) error {
 	return err
 }
 
-// Release implements wire.Response: the upstream bytes when the target
-// is the projection and nothing was removed, else the body re-rendered
-// from the target with every unchanged block's bytes.
+// Release implements wire.Response: the answer with the gateway's id and
+// the request's model, its metadata as released (sealed, enumerations
+// checked, removals), its blobs sealed; the upstream's blocks in their
+// order when the target is the projection, else the content rendered from
+// the target with every unchanged block's bytes.
 func (r *Response) Release(target any) ([]byte, error) {
 	return r.render(target)
 }
@@ -38,13 +40,19 @@ func (r *Response) render(target any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	unchanged := jsonvalue.Equal(t, r.proj)
-	if unchanged && r.clean {
-		return r.body, nil
+	top, err := r.metaPatch()
+	if err != nil {
+		return nil, err
 	}
-	top := rawjson.NewObjPatch(r.body, rawjson.RootSpan(r.body), r.top)
-	for _, i := range r.topDrop {
-		top.Drop(i)
+	if jsonvalue.Equal(t, r.proj) {
+		if !r.verbatim {
+			raws := make([][]byte, len(r.blocks))
+			for i, b := range r.blocks {
+				raws[i] = b.raw
+			}
+			top.Set("content", rawjson.RenderArray(r.body, r.contentSpan, r.blockSpans, raws))
+		}
+		return top.Render(), nil
 	}
 	c := r.pool.claimer()
 	blocks, extras, err := r.contentBlocks(c, t["content"])
@@ -63,10 +71,29 @@ func (r *Response) render(target any) ([]byte, error) {
 	if fr != r.proj["finish_reason"] {
 		top.Set("stop_reason", appendString(nil, finishToStop[fr]))
 	}
-	if r.usage != nil && !r.usage.clean {
-		top.Set("usage", r.usage.raw)
-	}
 	return top.Render(), nil
+}
+
+// metaPatch is what every release does to the answer's top level: the
+// members removed dropped, the gateway's id and the request's model set,
+// the metadata as released.
+func (r *Response) metaPatch() (*rawjson.ObjPatch, error) {
+	top := rawjson.NewObjPatch(r.body, rawjson.RootSpan(r.body), r.top)
+	for _, i := range r.topDrop {
+		top.Drop(i)
+	}
+	top.Set("id", appendString(nil, r.ac.id))
+	top.Set("model", appendString(nil, r.ac.model))
+	for key, mv := range r.meta {
+		if mv.changed {
+			b, err := jsonvalue.Marshal(mv.tree)
+			if err != nil {
+				return nil, &wire.WriteBackError{Field: key, Msg: "the released metadata is not encodable"}
+			}
+			top.Set(key, b)
+		}
+	}
+	return top, nil
 }
 
 func checkTargetObject(target any) (map[string]any, error) {
@@ -119,7 +146,7 @@ func (r *Response) contentBlocks(c *claimer, content any) ([][]byte, map[string]
 			if p["type"] == "member" {
 				name, _ := p["name"].(string)
 				if _, dup := extras[name]; dup || !r.hasExtra(name) || len(p) != 3 {
-					return nil, nil, &wire.WriteBackError{Field: field, Msg: "a member part names one of the answer's own allowed members, once, as {type, name, value}"}
+					return nil, nil, &wire.WriteBackError{Field: field, Msg: "a member part names one of the answer's own member parts, once, as {type, name, value}"}
 				}
 				extras[name] = p["value"]
 				continue
@@ -140,7 +167,8 @@ func (r *Response) contentBlocks(c *claimer, content any) ([][]byte, map[string]
 }
 
 // newPart renders a part that matches no original block: only text can be
-// written; its annotations must be original citations.
+// written; its annotations must be original citations, its other members
+// (judged unknown ones) are rendered as they are.
 func (r *Response) newPart(c *claimer, field string, p map[string]any) ([]byte, error) {
 	switch p["type"] {
 	case "text":
@@ -153,10 +181,9 @@ func (r *Response) newPart(c *claimer, field string, p map[string]any) ([]byte, 
 	if !ok {
 		return nil, &wire.WriteBackError{Field: field + ".text", Msg: "must be a string"}
 	}
-	for k := range p {
-		if k != "type" && k != "text" && k != "annotations" {
-			return nil, &wire.WriteBackError{Field: field, Msg: "a text part has only type, text and annotations"}
-		}
+	own, err := ownMembers(field, p, textWire, nil, r.s.strict, "type", "text", "annotations")
+	if err != nil {
+		return nil, err
 	}
 	b := append([]byte(`{"type":"text","text":`), appendString(nil, text)...)
 	if anns, ok := p["annotations"].([]any); ok && len(anns) > 0 {
@@ -171,7 +198,7 @@ func (r *Response) newPart(c *claimer, field string, p map[string]any) ([]byte, 
 	} else if a, present := p["annotations"]; present && a != nil && !ok {
 		return nil, &wire.WriteBackError{Field: field + ".annotations", Msg: "must be an array"}
 	}
-	return append(b, '}'), nil
+	return closeObject(b, field, own)
 }
 
 // citationRaw returns the bytes of an unclaimed original citation equal to
@@ -196,20 +223,42 @@ func (r *Response) hasExtra(name string) bool {
 	return false
 }
 
-// setExtras writes changed allowed members and drops removed ones.
+// setExtras writes changed member parts at their paths and removes the
+// members whose parts were removed.
 func (r *Response) setExtras(top *rawjson.ObjPatch, extras map[string]any) error {
+	var trees map[string]any // metadata members rewritten below their top
 	for _, x := range r.extras {
 		v, kept := extras[x.name]
-		switch {
-		case !kept:
-			top.Del(x.name)
-		case !jsonvalue.Equal(v, x.value):
-			b, err := jsonvalue.Marshal(v)
-			if err != nil {
-				return &wire.WriteBackError{Field: "$target.content", Msg: "a member part's value is not encodable JSON"}
-			}
-			top.Set(x.name, b)
+		if kept && jsonvalue.Equal(v, x.value) {
+			continue
 		}
+		if len(x.path) > 0 {
+			tree, ok := trees[x.top]
+			if !ok {
+				tree = r.meta[x.top].tree
+			}
+			if trees == nil {
+				trees = map[string]any{}
+			}
+			trees[x.top] = setAt(tree, x.path, v, !kept)
+			continue
+		}
+		if !kept {
+			top.Del(x.top)
+			continue
+		}
+		b, err := jsonvalue.Marshal(v)
+		if err != nil {
+			return &wire.WriteBackError{Field: "$target.content", Msg: "a member part's value is not encodable JSON"}
+		}
+		top.Set(x.top, b)
+	}
+	for k, tree := range trees {
+		b, err := jsonvalue.Marshal(tree)
+		if err != nil {
+			return &wire.WriteBackError{Field: "$target.content", Msg: "a member part's value is not encodable JSON"}
+		}
+		top.Set(k, b)
 	}
 	return nil
 }
@@ -236,8 +285,12 @@ func (r *Response) callBlocks(c *claimer, v any) ([][]byte, error) {
 		}
 		name, ok1 := call["name"].(string)
 		args, ok2 := call["args"].(map[string]any)
-		if !ok1 || !ok2 || name == "" || len(call) != 3 {
+		if !ok1 || !ok2 || name == "" {
 			return nil, &wire.WriteBackError{Field: field, Msg: "must be {id, name, args} with a non-empty name and object args"}
+		}
+		own, err := ownMembers(field, call, answerCallWire, answerCallStrict, r.s.strict, "id", "name", "args")
+		if err != nil {
+			return nil, err
 		}
 		in, err := jsonvalue.Marshal(args)
 		if err != nil {
@@ -246,10 +299,19 @@ func (r *Response) callBlocks(c *claimer, v any) ([][]byte, error) {
 		b := append([]byte(`{"type":"tool_use","id":`), appendString(nil, id)...)
 		b = append(append(b, `,"name":`...), appendString(nil, name)...)
 		b = append(append(b, `,"input":`...), in...)
-		out[i] = append(b, '}')
+		if out[i], err = closeObject(b, field, own); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
+
+// The wire names a rendered tool_use block takes from its call, and the
+// members a call may carry beside id, name and args under StrictMembers.
+var (
+	answerCallWire   = rawjson.NewMemberSet("type", "id", "name", "input", "args")
+	answerCallStrict = rawjson.NewMemberSet("caller")
+)
 
 func (r *Response) hasCall(id string) bool {
 	for _, b := range r.blocks {

@@ -38,10 +38,40 @@ type Request struct {
 	toolNames []string
 	params    map[string]any
 	stops     []string // stop_sequences, which an answer may echo
+
+	// edits are, for every seal the client sent back, the bytes that
+	// open it; body is the client's body with them applied, which the
+	// spans above and the pool point into once parsing is done: the body
+	// the upstream receives.
+	edits []sealEdit
+	body  []byte
 }
 
 // parse validates body as a request for op.
 func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
+	return s.parseWith(body, op, nil)
+}
+
+// parseWith validates body as a request for op whose anthropic-beta
+// header named betas, and opens the seals it holds.
+func (s *Surface) parseWith(body []byte, op wire.Operation, betas []string) (*Request, error) {
+	r, err := s.parseBody(body, op)
+	if err != nil {
+		return nil, err
+	}
+	r.openSeals()
+	if len(betas) > 0 {
+		list := make([]any, len(betas))
+		for i, b := range betas {
+			list[i] = b
+		}
+		r.setParam(paramBeta, list)
+	}
+	return r, nil
+}
+
+// parseBody parses body; its seals are still to open.
+func (s *Surface) parseBody(body []byte, op wire.Operation) (*Request, error) {
 	// One pass: ScanRootDeferred checks the object's syntax and every
 	// member value is decoded strictly, which validates it. Any failure
 	// takes the Valid-first path, which decides every error, so a request
@@ -57,8 +87,8 @@ func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
 	return s.parseValidated(text, op)
 }
 
-// parseValidated is parse behind encoding/json.Valid over the whole body:
-// the path that decides every refusal.
+// parseValidated is parseBody behind encoding/json.Valid over the whole
+// body: the path that decides every refusal.
 func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation) (*Request, error) {
 	body := text.Bytes()
 	if !json.Valid(body) {
@@ -121,12 +151,18 @@ func (s *Surface) parseMembers(r *Request) error {
 	return nil
 }
 
+// parseExtra projects a top-level member the gateway does not know into
+// model.params, as it is forwarded (refused under StrictMembers unless
+// allowed).
 func (r *Request) parseExtra(m rawjson.Member) error {
 	if known := requestKnown.FoldsOnto(m.Key); known != "" {
 		return &wire.RequestError{Msg: "body " + collisionMessage(known)}
 	}
-	if !r.s.allowReq.Has(m.Key) {
-		return unknownMemberError(m.Key)
+	if reservedParams.Has(m.Key) || reservedParams.Collides(m.Key) {
+		return &wire.RequestError{Field: m.Key, Msg: "is a name the gateway itself puts in model.params, so a request member of that name is refused"}
+	}
+	if r.s.strict && !r.s.allowReq.Has(m.Key) {
+		return strictMemberError("", m.Key)
 	}
 	v, err := r.text.DecodeStrictNested(m.Val.Start, m.Val.End, 1) // inside the body's object
 	if err != nil {
@@ -180,6 +216,8 @@ func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
 		return nil
 	case serverMCP:
 		return r.parseMCPServers(v)
+	case projectContainer:
+		return r.parseContainer(m.Val, v)
 	}
 	if v == nil && spec.name != "max_tokens" {
 		return nil // null means "not set"; it carries nothing to judge
@@ -187,7 +225,7 @@ func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
 	if !spec.shape.fits(v) {
 		return &wire.RequestError{Field: spec.name, Msg: "must be " + spec.shape.describe() + ", got " + rawjson.TypeName(v)}
 	}
-	if err := paramProblem(spec.name, v); err != nil {
+	if err := r.paramProblem(spec.name, v); err != nil {
 		return err
 	}
 	r.setParam(spec.name, v)
@@ -196,15 +234,15 @@ func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
 
 // paramProblem checks the members of the parameters whose inner shape
 // the gateway interprets.
-func paramProblem(name string, v any) error {
+func (r *Request) paramProblem(name string, v any) error {
 	switch name {
 	case "metadata":
 		obj := v.(map[string]any)
 		if k := metadataMembers.CollisionIn(obj); k != "" {
 			return &wire.RequestError{Field: name, Msg: collisionMessage(k)}
 		}
-		if metadataMembers.UnknownIn(obj) {
-			return &wire.RequestError{Field: name, Msg: "has a member the gateway does not know (it knows user_id)"}
+		if _, err := r.unknownMembers(name, obj, metadataMembers); err != nil {
+			return err
 		}
 		if u, ok := obj["user_id"]; ok && u != nil {
 			if _, ok := u.(string); !ok {
@@ -225,10 +263,98 @@ func paramProblem(name string, v any) error {
 		default:
 			return &wire.RequestError{Field: "thinking.type", Msg: "must be enabled, disabled or adaptive"}
 		}
-		if thinkingMembers.UnknownIn(obj) {
-			return &wire.RequestError{Field: name, Msg: "has a member the gateway does not know (it knows type, budget_tokens, display)"}
+		if _, err := r.unknownMembers(name, obj, thinkingMembers); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// unknownMembers returns the members of obj (at path field) that known
+// lacks: judged, they are projected beside the known ones. Under
+// StrictMembers the first of them (by name) is refused instead.
+func (r *Request) unknownMembers(field string, obj map[string]any, known rawjson.MemberSet) (map[string]any, error) {
+	var extra map[string]any
+	first := ""
+	for k, v := range obj {
+		if known.Has(k) {
+			continue
+		}
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra[k] = v
+		if first == "" || k < first {
+			first = k
+		}
+	}
+	if extra != nil && r.s.strict {
+		return nil, strictMemberError(field, first)
+	}
+	return extra, nil
+}
+
+// addMembers puts the judged members extra into the projected object p;
+// a name p uses, or may use (projected, the names its kind of projection
+// holds), would make the projection ambiguous.
+func addMembers(field string, p map[string]any, extra map[string]any, projected rawjson.MemberSet) error {
+	for k, v := range extra {
+		if _, taken := p[k]; taken || projected.Has(k) {
+			return &wire.RequestError{Field: joinPath(field, k), Msg: "has a name the gateway's projection of its object uses, so it cannot be judged beside it"}
+		}
+		p[k] = v
+	}
+	return nil
+}
+
+// The names each kind of projection may hold besides a block's own
+// members.
+var (
+	textProjected    = rawjson.NewMemberSet("annotations")
+	imageProjected   = rawjson.NewMemberSet("image_url")
+	callProjected    = rawjson.NewMemberSet("function")
+	toolProjected    = rawjson.NewMemberSet("role", "tool_call_id")
+	partProjected    = rawjson.NewMemberSet("text")
+	noMoreProjected  = rawjson.MemberSet{}
+	messageProjected = rawjson.NewMemberSet("tool_calls", "tool_call_id")
+)
+
+// parseContainer checks the container parameter: a container id, or an
+// object whose id names one. The id came to the client sealed in an
+// answer: it must open, and the provider's own id is forwarded.
+func (r *Request) parseContainer(s rawjson.Span, v any) error {
+	// The projection holds the provider's id, as the upstream receives it.
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		id, err := r.openAt(s, "container", kindContainerID, x)
+		if err != nil {
+			return err
+		}
+		v = id
+	case map[string]any:
+		if k := containerMembers.CollisionIn(x); k != "" {
+			return &wire.RequestError{Field: "container", Msg: collisionMessage(k)}
+		}
+		if _, err := r.unknownMembers("container", x, containerMembers); err != nil {
+			return err
+		}
+		switch sealed := x["id"].(type) {
+		case nil:
+		case string:
+			id, err := r.openAt(memberSpan(r.text.Bytes(), s, "id"), "container.id", kindContainerID, sealed)
+			if err != nil {
+				return err
+			}
+			x["id"] = id // x was decoded for this request alone
+		default:
+			return &wire.RequestError{Field: "container.id", Msg: "must be a string or null"}
+		}
+	default:
+		return &wire.RequestError{Field: "container", Msg: "must be a string or an object, got " + rawjson.TypeName(v)}
+	}
+	r.setParam("container", v)
 	return nil
 }
 
@@ -247,12 +373,16 @@ func (r *Request) parseSystem(s rawjson.Span, v any) error {
 			if !ok || b["type"] != "text" {
 				return &wire.RequestError{Field: field, Msg: "must be a text block"}
 			}
-			p, err := r.projectBlock(field, b)
+			_, extra, err := r.checkBlock(field, b)
+			if err != nil {
+				return err
+			}
+			p, err := r.projectBlock(field, b, spans[i], extra)
 			if err != nil {
 				return err
 			}
 			parts[i] = p
-			r.pool.add(poolPart, p, r.text.Bytes()[spans[i].Start:spans[i].End])
+			r.pool.addSpan(poolPart, p, r.text.Bytes(), spans[i])
 		}
 		r.sysProj = []any{map[string]any{"role": "system", "content": parts}}
 		return nil
@@ -293,8 +423,14 @@ func (r *Request) projectMessage(i int, e any) ([]any, error) {
 	if k := messageMembers.CollisionIn(m); k != "" {
 		return nil, &wire.RequestError{Field: field, Msg: collisionMessage(k)}
 	}
-	if messageMembers.UnknownIn(m) {
-		return nil, &wire.RequestError{Field: field, Msg: "has a member the gateway does not know (it knows role, content)"}
+	// Members beside role and content (the Agent SDK's output_config on a
+	// system message, say) are judged on the message's first projection.
+	extra, err := r.unknownMembers(field, m, messageMembers)
+	if err != nil {
+		return nil, err
+	}
+	if err := addMembers(field, map[string]any{}, extra, messageProjected); err != nil {
+		return nil, err
 	}
 	role, _ := m["role"].(string)
 	switch role {
@@ -304,10 +440,14 @@ func (r *Request) projectMessage(i int, e any) ([]any, error) {
 	}
 	switch c := m["content"].(type) {
 	case string:
-		return []any{map[string]any{"role": role, "content": c}}, nil
+		msg := map[string]any{"role": role, "content": c}
+		for k, v := range extra {
+			msg[k] = v
+		}
+		return []any{msg}, nil
 	case []any:
 		spans := r.contentSpans(r.msgRaw[i])
-		return r.projectBlocks(field+".content", role, c, spans)
+		return r.projectBlocks(field+".content", role, c, spans, extra)
 	}
 	return nil, &wire.RequestError{Field: field + ".content", Msg: "must be a string or an array of content blocks, got " + rawjson.TypeName(m["content"])}
 }
@@ -318,28 +458,33 @@ func (r *Request) contentSpans(s rawjson.Span) []rawjson.Span {
 	return rawjson.ScanArray(r.text.Bytes(), ms[rawjson.Find(ms, "content")].Val)
 }
 
-// projectBlocks projects a block array of one wire message.
-func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjson.Span) ([]any, error) {
+// projectBlocks projects a block array of one wire message whose own
+// judged members are extra: they ride on its first projected message,
+// which for a user turn is a user message even when the turn opens with a
+// tool result (it then has no parts).
+func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjson.Span, extra map[string]any) ([]any, error) {
 	var out []any
-	var parts []any
 	var calls []any
-	pending := false // parts belong to a message not yet emitted
+	lead := extra != nil // the message carrying extra is still to be emitted
+	pending, parts := true, []any{}
 	flush := func() {
 		if pending {
-			out = append(out, map[string]any{"role": role, "content": parts})
+			msg := map[string]any{"role": role, "content": parts}
+			if lead {
+				maps.Copy(msg, extra)
+				lead = false
+			}
+			out = append(out, msg)
 		}
 		parts, pending = nil, false
 	}
-	pending = true
-	parts = []any{}
 	for j, e := range blocks {
 		bf := field + "[" + strconv.Itoa(j) + "]"
 		b, ok := e.(map[string]any)
 		if !ok {
 			return nil, &wire.RequestError{Field: bf, Msg: "must be a content block object, got " + rawjson.TypeName(e)}
 		}
-		raw := r.text.Bytes()[spans[j].Start:spans[j].End]
-		spec, err := r.checkBlock(bf, b)
+		spec, blockExtra, err := r.checkBlock(bf, b)
 		if err != nil {
 			return nil, err
 		}
@@ -348,26 +493,29 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 		}
 		switch spec.kind {
 		case kindToolResult:
-			tm, err := r.projectToolResult(bf, b)
+			tm, err := r.projectToolResult(bf, b, spans[j], blockExtra)
 			if err != nil {
 				return nil, err
 			}
-			if len(parts) > 0 {
+			if len(parts) > 0 || lead {
 				flush()
 			} else {
 				pending = false
 			}
 			out = append(out, tm)
-			r.pool.add(poolResult, tm, raw)
+			r.pool.addSpan(poolResult, tm, r.text.Bytes(), spans[j])
 		case kindToolUse:
 			if err := checkToolUse(bf, b); err != nil {
 				return nil, err
 			}
-			c := projectCall(b, r.text, spans[j])
+			c, err := projectCall(bf, b, r.text, spans[j], blockExtra)
+			if err != nil {
+				return nil, err
+			}
 			calls = append(calls, c)
-			r.pool.add(poolCall, c, raw)
+			r.pool.addSpan(poolCall, c, r.text.Bytes(), spans[j])
 		default:
-			p, err := r.projectBlock(bf, b)
+			p, err := r.projectBlock(bf, b, spans[j], blockExtra)
 			if err != nil {
 				return nil, err
 			}
@@ -375,7 +523,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 				pending, parts = true, []any{}
 			}
 			parts = append(parts, p)
-			r.pool.add(poolPart, p, raw)
+			r.pool.addSpan(poolPart, p, r.text.Bytes(), spans[j])
 		}
 	}
 	if role == "assistant" {
@@ -383,6 +531,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 		if len(calls) > 0 {
 			msg["tool_calls"] = calls
 		}
+		maps.Copy(msg, extra)
 		return []any{msg}, nil
 	}
 	flush()
@@ -400,93 +549,140 @@ func roleAllows(field, role string, k blockKind) error {
 	return nil
 }
 
-// checkBlock checks a block's type and members.
-func (r *Request) checkBlock(field string, b map[string]any) (*blockSpec, error) {
+// checkBlock checks a block's type and members; it returns the members
+// its type does not know, which are judged in the block's projection.
+func (r *Request) checkBlock(field string, b map[string]any) (*blockSpec, map[string]any, error) {
 	typ, _ := b["type"].(string)
 	spec := blocksByType[typ]
 	if spec == nil {
-		return nil, &wire.RequestError{Field: field + ".type", Msg: "is not a content block type the gateway knows"}
+		return nil, nil, &wire.RequestError{Field: field + ".type", Msg: "is not a content block type the gateway knows"}
 	}
 	if spec.kind == kindServer && !r.s.serverTools {
-		return nil, &wire.RequestError{Field: field, Msg: "is a provider-executed tool block; allow them with " + AllowServerToolsKey + ": true"}
+		return nil, nil, &wire.RequestError{Field: field, Msg: "is a provider-executed tool block; allow them with " + AllowServerToolsKey + ": true"}
 	}
 	if k := spec.members.CollisionIn(b); k != "" {
-		return nil, &wire.RequestError{Field: field, Msg: collisionMessage(k)}
+		return nil, nil, &wire.RequestError{Field: field, Msg: collisionMessage(k)}
 	}
-	if spec.members.UnknownIn(b) {
-		return nil, &wire.RequestError{Field: field, Msg: "has a member the gateway does not know for its type (it knows " + joinNames(spec.members) + ")"}
-	}
-	return spec, nil
+	extra, err := r.unknownMembers(field, b, spec.members)
+	return spec, extra, err
 }
 
-func joinNames(s rawjson.MemberSet) string {
-	names := s.SortedNames()
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
-}
-
-// projectBlock projects one non-tool block as a content part.
-func (r *Request) projectBlock(field string, b map[string]any) (any, error) {
+// projectBlock projects one non-tool block at span s as a content part;
+// extra are its members the type does not know, judged in the part.
+// Sealed blobs are opened and never projected.
+func (r *Request) projectBlock(field string, b map[string]any, s rawjson.Span, extra map[string]any) (any, error) {
+	var p map[string]any
 	switch b["type"] {
 	case "text":
 		t, ok := b["text"].(string)
 		if !ok {
 			return nil, &wire.RequestError{Field: field + ".text", Msg: "must be a string"}
 		}
-		if err := optArray(field+".citations", b["citations"]); err != nil {
+		p = map[string]any{"type": "text", "text": t}
+		anns, err := r.citations(field, b["citations"], s)
+		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"type": "text", "text": t}, nil
+		if anns != nil {
+			p["annotations"] = anns
+		}
 	case "image":
 		src, ok := b["source"].(map[string]any)
 		st, _ := src["type"].(string)
 		if !ok || !imageSourceKinds.Has(st) {
 			return nil, &wire.RequestError{Field: field + ".source", Msg: "must be an object of type base64, url or file"}
 		}
-		if st == "url" {
-			u, ok := src["url"].(string)
-			if !ok {
-				return nil, &wire.RequestError{Field: field + ".source.url", Msg: "must be a string"}
-			}
-			return map[string]any{"type": "image_url", "image_url": map[string]any{"url": u}}, nil
+		if st != "url" || imageURLMembers.UnknownIn(src) {
+			return jsonvalue.DeepCopy(b), nil
 		}
-		return jsonvalue.DeepCopy(b), nil
+		u, ok := src["url"].(string)
+		if !ok {
+			return nil, &wire.RequestError{Field: field + ".source.url", Msg: "must be a string"}
+		}
+		p = map[string]any{"type": "image_url", "image_url": map[string]any{"url": u}}
 	case "thinking":
 		t, ok1 := b["thinking"].(string)
-		_, ok2 := b["signature"].(string)
+		sig, ok2 := b["signature"].(string)
 		if !ok1 || !ok2 {
 			return nil, &wire.RequestError{Field: field, Msg: "thinking and signature must be strings"}
 		}
-		return map[string]any{"type": "reasoning", "text": t}, nil
+		if _, err := r.openAt(memberSpan(r.text.Bytes(), s, "signature"), field+".signature", kindSignature, sig); err != nil {
+			return nil, err
+		}
+		p = map[string]any{"type": "reasoning", "text": t}
 	case "redacted_thinking":
-		if _, ok := b["data"].(string); !ok {
+		data, ok := b["data"].(string)
+		if !ok {
 			return nil, &wire.RequestError{Field: field + ".data", Msg: "must be a string"}
 		}
-		return map[string]any{"type": "redacted_thinking"}, nil
+		if _, err := r.openAt(memberSpan(r.text.Bytes(), s, "data"), field+".data", kindRedactedData, data); err != nil {
+			return nil, err
+		}
+		p = map[string]any{"type": "redacted_thinking"}
+	default:
+		return jsonvalue.DeepCopy(b), nil
 	}
-	return jsonvalue.DeepCopy(b), nil
+	if cc, present := b["cache_control"]; present {
+		p["cache_control"] = cc
+	}
+	projected := noMoreProjected
+	switch p["type"] {
+	case "text":
+		projected = textProjected
+	case "image_url":
+		projected = imageProjected
+	case "reasoning":
+		projected = partProjected
+	}
+	if err := addMembers(field, p, extra, projected); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
-func optArray(field string, v any) error {
-	switch v.(type) {
-	case nil, []any:
-		return nil
+// citations projects a text block's citations (at path field, the block
+// at s) as annotations, opening their sealed encrypted_index; each
+// projection is pooled with its bytes, which a rewritten text block
+// reuses. Nil when the block has none.
+func (r *Request) citations(field string, v any, s rawjson.Span) ([]any, error) {
+	list, ok := v.([]any)
+	if v == nil {
+		return nil, nil
 	}
-	return &wire.RequestError{Field: field, Msg: "must be an array or null"}
+	if !ok {
+		return nil, &wire.RequestError{Field: field + ".citations", Msg: "must be an array or null"}
+	}
+	body := r.text.Bytes()
+	spans := rawjson.ScanArray(body, memberSpan(body, s, "citations"))
+	anns := make([]any, len(list))
+	for j, e := range list {
+		cf := field + ".citations[" + strconv.Itoa(j) + "]"
+		c, ok := e.(map[string]any)
+		if !ok {
+			return nil, &wire.RequestError{Field: cf, Msg: "must be an object"}
+		}
+		switch x := c["encrypted_index"].(type) {
+		case nil:
+		case string:
+			if _, err := r.openAt(memberSpan(body, spans[j], "encrypted_index"), cf+".encrypted_index", kindEncryptedIndex, x); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, &wire.RequestError{Field: cf + ".encrypted_index", Msg: "must be a string"}
+		}
+		anns[j] = citationProjection(c)
+		r.pool.addSpan(poolCite, anns[j], body, spans[j])
+	}
+	return anns, nil
 }
 
-// projectCall projects a tool_use block as a chat tool call whose
-// arguments are the JSON text the client sent for input.
-func projectCall(b map[string]any, text jsonvalue.Text, s rawjson.Span) map[string]any {
-	ms, _ := rawjson.ScanObject(text.Bytes(), s)
-	in := ms[rawjson.Find(ms, "input")].Val
-	return map[string]any{
+// projectCall projects a tool_use block (at path field, span s) as a chat
+// tool call whose arguments are the JSON text the client sent for input;
+// caller, cache_control, toolset_name and the members extra its type does
+// not know are judged in the call.
+func projectCall(field string, b map[string]any, text jsonvalue.Text, s rawjson.Span, extra map[string]any) (map[string]any, error) {
+	in := memberSpan(text.Bytes(), s, "input")
+	c := map[string]any{
 		"id":   b["id"],
 		"type": "function",
 		"function": map[string]any{
@@ -494,10 +690,18 @@ func projectCall(b map[string]any, text jsonvalue.Text, s rawjson.Span) map[stri
 			"arguments": text.Slice(in.Start, in.End),
 		},
 	}
+	for _, k := range []string{"caller", "cache_control", "toolset_name"} {
+		if v, present := b[k]; present {
+			c[k] = v
+		}
+	}
+	return c, addMembers(field, c, extra, callProjected)
 }
 
-// projectToolResult projects a tool_result block as a tool message.
-func (r *Request) projectToolResult(field string, b map[string]any) (map[string]any, error) {
+// projectToolResult projects a tool_result block (at span s) as a tool
+// message; is_error, cache_control, toolset_name and the members extra its
+// type does not know are judged as members of the message.
+func (r *Request) projectToolResult(field string, b map[string]any, s rawjson.Span, extra map[string]any) (map[string]any, error) {
 	id, ok := b["tool_use_id"].(string)
 	if !ok {
 		return nil, &wire.RequestError{Field: field + ".tool_use_id", Msg: "must be a string"}
@@ -510,20 +714,21 @@ func (r *Request) projectToolResult(field string, b map[string]any) (map[string]
 		tm["content"] = c
 	case []any:
 		parts := make([]any, len(c))
+		spans := rawjson.ScanArray(r.text.Bytes(), memberSpan(r.text.Bytes(), s, "content"))
 		for i, e := range c {
 			pf := field + ".content[" + strconv.Itoa(i) + "]"
 			pb, ok := e.(map[string]any)
 			if !ok {
 				return nil, &wire.RequestError{Field: pf, Msg: "must be a content block object"}
 			}
-			spec, err := r.checkBlock(pf, pb)
+			spec, pextra, err := r.checkBlock(pf, pb)
 			if err != nil {
 				return nil, err
 			}
 			if spec.kind != kindText && spec.kind != kindImage && spec.kind != kindNative {
 				return nil, &wire.RequestError{Field: pf, Msg: "is a block type a tool result cannot carry"}
 			}
-			if parts[i], err = r.projectBlock(pf, pb); err != nil {
+			if parts[i], err = r.projectBlock(pf, pb, spans[i], pextra); err != nil {
 				return nil, err
 			}
 		}
@@ -540,7 +745,12 @@ func (r *Request) projectToolResult(field string, b map[string]any) (map[string]
 	default:
 		return nil, &wire.RequestError{Field: field + ".is_error", Msg: "must be a boolean"}
 	}
-	return tm, nil
+	for _, k := range []string{"cache_control", "toolset_name"} {
+		if v, present := b[k]; present {
+			tm[k] = v
+		}
+	}
+	return tm, addMembers(field, tm, extra, toolProjected)
 }
 
 // checkToolUse checks a tool_use block's id, name and object input.
@@ -597,9 +807,10 @@ func (r *Request) Tools() []any {
 }
 
 // Params implements wire.Request: every top-level member other than
-// model, messages, system, tools, stream and mcp_servers, verbatim, plus
-// partial_context: true when provider-executed tools are declared. The
-// map is the caller's; its values are shared and read-only.
+// model, messages, system, tools and stream, verbatim (the container's id
+// opened), plus partial_context: true when provider-executed tools are
+// declared and anthropic_beta, the betas of the anthropic-beta header.
+// The map is the caller's; its values are shared and read-only.
 func (r *Request) Params() map[string]any {
 	if len(r.params) == 0 {
 		return nil

@@ -1,19 +1,35 @@
 package messages
 
 import (
-	"os"
+	"regexp"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // BenchmarkParseRequestClaudeCode measures the parse and projection of
-// Claude Code's request shape.
+// Claude Code's request shape, its thinking blobs sealed as the gateway
+// handed them out (they are opened, and the body parsed again with them).
 func BenchmarkParseRequestClaudeCode(b *testing.B) {
-	body, err := os.ReadFile("testdata/claude_code_request.json")
+	s := New(Options{})
+	body := sealedFixture(b, s)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.parse(body, wire.OpMessages); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseRequestNoBlobs is BenchmarkParseRequestClaudeCode without
+// the assistant turns' thinking: one parse, nothing to open.
+func BenchmarkParseRequestNoBlobs(b *testing.B) {
+	body, err := readFixture()
 	if err != nil {
 		b.Fatal(err)
 	}
+	body = unthought.ReplaceAll(body, nil)
 	s := New(Options{})
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -23,3 +39,6 @@ func BenchmarkParseRequestClaudeCode(b *testing.B) {
 		}
 	}
 }
+
+// unthought matches the fixture's thinking and redacted_thinking blocks.
+var unthought = regexp.MustCompile(`\{"type": "(redacted_)?thinking", [^}]*\},\s*`)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -18,95 +17,20 @@ type responseMember struct {
 }
 
 // responseMemberTable lists the members of a Message (anthropic-sdk-go
-// Message, v2.17.0) and what the gateway does with each.
+// Message and BetaMessage, v2.17.0) and what the gateway does with each.
 var responseMemberTable = []responseMember{
-	{"id", "metadata: a string"},
-	{"type", `metadata: "message"`},
-	{"role", `metadata: "assistant"`},
-	{"model", "metadata: a string"},
-	{"content", "projected: text, thinking, redacted_thinking and provider-tool blocks as `content`, tool_use as `tool_calls`"},
-	{"stop_reason", "projected as `finish_reason` (end_turn, stop_sequence, pause_turn → stop; max_tokens, model_context_window_exceeded → length; tool_use → tool_calls; refusal → content_filter)"},
-	{"stop_sequence", "metadata: a string or null (the stop sequence matched, which the client wrote)"},
-	{"stop_details", metaObjectDoc},
-	{"usage", "`usage` {prompt_tokens: input + cache creation + cache read tokens, completion_tokens: output_tokens}; unknown usage members removed"},
-	{"container", metaObjectDoc},
-	{"context_management", metaObjectDoc},
-	{"diagnostics", metaObjectDoc},
-}
-
-// metaObjectDoc is the treatment of the metadata objects whose inner shape
-// the gateway does not model.
-const metaObjectDoc = "metadata: an object or null, released only with its known members holding ids, timestamps, short numbers or booleans; removed otherwise"
-
-// metaObjectKeys are the members each metadata object may hold (see
-// metaObjectOK). A refusal's explanation in stop_details is prose the
-// policy never saw, so such a stop_details is removed.
-var metaObjectKeys = map[string]rawjson.MemberSet{
-	"stop_details":       rawjson.NewMemberSet("type", "category"),
-	"container":          rawjson.NewMemberSet("id", "expires_at"),
-	"context_management": rawjson.NewMemberSet("applied_edits"),
-	"diagnostics":        rawjson.NewMemberSet(),
-}
-
-// appliedEditKeys are the members of a context_management edit.
-var appliedEditKeys = rawjson.NewMemberSet("type", "cleared_tool_uses", "cleared_input_tokens", "cleared_thinking_turns")
-
-// metaObjectOK reports whether a metadata object can be released: null,
-// or only its known members, each a scalar metaScalarOK accepts (edits:
-// an array of such objects).
-func metaObjectOK(key string, v any) bool {
-	if v == nil {
-		return true
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	for k, e := range obj {
-		if !metaObjectKeys[key].Has(k) {
-			return false
-		}
-		if k != "applied_edits" {
-			if !metaScalarOK(e) {
-				return false
-			}
-			continue
-		}
-		edits, ok := e.([]any)
-		if !ok {
-			return false
-		}
-		for _, x := range edits {
-			edit, ok := x.(map[string]any)
-			if !ok {
-				return false
-			}
-			for ek, ev := range edit {
-				if !appliedEditKeys.Has(ek) || !metaScalarOK(ev) {
-					return false
-				}
-			}
-		}
-	}
-	return true
-}
-
-// metaScalarOK accepts the values metadata objects hold: null, booleans,
-// short number tokens, ids and RFC 3339 timestamps. Prose fits none.
-func metaScalarOK(v any) bool {
-	switch x := v.(type) {
-	case nil, bool:
-		return true
-	case json.Number:
-		return len(x) <= 32
-	case string:
-		if wire.IsID(x) {
-			return true
-		}
-		_, err := time.Parse(time.RFC3339Nano, x)
-		return err == nil
-	}
-	return false
+	{"id", "minted: the gateway's own `msg_` id, one per answer, the same in every event of a stream; the upstream's is never released"},
+	{"type", `a constant: "message", else the answer is refused`},
+	{"role", `a constant: "assistant", else the answer is refused`},
+	{"model", "the request's model name, which pre_model_call judged as `model.id`; the upstream's is never released"},
+	{"content", "projected: text, thinking, redacted_thinking and provider-tool blocks as `content`, tool_use as `tool_calls`; thinking signatures, redacted_thinking data and citations' encrypted_index sealed"},
+	{"stop_reason", "an enumeration, projected as `finish_reason` (end_turn, stop_sequence, pause_turn → stop; max_tokens, model_context_window_exceeded → length; tool_use → tool_calls; refusal → content_filter); any other refuses the answer"},
+	{"stop_sequence", "null or one of the request's stop_sequences (which pre_model_call judged); anything else refuses the answer"},
+	{"stop_details", metaDoc["stop_details"]},
+	{"usage", metaDoc["usage"]},
+	{"container", metaDoc["container"]},
+	{"context_management", metaDoc["context_management"]},
+	{"diagnostics", metaDoc["diagnostics"]},
 }
 
 var responseKnown = func() rawjson.MemberSet {
@@ -118,8 +42,9 @@ var responseKnown = func() rawjson.MemberSet {
 }()
 
 // ResponseMembers lists every top-level answer member the gateway knows.
-// Others are removed unless allowed (wire.messages.allow_response_members),
-// when they are projected as {"type":"member","name","value"} parts.
+// Others are judged as {"type":"member","name","value"} parts (under
+// wire.messages.unknown_members: refuse, removed unless allowed by
+// wire.messages.allow_response_members).
 func ResponseMembers() []MemberDoc {
 	out := make([]MemberDoc, len(responseMemberTable))
 	for i, m := range responseMemberTable {
@@ -135,12 +60,6 @@ var answerBlockMembers = map[string]rawjson.MemberSet{
 	"redacted_thinking": rawjson.NewMemberSet("type", "data"),
 	"tool_use":          rawjson.NewMemberSet("type", "id", "name", "input", "caller"),
 }
-
-var usageMembers = rawjson.NewMemberSet("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-	"cache_creation", "server_tool_use", "service_tier", "inference_geo", "output_tokens_details", "speed")
-
-// usageCounts are the usage members that must be non-negative integers.
-var usageCounts = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
 
 // stopReasons maps every stop_reason to its finish_reason.
 var stopReasons = map[string]string{
@@ -161,49 +80,65 @@ var finishToStop = map[string]string{
 	"content_filter": "refusal",
 }
 
+// answerCtx is what an answer is released against: the request's stop
+// sequences and model name, and the id the gateway minted for the answer.
+type answerCtx struct {
+	stops []string
+	model string
+	id    string
+}
+
+// answerFor is the context of an answer to req, a request of this surface
+// (or nil), with a newly minted id.
+func answerFor(req wire.Request) answerCtx {
+	ac := answerCtx{id: wire.MintID("msg_")}
+	if r, ok := req.(*Request); ok {
+		ac.stops, ac.model = r.stops, r.model
+	}
+	return ac
+}
+
 // rblock is one answer content block.
 type rblock struct {
 	typ   string
-	raw   []byte // its bytes, unknown members removed
+	raw   []byte // its bytes to release: blobs sealed, removed members gone
 	part  any    // its content part projection (nil for tool_use)
 	call  map[string]any
 	cites []poolEntry // text: the citations' projections and bytes
 }
 
+// metaValue is a metadata member as released.
+type metaValue struct {
+	tree    any
+	changed bool // tree differs from the upstream's bytes
+}
+
 // Response is a parsed Messages answer. Immutable after parsing.
 type Response struct {
-	s *Surface
-	// stops are the request's stop_sequences: the only strings an answer's
-	// stop_sequence may name.
-	stops   []string
+	s       *Surface
+	ac      answerCtx
 	body    []byte
 	top     []rawjson.Member
 	topDrop []int
-	clean   bool // nothing was removed
-	blocks  []rblock
-	extras  []extraMember
-	stop    string
-	usage   *usage
-	proj    map[string]any
-	pool    pool
-}
-
-type extraMember struct {
-	name  string
-	value any
-}
-
-type usage struct {
-	raw   []byte
-	clean bool
-	proj  map[string]any
+	// verbatim: every block's bytes are the upstream's (nothing sealed,
+	// nothing removed); blocksClean: no block lost a member.
+	verbatim    bool
+	blocksClean bool
+	blocks      []rblock
+	contentSpan rawjson.Span   // the content array in body
+	blockSpans  []rawjson.Span // its elements
+	extras      []extraMember
+	meta        map[string]*metaValue
+	stop        string
+	usage       map[string]any
+	proj        map[string]any
+	pool        pool
 }
 
 func respErr(field, msg string) error { return &wire.ResponseError{Field: field, Msg: msg} }
 
-// parseMessage parses a complete Message body answering a request whose
-// stop_sequences were stops.
-func (s *Surface) parseMessage(body []byte, stops []string) (*Response, error) {
+// parseMessage parses a complete Message body answering in ac.
+func (s *Surface) parseMessage(body []byte, ac answerCtx) (*Response, error) {
 	if !json.Valid(body) {
 		return nil, respErr("", "body is not valid JSON")
 	}
@@ -215,31 +150,31 @@ func (s *Surface) parseMessage(body []byte, stops []string) (*Response, error) {
 	if err != nil {
 		return nil, respErr("", "body has a duplicate member")
 	}
-	r := &Response{s: s, stops: stops, body: body, top: ms, clean: true}
+	r := &Response{s: s, ac: ac, body: body, top: ms, verbatim: true, blocksClean: true, meta: map[string]*metaValue{}}
 	if i := responseKnown.Ambiguous(ms); i >= 0 {
 		return nil, respErr("", "body "+collisionMessage(responseKnown.FoldsOnto(ms[i].Key)))
 	}
 	seen := map[string]bool{}
 	text := jsonvalue.NewText(body) // the members' plain strings slice one string of the body
+	mc := &metaCleaner{s: s}
 	for i, m := range ms {
 		v, err := text.DecodeStrictNested(m.Val.Start, m.Val.End, 0) // DecodeStrict of the member
 		if err != nil {
 			return nil, respErr(knownField(m.Key), rawjson.DecodeProblem(err))
 		}
 		if !responseKnown.Has(m.Key) {
-			if s.allowResp.Has(m.Key) {
-				r.extras = append(r.extras, extraMember{name: m.Key, value: v})
+			if !s.strict || s.allowResp.Has(m.Key) {
+				r.extras = append(r.extras, extraMember{name: partName(m.Key, nil), top: m.Key, value: v})
 			} else {
 				r.topDrop = append(r.topDrop, i)
-				r.clean = false
 			}
 			continue
 		}
 		seen[m.Key] = true
-		if _, ok := metaObjectKeys[m.Key]; ok && !metaObjectOK(m.Key, v) {
-			// A refusal's explanation, say: text no verdict saw.
-			r.topDrop = append(r.topDrop, i)
-			r.clean = false
+		if node := metaSchema[m.Key]; node != nil {
+			if err := r.metaMember(mc, i, m.Key, node, v); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err := r.member(m, v); err != nil {
@@ -262,14 +197,30 @@ func knownField(k string) string {
 	return ""
 }
 
+// metaMember releases metadata member i (key, value v) under node; its
+// projected values become member parts.
+func (r *Response) metaMember(mc *metaCleaner, i int, key string, node *metaNode, v any) error {
+	if key == "usage" {
+		if err := r.parseUsage(v); err != nil {
+			return err
+		}
+	}
+	mc.parts = mc.parts[:0]
+	out, keep, changed, err := mc.clean(node, v, key, nil)
+	if err != nil {
+		return err
+	}
+	if !keep {
+		r.topDrop = append(r.topDrop, i)
+		return nil
+	}
+	r.meta[key] = &metaValue{tree: out, changed: changed}
+	r.extras = append(r.extras, mc.parts...)
+	return nil
+}
+
 func (r *Response) member(m rawjson.Member, v any) error {
 	switch m.Key {
-	case "id", "model":
-		// Clients show and echo these; a value outside its token shape
-		// could carry text no verdict saw.
-		if str, ok := v.(string); !ok || (m.Key == "id" && !wire.IsID(str)) || (m.Key == "model" && !wire.IsModelName(str)) {
-			return respErr(m.Key, "must be a token-shaped string")
-		}
 	case "type":
 		if v != "message" {
 			return respErr("type", `must be "message"`)
@@ -292,21 +243,11 @@ func (r *Response) member(m rawjson.Member, v any) error {
 	case "stop_sequence":
 		// It names the stop sequence matched, which the client wrote; any
 		// other string would be text no verdict saw.
-		if str, ok := v.(string); (!ok && v != nil) || (ok && !slices.Contains(r.stops, str)) {
+		if str, ok := v.(string); (!ok && v != nil) || (ok && !slices.Contains(r.ac.stops, str)) {
 			return respErr(m.Key, "must be null or one of the request's stop_sequences")
 		}
-	case "usage":
-		u, err := parseUsage(r.body, m.Val, v)
-		if err != nil {
-			return err
-		}
-		r.usage = u
-		r.clean = r.clean && u.clean
-	default: // stop_details, container, context_management, diagnostics
-		if _, ok := v.(map[string]any); !ok && v != nil {
-			return respErr(m.Key, "must be an object or null")
-		}
 	}
+	// id and model are the gateway's: replaced whatever they hold.
 	return nil
 }
 
@@ -317,6 +258,7 @@ func (r *Response) content(s rawjson.Span, v any) error {
 		return respErr("content", "must be an array")
 	}
 	spans := rawjson.ScanArray(r.body, s)
+	r.contentSpan, r.blockSpans = s, spans
 	for i, e := range list {
 		b, err := r.block(i, e, spans[i])
 		if err != nil {
@@ -348,24 +290,47 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 	if k := members.CollisionIn(m); k != "" {
 		return rblock{}, respErr(field, collisionMessage(k))
 	}
-	b := rblock{typ: typ, raw: r.body[s.Start:s.End]}
+	// The block's bytes are patched only when a blob is sealed or, under
+	// StrictMembers, a member removed: scanned then, once.
+	var ms []rawjson.Member
+	var patch *rawjson.ObjPatch
+	patched := func() *rawjson.ObjPatch {
+		if patch == nil {
+			ms, _ = rawjson.ScanObject(r.body, s) // decoded strictly already
+			patch = rawjson.NewObjPatch(r.body, s, ms)
+		}
+		return patch
+	}
+	var extra map[string]any
 	if members.UnknownIn(m) {
-		b.raw = dropUnknown(r.body, s, members)
-		for k := range m {
-			if !members.Has(k) {
-				delete(m, k)
+		if r.s.strict {
+			p := patched()
+			for j, bm := range ms {
+				if !members.Has(bm.Key) {
+					p.Drop(j)
+					delete(m, bm.Key)
+				}
+			}
+			r.blocksClean = false
+		} else {
+			extra = map[string]any{}
+			for k, v := range m {
+				if !members.Has(k) {
+					extra[k] = v
+				}
 			}
 		}
-		r.clean = false
 	}
+	b := rblock{typ: typ}
+	var p map[string]any
 	switch typ {
 	case "text":
 		t, ok := m["text"].(string)
 		if !ok {
 			return b, respErr(field+".text", "must be a string")
 		}
-		p := map[string]any{"type": "text", "text": t}
-		if err := b.citations(r.body, s, field, m["citations"]); err != nil {
+		p = map[string]any{"type": "text", "text": t}
+		if err := r.citations(&b, s, patched, field, m["citations"]); err != nil {
 			return b, err
 		}
 		if len(b.cites) > 0 {
@@ -375,19 +340,25 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 			}
 			p["annotations"] = anns
 		}
-		b.part = p
 	case "thinking":
 		t, ok1 := m["thinking"].(string)
-		_, ok2 := m["signature"].(string)
+		sig, ok2 := m["signature"].(string)
 		if !ok1 || !ok2 {
 			return b, respErr(field, "thinking and signature must be strings")
 		}
-		b.part = map[string]any{"type": "reasoning", "text": t}
+		if sig != "" {
+			patched().Set("signature", r.s.sealString(kindSignature, sig))
+		}
+		p = map[string]any{"type": "reasoning", "text": t}
 	case "redacted_thinking":
-		if _, ok := m["data"].(string); !ok {
+		data, ok := m["data"].(string)
+		if !ok {
 			return b, respErr(field+".data", "must be a string")
 		}
-		b.part = map[string]any{"type": "redacted_thinking"}
+		if data != "" {
+			patched().Set("data", r.s.sealString(kindRedactedData, data))
+		}
+		p = map[string]any{"type": "redacted_thinking"}
 	case "tool_use":
 		id, ok1 := m["id"].(string)
 		name, ok2 := m["name"].(string)
@@ -396,16 +367,45 @@ func (r *Response) block(i int, e any, s rawjson.Span) (rblock, error) {
 			return b, respErr(field, "a tool_use block has a string id, a non-empty string name and an object input")
 		}
 		b.call = map[string]any{"id": id, "name": name, "args": in}
+		if c, present := m["caller"]; present {
+			b.call["caller"] = c // judged: its tool_id is an upstream id the client sends back
+		}
+		if err := addAnswerMembers(field, b.call, extra); err != nil {
+			return b, err
+		}
 	default:
-		b.part = m
+		b.part = m // a provider-tool block, native: every member judged
+	}
+	if p != nil {
+		if err := addAnswerMembers(field, p, extra); err != nil {
+			return b, err
+		}
+		b.part = p
+	}
+	b.raw = r.body[s.Start:s.End]
+	if patch != nil && patch.Changed() {
+		b.raw = patch.Render()
+		r.verbatim = false
 	}
 	return b, nil
 }
 
-// citations parses a text block's citations: web search citations project
-// as url_citation annotations with the text they quote, others as their
-// native objects (their cited_text is document text the model quotes).
-func (b *rblock) citations(body []byte, s rawjson.Span, field string, v any) error {
+// addAnswerMembers puts a block's judged unknown members into its
+// projection p; a name p already uses would make it ambiguous.
+func addAnswerMembers(field string, p map[string]any, extra map[string]any) error {
+	for k, v := range extra {
+		if _, taken := p[k]; taken {
+			return respErr(field, "has a member whose name the gateway's projection of its block uses")
+		}
+		p[k] = v
+	}
+	return nil
+}
+
+// citations parses the citations of the text block at s (patched by
+// patched()): each projects as an annotation (citationProjection), and its
+// encrypted_index is sealed.
+func (r *Response) citations(b *rblock, s rawjson.Span, patched func() *rawjson.ObjPatch, field string, v any) error {
 	list, ok := v.([]any)
 	if v == nil {
 		return nil
@@ -413,50 +413,58 @@ func (b *rblock) citations(body []byte, s rawjson.Span, field string, v any) err
 	if !ok {
 		return respErr(field+".citations", "must be an array or null")
 	}
-	ms, _ := rawjson.ScanObject(body, s)
-	spans := rawjson.ScanArray(body, ms[rawjson.Find(ms, "citations")].Val)
+	spans := rawjson.ScanArray(r.body, memberSpan(r.body, s, "citations"))
+	resealed := false
+	raws := make([][]byte, len(list))
 	for j, e := range list {
+		cf := field + ".citations[" + strconv.Itoa(j) + "]"
 		c, ok := e.(map[string]any)
-		ct, ok2 := c["cited_text"].(string)
-		if !ok || !ok2 {
-			return respErr(field+".citations["+strconv.Itoa(j)+"]", "must be an object with a string cited_text")
+		if _, ok2 := c["cited_text"].(string); !ok || !ok2 {
+			return respErr(cf, "must be an object with a string cited_text")
 		}
-		var proj any = c
-		if c["type"] == "web_search_result_location" {
-			url, _ := c["url"].(string)
-			title, _ := c["title"].(string)
-			proj = map[string]any{"type": "url_citation", "url": url, "title": title, "cited_text": ct}
+		raw, err := r.s.sealCitation(r.body, spans[j], c, cf)
+		if err != nil {
+			return err
 		}
-		b.cites = append(b.cites, poolEntry{proj: proj, raw: body[spans[j].Start:spans[j].End]})
+		resealed = resealed || raw != nil
+		if raw == nil {
+			raw = r.body[spans[j].Start:spans[j].End]
+		}
+		raws[j] = raw
+		b.cites = append(b.cites, poolEntry{proj: citationProjection(c), raw: raw})
+	}
+	if resealed {
+		patched().Set("citations", joinArray(raws))
 	}
 	return nil
 }
 
-// dropUnknown renders the object at s without the members known lacks.
-func dropUnknown(body []byte, s rawjson.Span, known rawjson.MemberSet) []byte {
-	ms, _ := rawjson.ScanObject(body, s)
-	p := rawjson.NewObjPatch(body, s, ms)
-	for i, m := range ms {
-		if !known.Has(m.Key) {
-			p.Drop(i)
-		}
+// sealCitation returns the citation at s of body (decoded as c, at path
+// field) with its encrypted_index sealed, or nil when it has none.
+func (s *Surface) sealCitation(body []byte, span rawjson.Span, c map[string]any, field string) ([]byte, error) {
+	x, present := c["encrypted_index"]
+	if !present || x == nil {
+		return nil, nil
 	}
-	return p.Render()
+	idx, ok := x.(string)
+	if !ok {
+		return nil, respErr(field+".encrypted_index", "must be a string")
+	}
+	if idx == "" {
+		return nil, nil // an empty blob carries nothing
+	}
+	ms, _ := rawjson.ScanObject(body, span)
+	p := rawjson.NewObjPatch(body, span, ms)
+	p.Set("encrypted_index", s.sealString(kindEncryptedIndex, idx))
+	return p.Render(), nil
 }
 
-// parseUsage checks usage: known counts are non-negative integers (or
-// null), unknown members are removed.
-func parseUsage(body []byte, s rawjson.Span, v any) (*usage, error) {
+// parseUsage checks the usage counts the normalized usage is made of and
+// projects it.
+func (r *Response) parseUsage(v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, respErr("usage", "must be an object")
-	}
-	if k := usageMembers.CollisionIn(obj); k != "" {
-		return nil, respErr("usage", collisionMessage(k))
-	}
-	u := &usage{raw: body[s.Start:s.End], clean: true}
-	if usageMembers.UnknownIn(obj) {
-		u.raw, u.clean = dropUnknown(body, s, usageMembers), false
+		return respErr("usage", "must be an object")
 	}
 	var prompt, completion int64
 	var havePrompt, haveCompletion bool
@@ -467,7 +475,7 @@ func parseUsage(body []byte, s rawjson.Span, v any) (*usage, error) {
 		}
 		n, ok := count(x)
 		if !ok {
-			return nil, respErr("usage."+k, "must be a non-negative integer")
+			return respErr("usage."+k, "must be a non-negative integer")
 		}
 		if k == "output_tokens" {
 			completion, haveCompletion = n, true
@@ -476,15 +484,15 @@ func parseUsage(body []byte, s rawjson.Span, v any) (*usage, error) {
 		}
 	}
 	if havePrompt || haveCompletion {
-		u.proj = map[string]any{}
+		r.usage = map[string]any{}
 		if havePrompt {
-			u.proj["prompt_tokens"] = json.Number(strconv.FormatInt(prompt, 10))
+			r.usage["prompt_tokens"] = json.Number(strconv.FormatInt(prompt, 10))
 		}
 		if haveCompletion {
-			u.proj["completion_tokens"] = json.Number(strconv.FormatInt(completion, 10))
+			r.usage["completion_tokens"] = json.Number(strconv.FormatInt(completion, 10))
 		}
 	}
-	return u, nil
+	return nil
 }
 
 func count(v any) (int64, bool) {
@@ -510,7 +518,7 @@ func (r *Response) project() {
 		r.pool.add(poolPart, b.part, b.raw)
 		if b.typ == "text" {
 			texts++
-			simple = simple && len(b.cites) == 0
+			simple = simple && len(b.part.(map[string]any)) == 2 // {type, text}: nothing else to carry
 		} else {
 			simple = false
 		}
@@ -547,18 +555,8 @@ func (r *Response) Project() map[string]any {
 
 // Usage implements wire.Response.
 func (r *Response) Usage() map[string]any {
-	if r.usage == nil || r.usage.proj == nil {
+	if r.usage == nil {
 		return nil
 	}
-	return jsonvalue.DeepCopy(r.usage.proj).(map[string]any)
-}
-
-// stopSequences returns the stop_sequences of req, a request of this
-// surface.
-func stopSequences(req wire.Request) []string {
-	r, ok := req.(*Request)
-	if !ok {
-		return nil
-	}
-	return r.stops
+	return jsonvalue.DeepCopy(r.usage).(map[string]any)
 }

@@ -19,13 +19,28 @@ const answerJSON = `{"id":"msg_01","type":"message","role":"assistant","model":"
  "stop_reason":"tool_use","stop_sequence":null,
  "usage":{"input_tokens":10,"cache_creation_input_tokens":3,"cache_read_input_tokens":100,"output_tokens":42,"service_tier":"standard","cache_creation":{"ephemeral_5m_input_tokens":3,"ephemeral_1h_input_tokens":0}}}`
 
+// answerRequest is the request the test answers answer.
+const answerRequest = `{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
+
 func parseAnswer(t *testing.T, opts Options, body string) *Response {
 	t.Helper()
-	r, err := New(opts).ParseResponse(nil, []byte(body))
+	s := New(opts)
+	r, err := s.ParseResponse(parseOK(t, s, answerRequest), []byte(body))
 	if err != nil {
 		t.Fatalf("ParseResponse: %v", err)
 	}
 	return r.(*Response)
+}
+
+// withID is out (a released answer) with its id replaced by the
+// upstream's, the one difference an untouched answer has besides seals.
+func withID(t *testing.T, r *Response, out []byte, id string) string {
+	t.Helper()
+	minted := `"id":"` + r.ac.id + `"`
+	if !strings.Contains(string(out), minted) || !strings.HasPrefix(r.ac.id, "msg_") {
+		t.Fatalf("the release does not carry the minted id %s: %s", r.ac.id, out)
+	}
+	return strings.Replace(string(out), minted, `"id":"`+id+`"`, 1)
 }
 
 func TestAnswerProjection(t *testing.T) {
@@ -42,8 +57,17 @@ func TestAnswerProjection(t *testing.T) {
 		t.Errorf("Usage() = %v", u)
 	}
 	out, err := r.Release(nil)
-	if err != nil || string(out) != answerJSON {
-		t.Errorf("an untouched clean answer is not released byte for byte (%v)", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Byte for byte but for the gateway's id and the seals of its blobs.
+	if got := withID(t, r, unsealed(t, r.s, out), "msg_01"); got != answerJSON {
+		t.Errorf("an untouched answer is released as\n%s", got)
+	}
+	for _, blob := range []string{"sig==", "Eo8="} {
+		if strings.Contains(string(out), blob) {
+			t.Errorf("the release carries the blob %s unsealed: %s", blob, out)
+		}
 	}
 }
 
@@ -62,7 +86,7 @@ func TestAnswerStopReasons(t *testing.T) {
 
 func TestAnswerClosedWorld(t *testing.T) {
 	body := `{"type":"message","role":"assistant","content":[{"type":"text","text":"hi","debug":"x"}],"stop_reason":"end_turn","trace":{"a":1},"usage":{"input_tokens":1,"output_tokens":2,"secret":"s"}}`
-	r := parseAnswer(t, Options{}, body)
+	r := parseAnswer(t, Options{StrictMembers: true}, body)
 	out, err := r.Release(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +96,22 @@ func TestAnswerClosedWorld(t *testing.T) {
 			t.Errorf("released body still holds %s: %s", gone, out)
 		}
 	}
-	kept := parseAnswer(t, Options{AllowResponseMembers: []string{"trace"}}, body)
+	kept := parseAnswer(t, Options{AllowResponseMembers: []string{"trace"}, StrictMembers: true}, body)
 	p := kept.Project()
 	if c, ok := p["content"].([]any); !ok || len(c) != 2 || obj(c[1])["type"] != "member" {
 		t.Errorf("allowed member not projected: %v", p)
+	}
+	// Judged by default: every unknown member is projected where a
+	// policy sees it, and released as the verdict leaves it.
+	judged := parseAnswer(t, Options{}, body)
+	want := mustJSON(t, `{"content":[{"type":"text","text":"hi","debug":"x"},{"type":"member","name":"trace","value":{"a":1}},{"type":"member","name":"usage.secret","value":"s"}],"tool_calls":[],"finish_reason":"stop"}`)
+	if !jsonvalue.Equal(any(judged.Project()), want) {
+		g, _ := jsonvalue.Marshal(judged.Project())
+		t.Errorf("judged projection = %s", g)
+	}
+	out, err = judged.Release(nil)
+	if err != nil || !strings.Contains(string(out), `"debug":"x"`) || !strings.Contains(string(out), `"secret":"s"`) || !strings.Contains(string(out), `"trace":{"a":1}`) {
+		t.Errorf("judged members not released as judged (%v): %s", err, out)
 	}
 	refused := []string{
 		`{"type":"message","role":"assistant","content":[{"type":"audio","data":"x"}]}`,
@@ -103,7 +139,10 @@ func TestAnswerWriteBack(t *testing.T) {
 		{name: "redact text keeps thinking and citations", edit: func(p map[string]any) {
 			obj(p["content"].([]any)[1])["text"] = "[redacted]"
 		}, check: func(t *testing.T, out string) {
-			if !strings.Contains(out, `{"type":"thinking","thinking":"Let me check.","signature":"sig=="}`) || !strings.Contains(out, `"encrypted_index":"Eo8="`) {
+			if strings.Contains(out, "sig==") || strings.Contains(out, "Eo8=") {
+				t.Errorf("blobs released unsealed: %s", out)
+			}
+			if !strings.Contains(out, `{"type":"thinking","thinking":"Let me check.","signature":"hgs1_`) || !strings.Contains(out, `"encrypted_index":"hgs1_`) {
 				t.Errorf("original blocks lost: %s", out)
 			}
 		}},

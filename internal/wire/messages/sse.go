@@ -14,6 +14,7 @@ type sseEvent struct {
 	name      string
 	data      []byte
 	multiLine bool // data came on several lines: not replayed verbatim
+	reseal    bool // it carries a blob the gateway seals before replaying it
 }
 
 // sseReader frames a byte stream into events: lines end in CRLF, LF or

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -59,7 +60,7 @@ func StreamEvents() []MemberDoc {
 		{"content_block_start", "opens block `index`, which must be the next index; tool_use input must be `{}` when input_json_delta follows"},
 		{"content_block_delta", "extends an open block: text_delta, input_json_delta (the joined partial_json must be an object), thinking_delta, signature_delta (once, onto an empty signature: the SDKs disagree otherwise), citations_delta; a delta type that does not fit the block, or for a block not open, is refused"},
 		{"content_block_stop", "closes an open block"},
-		{"message_delta", "delta members stop_reason, stop_sequence, stop_details and container overwrite the message's, others are removed; usage members overwrite usage's (as the SDKs accumulate), unknown ones removed"},
+		{"message_delta", "delta members stop_reason, stop_sequence, stop_details and container overwrite the message's; usage members overwrite usage's (as the SDKs accumulate); other members of the delta and of the event that name no member of a message are the message's own (judged as member parts; removed under " + UnknownMembersKey + ": refuse), the others removed; the assembled message's metadata is released as an answer's"},
 		{"message_stop", "ends the stream; every block must be closed; later bytes are not read"},
 		{"ping", "dropped"},
 		{"(no event name)", "skipped, as both SDKs skip it; never released"},
@@ -84,6 +85,7 @@ type sblock struct {
 // read differently or ignore.
 type assembler struct {
 	s          *Surface
+	ac         answerCtx
 	msg        map[string]any
 	blocks     []*sblock
 	events     []sseEvent
@@ -147,6 +149,13 @@ func (a *assembler) handle(ev sseEvent) (bool, error) {
 	}
 	a.events = append(a.events, sseEvent{name: typ, data: ev.data})
 	a.cur = ev.data
+	if typ == "message_delta" && !a.s.strict {
+		for k, v := range obj {
+			if !known.Has(k) && !responseKnown.Has(k) {
+				a.msg[k] = v // a message member the SDKs take from here: judged with the message
+			}
+		}
+	}
 	switch typ {
 	case "message_start":
 		return false, a.start(obj)
@@ -182,6 +191,9 @@ func (a *assembler) start(obj map[string]any) error {
 	}
 	a.msg = m
 	content, _ := m["content"].([]any)
+	if len(content) > 0 {
+		a.replayable = false // the replayed message_start is the released message's, content empty
+	}
 	for _, e := range content {
 		b, _ := e.(map[string]any)
 		if b == nil {
@@ -209,7 +221,23 @@ func (a *assembler) blockStart(obj map[string]any) error {
 	sb := &sblock{obj: b, open: true}
 	sb.exactIn = startInputIsEmpty(a.cur)
 	a.blocks = append(a.blocks, sb)
+	a.events[len(a.events)-1].reseal = blockHoldsBlob(b)
 	return nil
+}
+
+// blockHoldsBlob reports whether a block start carries a blob the gateway
+// seals: a signature, redacted data, a citation's encrypted_index.
+func blockHoldsBlob(b map[string]any) bool {
+	switch b["type"] {
+	case "thinking":
+		return b["signature"] != ""
+	case "redacted_thinking":
+		return b["data"] != ""
+	case "text":
+		cites, _ := b["citations"].([]any)
+		return len(cites) > 0
+	}
+	return false
 }
 
 func (a *assembler) openBlock(obj map[string]any) (*sblock, error) {
@@ -240,6 +268,7 @@ func (a *assembler) delta(obj map[string]any) error {
 		return a.fail("a delta that does not fit its block")
 	}
 	val := d[spec.member]
+	a.events[len(a.events)-1].reseal = dt == "citations_delta" || dt == "signature_delta"
 	if dt == "citations_delta" {
 		if _, ok := val.(map[string]any); !ok {
 			return a.fail("a citation that is not an object")
@@ -284,16 +313,13 @@ func (a *assembler) messageDelta(obj map[string]any) error {
 		return a.fail("message_delta without a delta object")
 	}
 	for k, v := range d {
-		if !messageDeltaMembers.Has(k) {
-			a.replayable = false // removed: not copied, not replayed
-			continue
+		// Other members are the message's own, judged with it, unless
+		// they would overwrite one the delta does not set.
+		if messageDeltaMembers.Has(k) || !a.s.strict && !responseKnown.Has(k) {
+			a.msg[k] = v
 		}
-		a.msg[k] = v
 	}
 	if u, ok := obj["usage"].(map[string]any); ok {
-		if usageMembers.UnknownIn(u) {
-			a.replayable = false
-		}
 		mu, _ := a.msg["usage"].(map[string]any)
 		if mu == nil {
 			mu = map[string]any{}
@@ -361,15 +387,15 @@ type Stream struct {
 	replayable bool
 }
 
-func (s *Surface) readStream(r io.Reader, limit int64, stops []string) (*Stream, error) {
-	return s.readStreamMode(r, limit, stops, false)
+func (s *Surface) readStream(r io.Reader, limit int64, ac answerCtx) (*Stream, error) {
+	return s.readStreamMode(r, limit, ac, false)
 }
 
 // readStreamMode is readStream; treeOnly decodes every event as a tree
 // (tests compare the fast path with it).
-func (s *Surface) readStreamMode(r io.Reader, limit int64, stops []string, treeOnly bool) (*Stream, error) {
+func (s *Surface) readStreamMode(r io.Reader, limit int64, ac answerCtx, treeOnly bool) (*Stream, error) {
 	er := newEventReader(r, limit)
-	a := &assembler{s: s, replayable: true, treeOnly: treeOnly}
+	a := &assembler{s: s, ac: ac, replayable: true, treeOnly: treeOnly}
 	for {
 		ev, err := er.next()
 		if err != nil {
@@ -380,23 +406,23 @@ func (s *Surface) readStreamMode(r io.Reader, limit int64, stops []string, treeO
 			return nil, err
 		}
 		if done {
-			return a.stream(er.buffered(), stops)
+			return a.stream(er.buffered())
 		}
 	}
 }
 
 // stream parses the assembled answer once message_stop was handled;
 // buffered is the bytes read.
-func (a *assembler) stream(buffered int64, stops []string) (*Stream, error) {
+func (a *assembler) stream(buffered int64) (*Stream, error) {
 	body, err := a.message()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := a.s.parseMessage(body, stops)
+	resp, err := a.s.parseMessage(body, a.ac)
 	if err != nil {
 		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "the assembled message", Err: err}
 	}
-	return &Stream{resp: resp, events: a.events, buffered: buffered, replayable: a.replayable && resp.clean}, nil
+	return &Stream{resp: resp, events: a.events, buffered: buffered, replayable: a.replayable && resp.blocksClean}, nil
 }
 
 // Response implements wire.Stream.
@@ -405,32 +431,201 @@ func (st *Stream) Response() wire.Response { return st.resp }
 // BufferedBytes implements wire.Stream.
 func (st *Stream) BufferedBytes() int64 { return st.buffered }
 
-// Release implements wire.Stream: the upstream's own events (pings
-// dropped, each re-framed as event and data lines) when the target is the
-// projection and every event held only known members; otherwise a stream
-// synthesized from the released message.
+// Release implements wire.Stream. When the target is the projection and
+// every event held only known members, the upstream's own block events
+// are replayed (pings dropped, each re-framed as event and data lines,
+// blobs sealed) between a message_start and a message_delta rendered from
+// the released message (the gateway's id, the request's model, the
+// metadata as released); otherwise a stream is synthesized from the
+// released message.
 func (st *Stream) Release(target any) ([]byte, error) {
 	if target == nil {
 		target = st.resp.proj
 	}
 	if st.replayable && jsonvalue.Equal(target, st.resp.proj) {
-		// Sized up front: growing by appends would leave copies of a large
-		// stream behind as garbage.
-		n := 0
-		for _, ev := range st.events {
-			n += len("event: \ndata: \n\n") + len(ev.name) + len(ev.data)
-		}
-		out := make([]byte, 0, n)
-		for _, ev := range st.events {
-			out = appendEvent(out, ev.name, ev.data)
-		}
-		return out, nil
+		return st.replay()
 	}
 	body, err := st.resp.render(target)
 	if err != nil {
 		return nil, err
 	}
 	return synthesize(body)
+}
+
+// replay renders the upstream's block events between a message_start and
+// a message_delta made of the released message's metadata.
+func (st *Stream) replay() ([]byte, error) {
+	r := st.resp
+	top, err := r.metaPatch()
+	if err != nil {
+		return nil, err
+	}
+	// message_start: the released message, content empty, stop reason and
+	// stop sequence null.
+	top.Set("content", []byte("[]"))
+	top.Set("stop_reason", []byte("null"))
+	top.Set("stop_sequence", []byte("null"))
+	start := top.Render()
+	sms, _ := rawjson.ScanObject(start, rawjson.RootSpan(start)) // the gateway rendered it
+	released := func(k string) []byte {
+		ms, b := sms, start
+		if k == "stop_reason" || k == "stop_sequence" {
+			ms, b = r.top, r.body // released as the upstream sent them
+		}
+		if i := rawjson.Find(ms, k); i >= 0 {
+			return b[ms[i].Val.Start:ms[i].Val.End]
+		}
+		return nil
+	}
+	// Sized up front: growing by appends would leave copies of a large
+	// stream behind as garbage.
+	n := 2*len(start) + 256
+	for _, ev := range st.events {
+		n += len("event: \ndata: \n\n") + len(ev.name) + len(ev.data)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":"...)
+	out = append(append(out, start...), "}\n\n"...)
+	for _, ev := range st.events {
+		data := ev.data
+		switch ev.name {
+		case "message_start", "message_delta":
+			continue
+		case "message_stop":
+			out = appendRawMessageDelta(out, released)
+		}
+		if ev.reseal {
+			var err error
+			if data, err = st.resp.s.resealEvent(data); err != nil {
+				return nil, err
+			}
+		}
+		out = appendEvent(out, ev.name, data)
+	}
+	return out, nil
+}
+
+// appendRawMessageDelta appends the message_delta of the released message
+// whose members val returns (nil when absent): stop_reason, stop_sequence,
+// stop_details (null when absent: the SDKs take it from here) and
+// container when present, the usage, and context_management when present.
+func appendRawMessageDelta(out []byte, val func(string) []byte) []byte {
+	orNull := func(b []byte) []byte {
+		if b == nil {
+			return []byte("null")
+		}
+		return b
+	}
+	out = append(out, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"...)
+	out = append(out, orNull(val("stop_reason"))...)
+	out = append(append(out, `,"stop_sequence":`...), orNull(val("stop_sequence"))...)
+	out = append(append(out, `,"stop_details":`...), orNull(val("stop_details"))...)
+	if c := val("container"); c != nil {
+		out = append(append(out, `,"container":`...), c...)
+	}
+	out = append(out, `},"usage":`...)
+	if u := val("usage"); u != nil {
+		out = append(out, u...)
+	} else {
+		out = append(out, "{}"...)
+	}
+	if cm := val("context_management"); cm != nil {
+		out = append(append(out, `,"context_management":`...), cm...)
+	}
+	return append(out, "}\n\n"...)
+}
+
+// resealEvent returns a block event's data with the blobs it carries
+// sealed, every other byte kept: a block start's signature, redacted data
+// or citations' encrypted_index, a signature_delta's signature, a
+// citations_delta's citation's encrypted_index.
+func (s *Surface) resealEvent(data []byte) ([]byte, error) {
+	root := rawjson.RootSpan(data)
+	ms, err := rawjson.ScanObject(data, root)
+	if err != nil {
+		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "an event to seal does not scan"}
+	}
+	for _, name := range []string{"content_block", "delta"} {
+		if i := rawjson.Find(ms, name); i >= 0 && ms[i].Val.Kind(data) == '{' {
+			inner, err := s.resealObject(data, ms[i].Val)
+			if err != nil {
+				return nil, err
+			}
+			top := rawjson.NewObjPatch(data, root, ms)
+			top.Set(name, inner)
+			return top.Render(), nil
+		}
+	}
+	return data, nil
+}
+
+// resealObject returns the block or delta at span of data with its blobs
+// sealed.
+func (s *Surface) resealObject(data []byte, span rawjson.Span) ([]byte, error) {
+	ms, err := rawjson.ScanObject(data, span)
+	if err != nil {
+		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "an event to seal does not scan"}
+	}
+	p := rawjson.NewObjPatch(data, span, ms)
+	str := func(name string) (string, bool) {
+		i := rawjson.Find(ms, name)
+		if i < 0 {
+			return "", false
+		}
+		v, err := rawjson.DecodeSpan(data, ms[i].Val)
+		str, ok := v.(string)
+		return str, err == nil && ok
+	}
+	sealMember := func(name string, kind seal.Kind) {
+		if blob, ok := str(name); ok && blob != "" {
+			p.Set(name, s.sealString(kind, blob))
+		}
+	}
+	typ, _ := str("type")
+	switch typ {
+	case "thinking", "signature_delta":
+		sealMember("signature", kindSignature)
+	case "redacted_thinking":
+		sealMember("data", kindRedactedData)
+	case "citations_delta":
+		if i := rawjson.Find(ms, "citation"); i >= 0 {
+			c, err := s.resealCitation(data, ms[i].Val)
+			if err != nil {
+				return nil, err
+			}
+			p.Set("citation", c)
+		}
+	case "text":
+		if i := rawjson.Find(ms, "citations"); i >= 0 && ms[i].Val.Kind(data) == '[' {
+			spans := rawjson.ScanArray(data, ms[i].Val)
+			elems := make([][]byte, len(spans))
+			for j, cs := range spans {
+				if elems[j], err = s.resealCitation(data, cs); err != nil {
+					return nil, err
+				}
+			}
+			p.Set("citations", rawjson.RenderArray(data, ms[i].Val, spans, elems))
+		}
+	}
+	return p.Render(), nil
+}
+
+// resealCitation returns the citation at span of data with its
+// encrypted_index sealed.
+func (s *Surface) resealCitation(data []byte, span rawjson.Span) ([]byte, error) {
+	v, err := rawjson.DecodeSpan(data, span)
+	c, ok := v.(map[string]any)
+	if err != nil || !ok {
+		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "a citation to seal is not an object"}
+	}
+	raw, err := s.sealCitation(data, span, c, "citation")
+	if err != nil {
+		return nil, &wire.StreamError{Kind: wire.ErrResponseInvalid, Detail: "a citation to seal", Err: err}
+	}
+	if raw == nil {
+		raw = data[span.Start:span.End]
+	}
+	return raw, nil
 }
 
 func appendEvent(out []byte, name string, data []byte) []byte {

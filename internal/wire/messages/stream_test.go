@@ -71,18 +71,52 @@ func TestStreamAssemblesAsTheJSONAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var noPing []string
+	// The upstream's block events are replayed, re-framed, pings dropped,
+	// the blobs they carry sealed; message_start and message_delta are
+	// the released message's.
+	var blocks []string
 	for i := 0; i < len(streamEvents); i += 2 {
-		if streamEvents[i] != "ping" {
-			noPing = append(noPing, streamEvents[i], streamEvents[i+1])
+		switch streamEvents[i] {
+		case "ping", "message_start", "message_delta", "message_stop":
+		default:
+			blocks = append(blocks, streamEvents[i], streamEvents[i+1])
 		}
 	}
-	if string(out) != sse(noPing...) {
-		t.Errorf("allowed stream is not the upstream events re-framed:\n%s", out)
+	released := splitSSE(t, string(unsealed(t, st.resp.s, out)))
+	if got := sse(released[2 : len(released)-4]...); got != sse(blocks...) {
+		t.Errorf("the block events are not the upstream's re-framed:\n%s", got)
+	}
+	if bytes.Contains(out, []byte("sig==")) || bytes.Contains(out, []byte("Eo8=")) {
+		t.Errorf("a blob is replayed unsealed:\n%s", out)
+	}
+	start := obj(obj(mustJSON(t, released[1]))["message"])
+	if released[0] != "message_start" || start["id"] != st.resp.ac.id || !strings.HasPrefix(start["id"].(string), "msg_") {
+		t.Errorf("message_start = %s", released[1])
+	}
+	if released[len(released)-4] != "message_delta" || released[len(released)-2] != "message_stop" {
+		t.Errorf("the stream ends with %v", released[len(released)-4:])
+	}
+	if again := readStream(t, Options{}, string(out)); !jsonvalue.Equal(any(again.Response().Project()), any(want)) {
+		t.Errorf("the released stream assembles differently")
 	}
 	if st.BufferedBytes() != int64(len(sse(streamEvents...))) {
 		t.Errorf("BufferedBytes = %d", st.BufferedBytes())
 	}
+}
+
+// splitSSE splits a stream the gateway released into (event, data)
+// pairs, checking its framing.
+func splitSSE(t *testing.T, s string) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range strings.Split(strings.TrimSuffix(s, "\n\n"), "\n\n") {
+		name, data, ok := strings.Cut(ev, "\ndata: ")
+		if !ok || !strings.HasPrefix(name, "event: ") || strings.Contains(data, "\n") {
+			t.Fatalf("bad framing: %q", ev)
+		}
+		out = append(out, strings.TrimPrefix(name, "event: "), data)
+	}
+	return out
 }
 
 func TestStreamSynthesisOnTransform(t *testing.T) {
@@ -190,19 +224,30 @@ func TestStreamRemovals(t *testing.T) {
 	if bytes.Contains(out, []byte("LATE")) || bytes.Contains(out, []byte("ping")) {
 		t.Errorf("released bytes hold what was not assembled")
 	}
-	for _, md := range []string{
-		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42},"debug":"hidden"}`,
-		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null,"content":[{"type":"text","text":"hidden"}]},"usage":{"output_tokens":42}}`,
-		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42,"note":"hidden"}}`,
+	for _, c := range []struct {
+		md     string
+		judged bool // judged (projected) by default; removed under StrictMembers
+	}{
+		{`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42},"debug":"hidden"}`, true},
+		{`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null,"note":"hidden"},"usage":{"output_tokens":42}}`, true},
+		{`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null,"content":[{"type":"text","text":"hidden"}]},"usage":{"output_tokens":42}}`, false},
+		{`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42},"model":"hidden"}`, false},
+		{`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42,"note":"hidden"}}`, true},
 	} {
-		evs[len(evs)-3] = md
-		st = readStream(t, Options{}, sse(evs...))
-		out, err := st.Release(nil)
-		if err != nil || bytes.Contains(out, []byte("hidden")) {
-			t.Errorf("an event member the gateway does not know was released (%v)", err)
-		}
-		if !jsonvalue.Equal(any(readStream(t, Options{}, string(out)).Response().Project()), any(st.Response().Project())) {
-			t.Error("the synthesized stream assembles differently")
+		evs[len(evs)-3] = c.md
+		for _, opts := range []Options{{}, {StrictMembers: true}} {
+			st = readStream(t, opts, sse(evs...))
+			out, err := st.Release(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			projected, _ := jsonvalue.Marshal(st.Response().Project())
+			if judged := c.judged && !opts.StrictMembers; judged != bytes.Contains(projected, []byte("hidden")) || judged != bytes.Contains(out, []byte("hidden")) {
+				t.Errorf("%s (strict %v): judged %v, projected %s, released:\n%s", c.md, opts.StrictMembers, judged, projected, out)
+			}
+			if !jsonvalue.Equal(any(readStream(t, opts, string(out)).Response().Project()), any(st.Response().Project())) {
+				t.Error("the synthesized stream assembles differently")
+			}
 		}
 	}
 }

@@ -2,9 +2,12 @@ package messages
 
 import (
 	"io"
+	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -25,6 +28,17 @@ type Options struct {
 	// MaxMessages, when positive, refuses a request with more "messages"
 	// elements before any of them is decoded (limits.max_messages).
 	MaxMessages int
+	// StrictMembers refuses a request holding a member the gateway does
+	// not know, at any depth, with a 400 naming its path, and removes such
+	// members from answers (wire.messages.unknown_members: refuse). By
+	// default they are judged: projected where policies see them and
+	// forwarded or released as the verdict leaves them.
+	StrictMembers bool
+	// Seal seals the opaque blobs that round-trip through the client
+	// (thinking signatures, redacted thinking, citation indexes, container
+	// ids) and opens them when the client sends them back. Nil uses a key
+	// made for this surface alone (seal.Ephemeral).
+	Seal *seal.Keyring
 }
 
 // Surface is the Anthropic Messages wire (POST /v1/messages and
@@ -34,6 +48,8 @@ type Surface struct {
 	allowResp   rawjson.MemberSet
 	serverTools bool
 	maxMessages int
+	strict      bool
+	seal        *seal.Keyring
 }
 
 var _ wire.Surface = (*Surface)(nil)
@@ -41,11 +57,17 @@ var _ wire.Surface = (*Surface)(nil)
 // New returns the surface under opts. Configuration checks each allowed
 // name with CheckAllowedRequestMember / CheckAllowedResponseMember.
 func New(opts Options) *Surface {
+	k := opts.Seal
+	if k == nil {
+		k = seal.Ephemeral()
+	}
 	return &Surface{
 		allowReq:    rawjson.NewMemberSet(opts.AllowRequestMembers...),
 		allowResp:   rawjson.NewMemberSet(opts.AllowResponseMembers...),
 		serverTools: opts.AllowServerTools,
 		maxMessages: opts.MaxMessages,
+		strict:      opts.StrictMembers,
+		seal:        k,
 	}
 }
 
@@ -73,6 +95,65 @@ func (s *Surface) ParseCountTokens(body []byte, query url.Values) (wire.Request,
 	return s.parse(body, wire.OpCountTokens)
 }
 
+// The request headers the upstream receives from the client, judged with
+// the body.
+const (
+	// BetaHeaderName's betas are model.params.anthropic_beta.
+	BetaHeaderName = "Anthropic-Beta"
+	// VersionHeaderName's value is model.params.anthropic_version.
+	VersionHeaderName = "Anthropic-Version"
+)
+
+// ParseRequestHeader is ParseRequest for a request sent with header h: the
+// betas of its anthropic-beta header (BetaHeader) and its
+// anthropic-version are judged with the body, as model.params'
+// anthropic_beta and anthropic_version. The upstream must be sent exactly
+// those betas, joined by commas, and that version.
+func (s *Surface) ParseRequestHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
+	return s.parseHeader(body, query, h, wire.OpMessages)
+}
+
+// ParseCountTokensHeader is ParseCountTokens for a request sent with
+// header h, as ParseRequestHeader.
+func (s *Surface) ParseCountTokensHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
+	return s.parseHeader(body, query, h, wire.OpCountTokens)
+}
+
+func (s *Surface) parseHeader(body []byte, query url.Values, h http.Header, op wire.Operation) (wire.Request, error) {
+	if err := checkQuery(query); err != nil {
+		return nil, err
+	}
+	version := h.Values(VersionHeaderName)
+	if len(version) > 1 {
+		return nil, &wire.RequestError{Field: "anthropic-version", Msg: "header is sent more than once"}
+	}
+	r, err := s.parseWith(body, op, BetaHeader(h.Values(BetaHeaderName)))
+	if err != nil {
+		return nil, err
+	}
+	if len(version) == 1 {
+		r.setParam(paramVersion, version[0])
+	}
+	return r, nil
+}
+
+// BetaHeader returns the betas that the anthropic-beta header lines values
+// name: each line split at its commas, spaces and tabs trimmed, empty
+// names dropped. They are what the gateway projects and what it sends
+// upstream (joined by commas), so the provider receives nothing beyond
+// what the policy saw.
+func BetaHeader(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for b := range strings.SplitSeq(v, ",") {
+			if b = strings.Trim(b, " \t"); b != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // checkQuery admits the beta parameter only, naming others when they are
 // plain identifiers.
 func checkQuery(q url.Values) error {
@@ -98,7 +179,7 @@ func checkQuery(q url.Values) error {
 
 // ParseResponse implements wire.Surface.
 func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, error) {
-	r, err := s.parseMessage(body, stopSequences(req))
+	r, err := s.parseMessage(body, answerFor(req))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +188,7 @@ func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, e
 
 // ReadStream implements wire.Surface.
 func (s *Surface) ReadStream(req wire.Request, r io.Reader, limit int64) (wire.Stream, error) {
-	st, err := s.readStream(r, limit, stopSequences(req))
+	st, err := s.readStream(r, limit, answerFor(req))
 	if err != nil {
 		return nil, err
 	}

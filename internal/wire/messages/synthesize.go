@@ -43,9 +43,14 @@ func appendMessageStart(out []byte, msg map[string]any) []byte {
 }
 
 // appendMessageEnd renders message_delta (stop_reason, stop_sequence,
-// usage, and the delta members of msg named in more) and message_stop.
+// stop_details, which the SDKs take from here, null when absent,
+// container when present, usage, and the delta members of msg named in
+// more) and message_stop.
 func appendMessageEnd(out []byte, msg map[string]any, more ...string) []byte {
-	delta := map[string]any{"stop_reason": msg["stop_reason"], "stop_sequence": msg["stop_sequence"]}
+	delta := map[string]any{"stop_reason": msg["stop_reason"], "stop_sequence": msg["stop_sequence"], "stop_details": msg["stop_details"]}
+	if c, ok := msg["container"]; ok {
+		delta["container"] = c
+	}
 	for _, k := range more {
 		if v, ok := msg[k]; ok {
 			delta[k] = v

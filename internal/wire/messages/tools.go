@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"maps"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -12,9 +13,12 @@ import (
 const providerToolDescription = "provider-executed tool"
 
 // parseTools projects the tools member: custom tools as {name,
-// description?, schema?}, Anthropic-defined client tools as {name} (their
-// configuration members are forwarded verbatim), provider-executed tools
-// as {name, description: "provider-executed tool"} when allowed.
+// description?, schema} with their other members beside them (strict,
+// cache_control, input_examples, ...), Anthropic-defined client tools as
+// {name} with their configuration members beside it (type,
+// display_width_px, max_characters, ...), provider-executed tools as
+// {name, description: "provider-executed tool"} with their configuration
+// beside it, when allowed. Every member a tool is sent with is judged.
 func (r *Request) parseTools(v any) error {
 	list, ok := v.([]any)
 	if !ok {
@@ -43,7 +47,7 @@ func (r *Request) parseTools(v any) error {
 			if !ok || name == "" {
 				return &wire.RequestError{Field: field + ".name", Msg: "must be a non-empty string"}
 			}
-			r.tools = append(r.tools, map[string]any{"name": name})
+			r.tools = append(r.tools, t) // decoded for this request alone; read-only
 			r.toolNames = append(r.toolNames, name)
 		case toolServer:
 			if !r.s.serverTools {
@@ -53,17 +57,40 @@ func (r *Request) parseTools(v any) error {
 			if !ok || name == "" {
 				name = typ
 			}
-			r.addProviderTool(name)
+			tool := map[string]any{"name": name, "description": providerToolDescription}
+			for k, v := range t {
+				if k != "name" {
+					tool[k] = v
+				}
+			}
+			if _, own := t["description"]; own {
+				return &wire.RequestError{Field: field + ".description", Msg: "has a name the gateway's projection of provider-executed tools uses, so it cannot be judged beside it"}
+			}
+			r.tools = append(r.tools, tool)
+			r.setParam(paramPartial, true)
 		default:
-			return &wire.RequestError{Field: field + ".type", Msg: "is not a tool type the gateway knows"}
+			// A tool type the gateway does not know: judged as declared
+			// (its whole declaration beside its name). Who runs it is
+			// unknown, so the context is partial; an answer block the
+			// gateway does not know is refused all the same.
+			if r.s.strict {
+				return &wire.RequestError{Field: field + ".type", Msg: "is not a tool type the gateway knows; set " + UnknownMembersKey + ": judge to have such tools judged and forwarded"}
+			}
+			tool := maps.Clone(t)
+			if name, ok := t["name"].(string); !ok || name == "" {
+				tool["name"] = typ
+			}
+			r.tools = append(r.tools, tool)
+			r.setParam(paramPartial, true)
 		}
 	}
 	return nil
 }
 
 func (r *Request) customTool(field string, t map[string]any) error {
-	if customToolMembers.UnknownIn(t) {
-		return &wire.RequestError{Field: field, Msg: "has a member the gateway does not know for a custom tool (it knows " + joinNames(customToolMembers) + ")"}
+	extra, err := r.unknownMembers(field, t, customToolMembers)
+	if err != nil {
+		return err
 	}
 	name, ok := t["name"].(string)
 	if !ok || name == "" {
@@ -91,19 +118,32 @@ func (r *Request) customTool(field string, t map[string]any) error {
 			}
 		}
 	}
+	for _, k := range []string{"type", "cache_control", "defer_loading", "strict", "input_examples", "eager_input_streaming", "allowed_callers"} {
+		if v, present := t[k]; present {
+			tool[k] = v
+		}
+	}
+	if err := addMembers(field, tool, extra, toolDeclProjected); err != nil {
+		return err
+	}
 	r.tools = append(r.tools, tool)
 	r.toolNames = append(r.toolNames, name)
 	return nil
 }
 
+// toolDeclProjected are the names a custom tool's projection holds
+// besides its own members.
+var toolDeclProjected = rawjson.NewMemberSet("schema")
+
 func (r *Request) addProviderTool(name string) {
 	r.tools = append(r.tools, map[string]any{"name": name, "description": providerToolDescription})
-	r.setParam("partial_context", true)
+	r.setParam(paramPartial, true)
 }
 
 // parseMCPServers admits provider-executed MCP servers when allowed; each
-// becomes a provider tool named after the server. The member is not put in
-// model.params: its entries carry authorization tokens.
+// becomes a provider tool named after the server, and the member goes
+// verbatim into model.params: its URLs, tool configuration and
+// authorization tokens all cross to the provider, so they are judged.
 func (r *Request) parseMCPServers(v any) error {
 	if !r.s.serverTools {
 		return &wire.RequestError{Field: "mcp_servers", Msg: "names provider-executed MCP servers; allow them with " + AllowServerToolsKey + ": true"}
@@ -121,7 +161,8 @@ func (r *Request) parseMCPServers(v any) error {
 		r.addProviderTool(name)
 	}
 	if len(list) == 0 {
-		r.setParam("partial_context", true)
+		r.setParam(paramPartial, true)
 	}
+	r.setParam("mcp_servers", v)
 	return nil
 }

@@ -2,6 +2,8 @@ package messages
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,13 +21,16 @@ func (r *Request) CheckMessages(target any) error {
 
 // UpstreamBody implements wire.Request.
 //
-// messages nil, or equal to the projection, returns the client's body.
+// messages nil, or equal to the projection, returns the client's body,
+// its seals opened (the provider receives the blobs it issued).
 // Otherwise the target is mapped back: leading system messages become the
 // system member (kept byte for byte when unchanged); a run of target
 // messages equal to the projection of one original wire message re-emits
 // that message's bytes; other messages are rendered, with every block
 // whose projection equals an original block's re-emitting that block's
-// bytes (cache_control, citations, signatures survive). Consecutive
+// bytes (signatures and encrypted data survive, opened); the members a
+// projected object holds beside its projection (cache_control, caller,
+// judged unknown ones) are rendered as the target holds them. Consecutive
 // rendered user and tool messages form one user turn, tool results as
 // tool_result blocks in order.
 //
@@ -33,19 +38,21 @@ func (r *Request) CheckMessages(target any) error {
 // whose text is not an original thinking block's (thinking is signed and
 // cannot be re-signed; removing it is allowed, though the upstream may
 // require the thinking of the latest tool-use turn), a redacted_thinking
-// part with no original, roles other than system, user, assistant and
-// tool, tool calls outside assistant messages, arguments that are not a
-// JSON object, and unknown part types or members.
+// part with no original, an annotation that is not an original citation,
+// roles other than system, user, assistant and tool, tool calls outside
+// assistant messages, arguments that are not a JSON object, members named
+// like those the gateway renders, unknown part types, and under
+// StrictMembers unknown members.
 func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 	if messages == nil {
-		return r.text.Bytes(), nil
+		return r.body, nil
 	}
 	list, err := checkTargetShape(messages)
 	if err != nil {
 		return nil, err
 	}
 	if r.isProjection(list) {
-		return r.text.Bytes(), nil
+		return r.body, nil
 	}
 	w := &writer{r: r, c: r.pool.claimer(), usedGroup: make([]bool, len(r.groups))}
 	return w.render(list)
@@ -114,6 +121,7 @@ type writer struct {
 	turn      [][]byte // blocks of the user turn being rendered
 	turnText  *string  // the turn's content when it is one string message
 	turnMsgs  int
+	turnOwn   map[string]any // the turn's own members beside role and content
 }
 
 func (w *writer) render(list []any) ([]byte, error) {
@@ -135,7 +143,7 @@ func (w *writer) render(list []any) ([]byte, error) {
 			w.flushTurn()
 			w.usedGroup[g], w.nextGroup = true, g+1
 			w.same = w.same && g == len(w.elems)
-			w.elems = append(w.elems, r.text.Bytes()[r.msgRaw[g].Start:r.msgRaw[g].End])
+			w.elems = append(w.elems, r.body[r.msgRaw[g].Start:r.msgRaw[g].End])
 			t += len(r.groups[g])
 			continue
 		}
@@ -149,19 +157,19 @@ func (w *writer) render(list []any) ([]byte, error) {
 	if len(w.elems) == 0 {
 		return nil, &wire.WriteBackError{Field: "$target", Msg: "holds no user or assistant message: the conversation would be empty"}
 	}
-	p := rawjson.NewObjPatch(r.text.Bytes(), r.root, r.members)
+	p := rawjson.NewObjPatch(r.body, r.root, r.members)
 	if !sysKeep {
 		if err := w.system(p, sys); err != nil {
 			return nil, err
 		}
 	}
 	if !w.same || len(w.elems) != len(r.msgRaw) {
-		p.Set("messages", rawjson.RenderArray(r.text.Bytes(), r.msgSpan, r.msgRaw, w.elems))
+		p.Set("messages", rawjson.RenderArray(r.body, r.msgSpan, r.msgRaw, w.elems))
 	}
 	if !p.Changed() {
-		return r.text.Bytes(), nil
+		return r.body, nil
 	}
-	return rawjson.Splice(r.text.Bytes(), r.root, p.Render()), nil
+	return rawjson.Splice(r.body, r.root, p.Render()), nil
 }
 
 func roleOf(v any) string {
@@ -223,21 +231,30 @@ func (w *writer) system(p *rawjson.ObjPatch, sys []any) error {
 	return nil
 }
 
-// message renders one unmatched target message.
+// message renders one unmatched target message. Members beside those
+// its role has on the Messages wire are the message's own (judged, as the
+// Agent SDK's output_config): they are rendered on its wire message, and a
+// user message carrying some opens a user turn of its own.
 func (w *writer) message(i int, m map[string]any) error {
 	switch role := roleOf(m); role {
 	case "system":
 		w.flushTurn()
-		if err := onlyMembers(i, m, "role", "content"); err != nil {
+		own, err := w.own(i, m, messageWire, "role", "content")
+		if err != nil {
 			return err
 		}
-		return w.simple(i, role, m["content"])
+		return w.simple(i, role, m["content"], own)
 	case "assistant":
 		w.flushTurn()
 		return w.assistant(i, m)
 	case "user":
-		if err := onlyMembers(i, m, "role", "content"); err != nil {
+		own, err := w.own(i, m, messageWire, "role", "content")
+		if err != nil {
 			return err
+		}
+		if own != nil {
+			w.flushTurn()
+			w.turnOwn = own
 		}
 		if s, ok := m["content"].(string); ok && w.turnMsgs == 0 {
 			w.turnText = &s
@@ -265,8 +282,9 @@ func (w *writer) message(i int, m map[string]any) error {
 	}
 }
 
-// simple renders a system or user message with string or part content.
-func (w *writer) simple(i int, role string, content any) error {
+// simple renders a system message with string or part content and its
+// own members.
+func (w *writer) simple(i int, role string, content any, own map[string]any) error {
 	b := append([]byte(`{"role":`), appendString(nil, role)...)
 	b = append(b, `,"content":`...)
 	if s, ok := content.(string); ok {
@@ -277,6 +295,10 @@ func (w *writer) simple(i int, role string, content any) error {
 			return err
 		}
 		b = append(b, joinArray(bs)...)
+	}
+	b, err := appendMembers(b, tf(i, ""), own)
+	if err != nil {
+		return err
 	}
 	w.elems = append(w.elems, append(b, '}'))
 	return nil
@@ -292,12 +314,14 @@ func (w *writer) flushTurn() {
 	} else {
 		b = append(b, joinArray(w.turn)...)
 	}
+	b, _ = appendMembers(b, "", w.turnOwn) // the target was checked encodable
 	w.elems = append(w.elems, append(b, '}'))
-	w.turn, w.turnText, w.turnMsgs = nil, nil, 0
+	w.turn, w.turnText, w.turnMsgs, w.turnOwn = nil, nil, 0, nil
 }
 
 func (w *writer) assistant(i int, m map[string]any) error {
-	if err := onlyMembers(i, m, "role", "content", "tool_calls"); err != nil {
+	own, err := w.own(i, m, messageWire, "role", "content", "tool_calls")
+	if err != nil {
 		return err
 	}
 	b := []byte(`{"role":"assistant","content":`)
@@ -307,18 +331,84 @@ func (w *writer) assistant(i int, m map[string]any) error {
 	}
 	if s, ok := m["content"].(string); ok && len(calls) == 0 {
 		b = appendString(b, s)
-		w.elems = append(w.elems, append(b, '}'))
-		return nil
+	} else {
+		bs, err := w.parts(i, "assistant", m["content"])
+		if err != nil {
+			return err
+		}
+		b = append(b, joinArray(append(bs, calls...))...)
 	}
-	bs, err := w.parts(i, "assistant", m["content"])
-	if err != nil {
+	if b, err = appendMembers(b, tf(i, ""), own); err != nil {
 		return err
 	}
-	b = append(b, joinArray(append(bs, calls...))...)
 	w.elems = append(w.elems, append(b, '}'))
 	return nil
 }
 
+// Wire names a rendered object must not take from a target's own members:
+// they are the names the gateway renders from the projection.
+var (
+	messageWire = rawjson.NewMemberSet("role", "content", "tool_calls", "tool_call_id")
+	textWire    = rawjson.NewMemberSet("type", "text", "annotations", "citations")
+	imageWire   = rawjson.NewMemberSet("type", "image_url", "source")
+	callWire    = rawjson.NewMemberSet("id", "type", "function", "name", "input")
+	toolWire    = rawjson.NewMemberSet("role", "tool_call_id", "content", "is_error", "type", "tool_use_id")
+)
+
+// Members a target object may carry beside the projected ones under
+// StrictMembers: the known wire members the projection keeps as they are.
+var (
+	strictPartOwn = rawjson.NewMemberSet("cache_control")
+	strictCallOwn = rawjson.NewMemberSet("caller", "cache_control", "toolset_name")
+	strictToolOwn = rawjson.NewMemberSet("cache_control", "toolset_name")
+)
+
+// own returns the members of target message i beside the projected ones
+// (named in projected), which are rendered on its wire object as they
+// are. A wire name the gateway renders itself (in wire) is refused, and
+// under StrictMembers every other one too.
+func (w *writer) own(i int, m map[string]any, wireNames rawjson.MemberSet, projected ...string) (map[string]any, error) {
+	return ownMembers(tf(i, ""), m, wireNames, nil, w.r.s.strict, projected...)
+}
+
+// ownMembers is own for any object at path field; strictOK are the
+// members StrictMembers still allows.
+func ownMembers(field string, m map[string]any, wireNames, strictOK rawjson.MemberSet, strict bool, projected ...string) (map[string]any, error) {
+	var own map[string]any
+	for k, v := range m {
+		if slices.Contains(projected, k) {
+			continue
+		}
+		if wireNames.Has(k) || (strict && !strictOK.Has(k)) {
+			return nil, &wire.WriteBackError{Field: field, Msg: "has a member the Messages wire cannot carry there (the projection's members: " + strings.Join(projected, ", ") + ")"}
+		}
+		if own == nil {
+			own = map[string]any{}
+		}
+		own[k] = v
+	}
+	return own, nil
+}
+
+// appendMembers appends the members own to the object being rendered in b
+// (after its first member), in name order.
+func appendMembers(b []byte, field string, own map[string]any) ([]byte, error) {
+	if len(own) == 0 {
+		return b, nil
+	}
+	keys := slices.Sorted(maps.Keys(own))
+	for _, k := range keys {
+		v, err := jsonvalue.Marshal(own[k])
+		if err != nil {
+			return nil, &wire.WriteBackError{Field: field, Msg: "a member's value is not encodable JSON"}
+		}
+		b = append(appendString(append(b, ','), k), ':')
+		b = append(b, v...)
+	}
+	return b, nil
+}
+
+// onlyMembers refuses a member of target message i other than names.
 func onlyMembers(i int, m map[string]any, names ...string) error {
 	for k := range m {
 		ok := false
@@ -371,13 +461,17 @@ func (w *writer) part(field, role string, e any) ([]byte, error) {
 	}
 	switch typ {
 	case "text":
-		t, ok := p["text"].(string)
-		if !ok || len(p) != 2 {
-			return nil, &wire.WriteBackError{Field: field, Msg: "a text part is exactly {type, text} with a string text"}
-		}
-		return textBlock(t), nil
+		return w.textPart(field, p)
 	case "image_url":
-		return imageBlock(field, p)
+		own, err := ownMembers(field, p, imageWire, strictPartOwn, w.r.s.strict, "type", "image_url")
+		if err != nil {
+			return nil, err
+		}
+		b, err := imageBlock(field, p["image_url"])
+		if err != nil {
+			return nil, err
+		}
+		return closeObject(b, field, own)
 	case "reasoning":
 		return nil, &wire.WriteBackError{Field: field, Msg: "is not the text of an original thinking block: thinking is signed and cannot be changed or added, only removed"}
 	case "redacted_thinking":
@@ -390,8 +484,8 @@ func (w *writer) part(field, role string, e any) ([]byte, error) {
 	if spec.kind == kindServer && !w.r.s.serverTools {
 		return nil, &wire.WriteBackError{Field: field, Msg: "a provider-executed tool block needs " + AllowServerToolsKey}
 	}
-	if spec.members.UnknownIn(p) {
-		return nil, &wire.WriteBackError{Field: field, Msg: "has a member the gateway does not know for its type"}
+	if w.r.s.strict && spec.members.UnknownIn(p) {
+		return nil, &wire.WriteBackError{Field: field, Msg: "has a member the gateway does not know for its type (" + UnknownMembersKey + ": refuse)"}
 	}
 	b, err := jsonvalue.Marshal(p)
 	if err != nil {
@@ -419,13 +513,53 @@ func textBlock(t string) []byte {
 	return append(b, '}')
 }
 
-// imageBlock renders an image_url part: a data: URL as a base64 source,
-// any other URL as a url source.
-func imageBlock(field string, p map[string]any) ([]byte, error) {
-	iu, _ := p["image_url"].(map[string]any)
+// textPart renders a text part: its text, its annotations as the original
+// citations they project (citations can be removed, not changed or
+// added), and its own members (cache_control, judged unknown ones).
+func (w *writer) textPart(field string, p map[string]any) ([]byte, error) {
+	t, ok := p["text"].(string)
+	if !ok {
+		return nil, &wire.WriteBackError{Field: field + ".text", Msg: "must be a string"}
+	}
+	own, err := ownMembers(field, p, textWire, strictPartOwn, w.r.s.strict, "type", "text", "annotations")
+	if err != nil {
+		return nil, err
+	}
+	b := append([]byte(`{"type":"text","text":`), appendString(nil, t)...)
+	switch anns := p["annotations"].(type) {
+	case nil:
+	case []any:
+		cites := make([][]byte, len(anns))
+		for j, a := range anns {
+			if cites[j] = w.c.claim(poolCite, a); cites[j] == nil {
+				return nil, &wire.WriteBackError{Field: field + ".annotations[" + strconv.Itoa(j) + "]", Msg: "is not an original citation: citations can be removed, not changed or added"}
+			}
+		}
+		b = append(append(b, `,"citations":`...), joinArray(cites)...)
+	default:
+		return nil, &wire.WriteBackError{Field: field + ".annotations", Msg: "must be an array"}
+	}
+	return closeObject(b, field, own)
+}
+
+// closeObject appends the members own to the object rendered in b, and
+// closes it.
+func closeObject(b []byte, field string, own map[string]any) ([]byte, error) {
+	b, err := appendMembers(b, field, own)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// imageBlock renders an image_url part's image_url member: a data: URL as
+// a base64 source, any other URL as a url source. The block is left open
+// for the part's own members.
+func imageBlock(field string, v any) ([]byte, error) {
+	iu, _ := v.(map[string]any)
 	u, ok := iu["url"].(string)
-	if !ok || len(p) != 2 || len(iu) != 1 {
-		return nil, &wire.WriteBackError{Field: field, Msg: "an image_url part is exactly {type, image_url: {url}} with a string url"}
+	if !ok || len(iu) != 1 {
+		return nil, &wire.WriteBackError{Field: field, Msg: "an image_url part holds image_url: {url} with a string url"}
 	}
 	if rest, ok := strings.CutPrefix(u, "data:"); ok {
 		media, data, ok := strings.Cut(rest, ";base64,")
@@ -434,10 +568,10 @@ func imageBlock(field string, p map[string]any) ([]byte, error) {
 		}
 		b := append([]byte(`{"type":"image","source":{"type":"base64","media_type":`), appendString(nil, media)...)
 		b = append(append(b, `,"data":`...), appendString(nil, data)...)
-		return append(b, "}}"...), nil
+		return append(b, '}'), nil
 	}
 	b := append([]byte(`{"type":"image","source":{"type":"url","url":`), appendString(nil, u)...)
-	return append(b, "}}"...), nil
+	return append(b, '}'), nil
 }
 
 // calls renders an assistant's tool_calls as tool_use blocks.
@@ -464,10 +598,9 @@ func (w *writer) calls(i int, v any) ([][]byte, error) {
 		if !ok1 || !ok2 || !ok3 || name == "" || len(fn) != 2 || (c["type"] != "function" && c["type"] != nil) {
 			return nil, &wire.WriteBackError{Field: field, Msg: "must be {id, type: function, function: {name, arguments}} with strings"}
 		}
-		for k := range c {
-			if k != "id" && k != "type" && k != "function" {
-				return nil, &wire.WriteBackError{Field: field, Msg: "has a member other than id, type and function"}
-			}
+		own, err := ownMembers(field, c, callWire, strictCallOwn, w.r.s.strict, "id", "type", "function")
+		if err != nil {
+			return nil, err
 		}
 		in, err := jsonvalue.DecodeStrict([]byte(args))
 		if _, isObj := in.(map[string]any); err != nil || !isObj {
@@ -477,7 +610,9 @@ func (w *writer) calls(i int, v any) ([][]byte, error) {
 		b := append([]byte(`{"type":"tool_use","id":`), appendString(nil, id)...)
 		b = append(append(b, `,"name":`...), appendString(nil, name)...)
 		b = append(append(b, `,"input":`...), inRaw...)
-		out[j] = append(b, '}')
+		if out[j], err = closeObject(b, field, own); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -487,7 +622,8 @@ func (w *writer) toolResult(i int, m map[string]any) ([]byte, error) {
 	if raw := w.c.claim(poolResult, m); raw != nil {
 		return raw, nil
 	}
-	if err := onlyMembers(i, m, "role", "tool_call_id", "content", "is_error"); err != nil {
+	own, err := ownMembers(tf(i, ""), m, toolWire, strictToolOwn, w.r.s.strict, "role", "tool_call_id", "content", "is_error")
+	if err != nil {
 		return nil, err
 	}
 	id, ok := m["tool_call_id"].(string)
@@ -515,7 +651,7 @@ func (w *writer) toolResult(i int, m map[string]any) ([]byte, error) {
 	default:
 		return nil, &wire.WriteBackError{Field: tf(i, ".is_error"), Msg: "must be a boolean"}
 	}
-	return append(b, '}'), nil
+	return closeObject(b, tf(i, ""), own)
 }
 
 func joinArray(elems [][]byte) []byte {

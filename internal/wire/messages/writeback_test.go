@@ -12,7 +12,8 @@ import (
 // edit returns the Claude Code projection changed by f.
 func claudeCodeEdit(t *testing.T, f func(msgs []any) []any) (*Request, []byte, error) {
 	t.Helper()
-	wr, err := New(Options{}).ParseRequest(claudeCodeBody(t), nil)
+	s := New(Options{})
+	wr, err := s.ParseRequest(sealedFixture(t, s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,9 +28,12 @@ func claudeCodeEdit(t *testing.T, f func(msgs []any) []any) (*Request, []byte, e
 
 func obj(v any) map[string]any { return v.(map[string]any) }
 
+// reparse parses a body written for the upstream (its blobs are the
+// provider's own) as the gateway would if a client sent it.
 func reparse(t *testing.T, body []byte) *Request {
 	t.Helper()
-	r, err := New(Options{}).ParseRequest(body, nil)
+	s := New(Options{})
+	r, err := s.ParseRequest(sealed(t, s, body), nil)
 	if err != nil {
 		t.Fatalf("written-back body does not parse: %v\n%s", err, body)
 	}
