@@ -255,7 +255,7 @@ func TestMessagesHostileUpstreamMediated(t *testing.T) {
 					name := c.name + map[bool]string{false: " json", true: " sse"}[stream]
 					switch {
 					case c.member != "" && deny:
-						if status != http.StatusForbidden || strings.Contains(out, msCanary) {
+						if status != http.StatusUnavailableForLegalReasons || strings.Contains(out, msCanary) {
 							t.Errorf("%s: status %d, want the projected member denied:\n%s", name, status, out)
 						}
 					case c.member != "":
@@ -412,7 +412,7 @@ func TestMessagesAgentSDKSystemMessage(t *testing.T) {
 		g := startMessagesGateway(t, "", msCELOutputConfig)
 		g.answerWith(answer, false)
 		status, out := g.post(t, agentSDKRequest, nil)
-		if status != http.StatusForbidden || !strings.Contains(out, "policy:no_structured_output") {
+		if status != http.StatusUnavailableForLegalReasons || !strings.Contains(out, "policy:no_structured_output") {
 			t.Fatalf("status %d, want the CEL deny:\n%s", status, out)
 		}
 		g.mu.Lock()
@@ -447,10 +447,10 @@ func TestMessagesHeaderAndModelJudged(t *testing.T) {
 	if len(got) != 1 || got[0] != "context-1m-2025-08-07,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14" {
 		t.Errorf("the upstream's anthropic-beta = %q", got)
 	}
-	if status, out := g.post(t, req, http.Header{"Anthropic-Beta": {"context-1m-2025-08-07," + msCanary}}); status != http.StatusForbidden || strings.Contains(out, msCanary) {
+	if status, out := g.post(t, req, http.Header{"Anthropic-Beta": {"context-1m-2025-08-07," + msCanary}}); status != http.StatusUnavailableForLegalReasons || strings.Contains(out, msCanary) {
 		t.Errorf("a credential in anthropic-beta: status %d\n%s", status, out)
 	}
-	if status, out := g.post(t, req, http.Header{"Anthropic-Version": {msCanary}}); status != http.StatusForbidden || strings.Contains(out, msCanary) {
+	if status, out := g.post(t, req, http.Header{"Anthropic-Version": {msCanary}}); status != http.StatusUnavailableForLegalReasons || strings.Contains(out, msCanary) {
 		t.Errorf("a credential in anthropic-version: status %d\n%s", status, out)
 	}
 	celModel := `  - name: model-guard
@@ -463,7 +463,7 @@ func TestMessagesHeaderAndModelJudged(t *testing.T) {
 `
 	g = startMessagesGateway(t, "", celModel)
 	g.answerWith(answer, false)
-	if status, out := g.post(t, strings.Replace(req, "claude-x", msCanary, 1), nil); status != http.StatusForbidden || strings.Contains(out, msCanary) {
+	if status, out := g.post(t, strings.Replace(req, "claude-x", msCanary, 1), nil); status != http.StatusUnavailableForLegalReasons || strings.Contains(out, msCanary) {
 		t.Errorf("a credential as the model name a * route forwards: status %d\n%s", status, out)
 	}
 	if status, out := g.post(t, req, nil); status != http.StatusOK {
