@@ -191,13 +191,16 @@ func (h *gatewayHarness) Setup(v *Vector) error {
 	if err != nil {
 		return err
 	}
+	// Every surface the product serves, with the default wire allowances.
+	surfaces, err := proxy.Surfaces(config.Default())
+	if err != nil {
+		return err
+	}
 	srv := proxy.New(proxy.Options{
-		Policy: &proxy.Policy{Emitter: em, Router: router, Version: "ctk-" + v.ID},
-		Store:  sessions.NewMemory(sessions.Options{}),
-		Logger: slog.New(slog.DiscardHandler),
-		// Every surface the product serves, with the default wire
-		// allowances.
-		Surfaces:  proxy.Surfaces(config.Default()),
+		Policy:    &proxy.Policy{Emitter: em, Router: router, Version: "ctk-" + v.ID},
+		Store:     sessions.NewMemory(sessions.Options{}),
+		Logger:    slog.New(slog.DiscardHandler),
+		Surfaces:  surfaces,
 		Streaming: h.streaming,
 	})
 	h.gateway = httptest.NewServer(srv)

@@ -250,7 +250,11 @@ func parityAPIs() []wire.API {
 
 func servedAPIs() []wire.API {
 	var out []wire.API
-	for _, surf := range proxy.Surfaces(config.Default()) {
+	surfaces, err := proxy.Surfaces(config.Default())
+	if err != nil {
+		panic(err) // the embedded default's keys: an ephemeral keyring
+	}
+	for _, surf := range surfaces {
 		if slices.Contains(GatewayAPIs(), surf.API()) {
 			out = append(out, surf.API())
 		}

@@ -108,6 +108,14 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		markPolicy(context.WithoutCancel(ctx), markers, p.Version, logger)
 	}
 	mark(ctx, pol)
+	surfaces, err := Surfaces(cfg)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	if cfg.Seal.Ephemeral() {
+		logger.Warn("no seal.keys configured: opaque provider blobs (encrypted reasoning, thinking signatures, item ids) are sealed under a key of this process only; conversations that carry them do not survive a restart or move to another replica")
+	}
 	opts := Options{
 		Policy:               pol,
 		Store:                store,
@@ -128,7 +136,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		AdminOnMain:          cfg.Listeners.Admin == "",
 		AdminAddr:            cfg.Listeners.Admin,
 		Approvals:            a.Approvals.Queue,
-		Surfaces:             Surfaces(cfg),
+		Surfaces:             surfaces,
 		MaxRequests:          cfg.Server.MaxRequests,
 		MaxRequestsPerClient: cfg.Server.ClientCap(),
 		NativeSessions:       !cfg.Sessions.IgnoreNativeIDs,

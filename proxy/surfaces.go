@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -14,8 +15,13 @@ import (
 )
 
 // Surfaces builds the API surfaces the gateway serves under cfg's wire
-// allowances.
-func Surfaces(cfg *config.Config) []wire.Surface {
+// allowances, sealing under cfg's seal keys (one keyring shared by every
+// surface: a seal names the member it travels in, not the surface).
+func Surfaces(cfg *config.Config) ([]wire.Surface, error) {
+	keys, err := cfg.Seal.Keyring()
+	if err != nil {
+		return nil, fmt.Errorf("seal keys: %w", err)
+	}
 	return []wire.Surface{
 		chatwire.New(chatwire.Options{
 			AllowRequestMembers:  cfg.Wire.Chat.AllowRequestMembers,
@@ -26,15 +32,19 @@ func Surfaces(cfg *config.Config) []wire.Surface {
 			AllowRequestMembers:  cfg.Wire.Responses.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Responses.AllowResponseMembers,
 			AllowServerState:     cfg.Wire.Responses.AllowServerState,
+			StrictMembers:        config.StrictMembers(cfg.Wire.Responses.UnknownMembers),
+			Seal:                 keys,
 			MaxMessages:          int(cfg.Limits.MaxMessages),
 		}),
 		messageswire.New(messageswire.Options{
 			AllowRequestMembers:  cfg.Wire.Messages.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Messages.AllowResponseMembers,
 			AllowServerTools:     cfg.Wire.Messages.AllowServerTools,
+			StrictMembers:        config.StrictMembers(cfg.Wire.Messages.UnknownMembers),
+			Seal:                 keys,
 			MaxMessages:          int(cfg.Limits.MaxMessages),
 		}),
-	}
+	}, nil
 }
 
 // surfacePath is the model-call route of a surface, where its clients
