@@ -234,6 +234,9 @@ func (rel *releaser) text(ctx context.Context, r wire.StreamReader, text string)
 			rel.pc.provisionalHeaders().commit(rel.w)
 		}
 		rel.started = true
+		if e, ok := r.(wire.StreamErrorer); ok {
+			rel.pc.errorer = e // an error now ends the stream r opened
+		}
 		out = head
 	}
 	d, err := r.Delta(rel.sent, text)

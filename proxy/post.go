@@ -30,6 +30,9 @@ type postCall struct {
 	gatewayTurn bool
 	// upstream times the upstream call, in the postCall's own allocation.
 	upstream upstreamCall
+	// errorer, once an incremental stream released events, renders the
+	// error that ends it, continuing its numbering.
+	errorer wire.StreamErrorer
 }
 
 // verdicted is the outcome of evaluating a response.
@@ -277,7 +280,11 @@ func (pc *postCall) streamError(ctx context.Context, w http.ResponseWriter, err 
 	ae := pc.mc.apiError(err) // before the shutdown moves the stage
 	pc.mc.t.end(ctx, reason)
 	pc.mc.noteDeny(err)
-	w.Write(pc.mc.surf.StreamError(ae.wireError()))
+	if pc.errorer != nil {
+		w.Write(pc.errorer.StreamError(ae.wireError()))
+	} else {
+		w.Write(pc.mc.surf.StreamError(ae.wireError()))
+	}
 	flush(w)
 }
 

@@ -21,6 +21,14 @@ type Incremental interface {
 	OpenStream(req Request, r io.Reader, limit int64) StreamReader
 }
 
+// StreamErrorer is a StreamReader that renders the events ending its own
+// stream on an error after it released some: they continue the stream's
+// numbering (the Responses sequence numbers) where Surface.StreamError,
+// which knows no stream, starts afresh.
+type StreamErrorer interface {
+	StreamError(e Error) []byte
+}
+
 // StreamReader reads one upstream stream an event at a time and assembles
 // it as the surface's official clients do. It is not safe for concurrent
 // use. Nothing it reads has reached the client; it only renders events

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"strings"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -242,4 +243,18 @@ func (rd *streamReader) partOf(oi, ci int) *plainPart {
 		}
 	}
 	return nil
+}
+
+// StreamError implements wire.StreamErrorer: once events went out, the
+// error event and response.failed continue their sequence numbers, and
+// the failed response is the one the client saw created (its id, model
+// and created_at).
+func (rd *streamReader) StreamError(e wire.Error) []byte {
+	snap := rd.a.plain.snapshot
+	if !rd.render.headed || snap == nil {
+		return streamFailure(nil, e, rd.render.seq, map[string]any{"id": wire.MintID("resp_"), "object": "response", "created_at": time.Now().Unix()})
+	}
+	out := streamFailure(nil, e, rd.render.seq, snap)
+	rd.render.seq += 2
+	return out
 }

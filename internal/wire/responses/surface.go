@@ -3,6 +3,8 @@ package responses
 import (
 	"io"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -118,17 +120,25 @@ func (s *Surface) ReadStream(req wire.Request, r io.Reader, limit int64) (wire.S
 // ErrorBody renders e in OpenAI's error envelope.
 func (s *Surface) ErrorBody(e wire.Error) []byte { return wire.OpenAIErrorBody(e) }
 
-// StreamError renders e as one "event: error" event. Its data is both a
-// Responses error event (type "error", code, message, param,
-// sequence_number) and carries the envelope's "error" object: openai-go's
-// ssestream, the openai JS and Python SDKs raise any event whose data has a
-// truthy top-level "error" member, and clients that dispatch on the typed
-// event (Codex) read code and message. sequence_number is 0: nothing but
-// keep-alive comments precedes it.
+// StreamError renders the events that end a stream whose 200 went out
+// with nothing of the answer before them (keep-alive comments only): an
+// "error" event (sequence 0), then response.failed (sequence 1) carrying
+// a failed response with the error. Both are needed, measured with the
+// clients: openai-go's ssestream and the openai JS and Python SDKs raise
+// an event whose data has a top-level "error" member and stop there;
+// Codex ignores "error" events and shows the message of the
+// response.failed that ends the stream (without it: "stream closed
+// before response.completed").
 func (s *Surface) StreamError(e wire.Error) []byte {
+	return streamFailure(nil, e, 0, map[string]any{"id": wire.MintID("resp_"), "object": "response", "created_at": time.Now().Unix()})
+}
+
+// streamFailure appends the error event numbered seq and the
+// response.failed numbered seq+1 whose response is snapshot's members
+// marked failed with e (snapshot is not changed).
+func streamFailure(b []byte, e wire.Error, seq int, snapshot map[string]any) []byte {
 	env := wire.OpenAIErrorBody(e) // {"error":{...}}
 	inner := env[len(`{"error":`) : len(env)-1]
-	b := make([]byte, 0, 2*len(env)+128)
 	b = append(b, "event: error\ndata: {\"type\":\"error\",\"code\":"...)
 	b = appendString(b, e.Code)
 	b = append(b, ",\"message\":"...)
@@ -139,7 +149,21 @@ func (s *Surface) StreamError(e wire.Error) []byte {
 	} else {
 		b = appendString(b, e.Param)
 	}
-	b = append(b, ",\"sequence_number\":0,\"error\":"...)
+	b = append(b, ",\"sequence_number\":"...)
+	b = strconv.AppendInt(b, int64(seq), 10)
+	b = append(b, ",\"error\":"...)
 	b = append(b, inner...)
-	return append(b, "}\n\n"...)
+	b = append(b, "}\n\n"...)
+	failed := make(map[string]any, len(snapshot)+6)
+	for k, v := range snapshot {
+		failed[k] = v
+	}
+	failed["status"] = "failed"
+	failed["output"] = []any{}
+	failed["usage"] = nil
+	failed["incomplete_details"] = nil
+	failed["error"] = map[string]any{"code": e.Code, "message": e.Message}
+	y := &synthesizer{out: b, seq: seq + 1}
+	y.emit("response.failed", map[string]any{"response": failed})
+	return y.out
 }
