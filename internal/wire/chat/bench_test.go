@@ -80,7 +80,7 @@ func BenchmarkWriteBackUnchanged(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		out, err := r.Release(target)
-		if err != nil || len(out) != len(toolCallResponse) {
+		if err != nil || len(out) == 0 {
 			b.Fatal(err)
 		}
 	}

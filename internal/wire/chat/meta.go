@@ -285,7 +285,7 @@ func isUint(s string) bool {
 // non-streaming chat.completion (paths relative to the body; [] marks
 // array elements, * any member not listed at that level).
 func ResponseMembers() []MemberDoc {
-	return slices.Concat(topMetaDocs(), choiceDocs("message", nil), usageDocs())
+	return slices.Concat(topMetaDocs(), choiceDocs("message", []MemberDoc{{Name: "tool_calls[].index", Treatment: TreatRemoved}}), usageDocs())
 }
 
 // ChunkMembers lists how the gateway treats each member of a streamed

@@ -74,6 +74,7 @@ type wireResponse struct {
 	body          []byte
 	top           []rawjson.Member
 	topAct        []topAction // indexed like top
+	topActBuf     [16]topAction
 	haveID        bool
 	haveModel     bool
 	choice        rawjson.Span
@@ -142,7 +143,11 @@ func parseTop(body []byte, root rawjson.Span, opts ResponseOptions, readU func([
 	if err != nil {
 		return nil, err
 	}
-	w := &wireResponse{body: body, top: top, topAct: make([]topAction, len(top))}
+	w := &wireResponse{body: body, top: top}
+	if w.topAct = w.topActBuf[:0]; len(top) > len(w.topActBuf) {
+		w.topAct = make([]topAction, 0, len(top))
+	}
+	w.topAct = w.topAct[:len(top)]
 	r := &Response{wire: w, meta: chunkMeta{id: opts.mintID(), model: opts.Model}}
 	pc := &partsCollector{allow: rawjson.NewMemberSet(opts.AllowMembers...), opts: opts}
 	haveChoices := false
@@ -697,7 +702,9 @@ func readToolCalls(b []byte, ms []rawjson.Member, base string, judge bool) ([]ca
 						c.arguments = deref(s)
 					}
 				}
-			default: // index is a stream member; anything else is unknown
+			case "index": // a stream member: removed from a body
+				clean = false
+			default:
 				if !judge || m.Val.IsNull(b) {
 					clean = false
 					continue

@@ -6,6 +6,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -372,6 +373,7 @@ func (s *Stream) Release(target any, includeUsage bool) ([]byte, error) {
 // appendReplayed appends the chunk data with everything before split (its
 // metadata) replaced by head.
 func appendReplayed(out, head, data []byte, split int) []byte {
+	out = slices.Grow(out, len(head)+1+len(data)-split+len("\n\n")) // one growth, however out began
 	out = append(out, head...)
 	if data[split] != '}' {
 		out = append(out, ',')

@@ -156,10 +156,19 @@ func (m *chunkMeta) chunkHead() []byte {
 }
 
 // appendString appends s as a JSON string. The strings come out of a JSON
-// decode, so they are valid UTF-8 and cannot fail to encode.
+// decode, so they are valid UTF-8 and cannot fail to encode. Printable
+// ASCII without quotes or backslashes (ids, model names) is copied as it
+// is, without boxing s for the encoder.
 func appendString(b []byte, s string) []byte {
-	out, _ := jsonvalue.AppendCompact(b, s)
-	return out
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			out, _ := jsonvalue.AppendCompact(b, s)
+			return out
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // appendChunk appends one "data:" event holding choice 0 with delta and

@@ -221,14 +221,18 @@ func (r *Response) Release(target any) ([]byte, error) {
 		ops = make([]memberOp, 0, len(w.top))
 	}
 	ops = ops[:len(w.top)]
+	// The id and model tokens, in one buffer: [:idEnd] and [idEnd:].
+	toks := appendString(make([]byte, 0, len(r.meta.id)+len(r.meta.model)+4), r.meta.id)
+	idEnd := len(toks)
+	toks = appendString(toks, r.meta.model)
 	for i, m := range w.top {
 		switch w.topAct[i] {
 		case topDrop:
 			ops[i].drop = true
 		case topID:
-			ops[i].val = appendString(nil, r.meta.id)
+			ops[i].val = toks[:idEnd:idEnd]
 		case topModel:
-			ops[i].val = appendString(nil, r.meta.model)
+			ops[i].val = toks[idEnd:]
 		default:
 			switch {
 			case m.Key == "usage" && r.usage != nil && !r.usage.clean:
