@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
@@ -141,6 +142,8 @@ var openAIBody = []byte(`{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object"
 func BenchmarkReleaseJSONAllowed(b *testing.B) {
 	b.SetBytes(int64(len(openAIBody)))
 	b.ReportAllocs()
+	start := cputime.Process() // CPU time: steadier than wall time on a loaded machine
+	defer cputime.ReportPerOp(b, start)
 	for b.Loop() {
 		r, err := ParseResponse(openAIBody, ResponseOptions{})
 		if err != nil {
@@ -158,6 +161,8 @@ func BenchmarkReleaseStream200Chunks(b *testing.B) {
 	data := stream200()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	start := cputime.Process()
+	defer cputime.ReportPerOp(b, start)
 	for b.Loop() {
 		st, err := ReadStream(bytes.NewReader(data), 8<<20, ResponseOptions{})
 		if err != nil {
@@ -179,6 +184,8 @@ func BenchmarkIncrementalRelease200Chunks(b *testing.B) {
 	data := stream200()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	start := cputime.Process()
+	defer cputime.ReportPerOp(b, start)
 	for b.Loop() {
 		sr := openStream(bytes.NewReader(data), 8<<20, ResponseOptions{}, false)
 		released, n := 0, 0

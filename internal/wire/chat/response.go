@@ -72,6 +72,7 @@ type call struct {
 // object may be released as it is.
 type wireResponse struct {
 	body          []byte
+	root          rawjson.Span
 	top           []rawjson.Member
 	topAct        []topAction // indexed like top
 	topActBuf     [16]topAction
@@ -143,7 +144,7 @@ func parseTop(body []byte, root rawjson.Span, opts ResponseOptions, readU func([
 	if err != nil {
 		return nil, err
 	}
-	w := &wireResponse{body: body, top: top}
+	w := &wireResponse{body: body, root: root, top: top}
 	if w.topAct = w.topActBuf[:0]; len(top) > len(w.topActBuf) {
 		w.topAct = make([]topAction, 0, len(top))
 	}

@@ -255,7 +255,7 @@ func (r *Response) Release(target any) ([]byte, error) {
 		insert = insert[:len(insert)-1]
 	}
 	out := make([]byte, 0, len(w.body)+len(insert)+len(r.meta.id)+len(r.meta.model))
-	return appendEdited(out, w.body, rawjson.RootSpan(w.body), w.top, ops, insert), nil
+	return appendEdited(out, w.body, w.root, w.top, ops, insert), nil
 }
 
 // memberOp is what release does with the unknown member name in in,
