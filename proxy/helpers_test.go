@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -145,6 +146,9 @@ type gatewayConfig struct {
 	log io.Writer
 	// allowRequestMembers are the chat surface's extra request members.
 	allowRequestMembers []string
+	// strictMembers refuses the chat members the gateway does not know
+	// (wire.chat.unknown_members: refuse).
+	strictMembers bool
 	// maxResponse is limits.max_response_bytes; 0 is the default.
 	maxResponse int64
 	// budget is limits.buffer_budget; 0 derives it.
@@ -209,7 +213,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 	}
 	surfaces := gc.surfaces
 	if surfaces == nil {
-		surfaces = []wire.Surface{chatwire.New(chatwire.Options{AllowRequestMembers: gc.allowRequestMembers, MaxMessages: gc.maxMessages})}
+		surfaces = []wire.Surface{chatwire.New(chatwire.Options{AllowRequestMembers: gc.allowRequestMembers, StrictMembers: gc.strictMembers, MaxMessages: gc.maxMessages})}
 	}
 	srv := New(Options{
 		Policy:            &Policy{Emitter: em, Router: router},
@@ -317,3 +321,34 @@ func chunk(delta string, finish string) string {
 }
 
 const usageChunk = `{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}`
+
+// mintedID matches the id the gateway mints for a chat answer.
+var mintedID = regexp.MustCompile(`"id":"(chatcmpl-[0-9a-f]{24})"`)
+
+// upstreamMeta matches what the gateway edits in an upstream chat answer:
+// its id, and its system_fingerprint (removed).
+var (
+	upstreamID          = regexp.MustCompile(`"id":"[^"]*"`)
+	upstreamFingerprint = regexp.MustCompile(`,?"system_fingerprint":"[^"]*"`)
+)
+
+// asReleased is the upstream chat answer (a JSON body, or the events of
+// an SSE stream) as the gateway releases it when the verdict left it:
+// each chunk's or the body's id (its first, in these fixtures) replaced by
+// the one the gateway minted, which it reads from got, and no
+// system_fingerprint; every other byte is the upstream's (the tests'
+// upstreams answer with the requested model).
+func asReleased(upstream, got string) string {
+	m := mintedID.FindString(got)
+	if m == "" {
+		return upstream
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(upstreamFingerprint.ReplaceAllString(upstream, ""), "\n") {
+		if loc := upstreamID.FindStringIndex(line); loc != nil {
+			line = line[:loc[0]] + m + line[loc[1]:]
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}

@@ -93,10 +93,16 @@ func hostileCases() []hostileCase {
 		{name: "json url citation", body: completion(text(`,"annotations":[{"type":"url_citation","url_citation":{"url":"https://x.test/?k=`+s+`","title":"`+s+`","start_index":0,"end_index":4}}]`), "", ""), want: judged},
 		{name: "json tool call arguments", body: completion(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"send","arguments":"{\"key\":\"`+s+`\"}"}}]}`, "", ""), want: judged},
 		{name: "json logprobs", body: strings.Replace(completion(text(""), "", ""), `"logprobs":null`, `"logprobs":{"content":[{"token":"`+s+`","logprob":-0.1,"bytes":[1],"top_logprobs":[{"token":"`+s+`","logprob":-1,"bytes":[1]}]}]}`, 1), want: removed},
-		{name: "json unknown message member", body: completion(text(`,"x_note":"`+s+`"`), "", ""), want: removed},
-		{name: "json secret as a member name", body: completion(text(`,"`+s+`":1`), "", ""), want: removed},
-		{name: "json unknown choice member", body: completion(text(""), `,"content_filter_results":{"note":"`+s+`"}`, ""), want: removed},
-		{name: "json unknown top-level member", body: completion(text(""), "", `,"debug":"`+s+`"`), want: removed},
+		{name: "json unknown message member", body: completion(text(`,"x_note":"`+s+`"`), "", ""), want: judged},
+		// A member part's name is judged but cannot be rewritten: a
+		// redaction of it fails closed.
+		{name: "json secret as a member name", body: completion(text(`,"`+s+`":1`), "", ""), want: judgedUnrewritable},
+		{name: "json filter report", body: completion(text(""), `,"content_filter_results":{"note":"`+s+`"}`, ""), want: removed},
+		{name: "json unknown choice member", body: completion(text(""), `,"native_finish_reason":"`+s+`"`, ""), want: judged},
+		{name: "json unknown top-level member", body: completion(text(""), "", `,"debug":"`+s+`"`), want: judged},
+		{name: "json unknown tool call member", body: completion(`{"role":"assistant","content":"fine","tool_calls":[{"id":"call_1","type":"function","function":{"name":"send","arguments":"{}"},"extra_content":{"sig":"`+s+`"}}]}`, "", ""), want: judged},
+		{name: "json unknown null member", body: completion(text(`,"`+s+`":null`), "", ""), want: removed},
+		{name: "json metadata carrying the secret", body: strings.Replace(completion(text(""), "", `,"system_fingerprint":"`+s+`","service_tier":"`+s+`"`), `"id":"chatcmpl-h"`, `"id":"`+s+`"`, 1), want: removed},
 		{name: "json unknown usage member", body: strings.Replace(completion(text(""), "", ""), `"total_tokens":2`, `"total_tokens":2,"note":"`+s+`"`, 1), want: removed},
 		{name: "json metadata shaped like text", body: strings.Replace(completion(text(""), "", ""), `"model":"m"`, `"model":"m `+s+`"`, 1), want: removed},
 		{name: "json case-colliding content", body: completion(text(`,"Content":"`+s+`"`), "", ""), want: refused},
@@ -119,7 +125,17 @@ func hostileCases() []hostileCase {
 			chunkWith(`{"tool_calls":[{"index":0,"function":{"arguments":"`+hostileTail+`\"}"}}]}`, "", ""),
 			finishChunk), want: judged},
 		{name: "sse unknown delta member", stream: true, body: sseEvents(
-			chunkWith(`{"role":"assistant","content":"fine","x_thoughts":"`+s+`"}`, "", ""), finishChunk), want: removed},
+			chunkWith(`{"role":"assistant","content":"fine","x_thoughts":"`+s+`"}`, "", ""), finishChunk), want: judged},
+		{name: "sse unknown delta member split across deltas", stream: true, body: sseEvents(
+			chunkWith(`{"role":"assistant","content":"fine","x_thoughts":"`+hostileHead+`"}`, "", ""),
+			chunkWith(`{"x_thoughts":"`+hostileTail+`"}`, "", ""), finishChunk), want: judged},
+		{name: "sse unknown chunk member", stream: true, body: sseEvents(
+			chunkWith(`{"role":"assistant","content":"fine"}`, "", `,"provider":"`+s+`"`), finishChunk), want: judged},
+		{name: "sse unknown choice member", stream: true, body: sseEvents(
+			chunkWith(`{"role":"assistant","content":"fine"}`, `,"native_finish_reason":"`+s+`"`, ""), finishChunk), want: judged},
+		{name: "sse metadata carrying the secret", stream: true, body: sseEvents(
+			strings.Replace(chunkWith(`{"role":"assistant","content":"fine"}`, "", `,"system_fingerprint":"`+s+`","service_tier":"`+s+`"`), `"model":"m"`, `"model":"`+s+`"`, 1),
+			strings.Replace(finishChunk, `"id":"chatcmpl-h"`, `"id":"`+s+`"`, 1)), want: removed},
 		{name: "sse obfuscation", stream: true, body: sseEvents(
 			chunkWith(`{"role":"assistant","content":"fine"}`, "", `,"obfuscation":"`+s+`"`), finishChunk), want: removed},
 		{name: "sse logprobs", stream: true, body: sseEvents(

@@ -80,7 +80,7 @@ func TestQuickstart(t *testing.T) {
 		if err := json.Unmarshal(body, &resp); err != nil {
 			t.Fatalf("%v: %s", err, body)
 		}
-		if resp.Object != "chat.completion" || !strings.HasPrefix(resp.ID, "chatcmpl-mock-") ||
+		if resp.Object != "chat.completion" || !strings.HasPrefix(resp.ID, "chatcmpl-") ||
 			resp.Choices[0].Message.Content != "echo: Please email [email] the report" {
 			t.Fatalf("response = %s", body)
 		}

@@ -110,8 +110,8 @@ func TestStreamKeepAlive(t *testing.T) {
 			}
 			data = append(data, strings.TrimPrefix(b, "data: "))
 		}
-		if strings.Join(data, "\n") != strings.Join(events, "\n") {
-			t.Fatalf("events:\n%s\nwant\n%s", strings.Join(data, "\n"), strings.Join(events, "\n"))
+		if got, want := strings.Join(data, "\n"), strings.Join(events, "\n"); got != asReleased(want, got) {
+			t.Fatalf("events:\n%s\nwant\n%s", got, asReleased(want, got))
 		}
 	})
 	t.Run("openai-go", func(t *testing.T) {

@@ -14,21 +14,23 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
-// A request member the gateway does not know, or one whose name differs
-// from a known member only in letter case, is refused before any emission
-// and never reaches the upstream.
+// In strict mode a request member the gateway does not know, and in both
+// modes one whose name differs from a known member only in letter case, is
+// refused before any emission and never reaches the upstream.
 func TestUnknownRequestMemberRefused(t *testing.T) {
 	up := newUpstream(t, jsonReply(completionJSON))
 	var seen ctxLog
-	g := newGateway(t, gatewayConfig{upstream: up.URL + "/v1", policy: seen.wrap(nil)})
+	g := newGateway(t, gatewayConfig{upstream: up.URL + "/v1", policy: seen.wrap(nil), strictMembers: true})
 	tests := []struct {
 		name, body, param string
 		mention           []string
 	}{
 		{"unknown member", `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}],"top_a":7}`, "top_a",
-			[]string{"top_a: is not a request member the gateway knows", "wire.chat.allow_request_members"}},
+			[]string{"top_a: is not a request member the gateway knows", "wire.chat.allow_request_members", "wire.chat.unknown_members"}},
 		{"not a plain identifier", `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}],"top a":7}`, "",
-			[]string{"a member whose name is not a plain identifier", "wire.chat.allow_request_members"}},
+			[]string{"a member whose name is not a plain identifier", "wire.chat.allow_request_members", "wire.chat.unknown_members"}},
+		{"unknown member in a tool", `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"},"cache_control":{}}]}`, "tools[0].cache_control",
+			[]string{"tools[0].cache_control: is not a member the gateway knows", "wire.chat.unknown_members"}},
 		{"case collision at the top", `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}],"Messages":[{"role":"user","content":"x"}]}`, "",
 			[]string{`differs from "messages" only in letter case`}},
 		{"case collision in a message", `{"model":"gpt-test","messages":[{"role":"user","content":"hi","Content":"x"}]}`, "messages[0]",
@@ -64,11 +66,11 @@ func TestUnknownRequestMemberRefused(t *testing.T) {
 }
 
 // With the member allowed it is forwarded as sent and shown to the policy
-// in model.params, beside user and metadata.
+// in model.params, beside user and metadata, in strict mode too.
 func TestAllowedRequestMemberProjected(t *testing.T) {
 	up := newUpstream(t, jsonReply(completionJSON))
 	var seen ctxLog
-	g := newGateway(t, gatewayConfig{upstream: up.URL + "/v1", policy: seen.wrap(nil), allowRequestMembers: []string{"top_a"}})
+	g := newGateway(t, gatewayConfig{upstream: up.URL + "/v1", policy: seen.wrap(nil), allowRequestMembers: []string{"top_a"}, strictMembers: true})
 	body := `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}],"top_a":{"k":1.50},"user":"u-1","metadata":{"team":"t"},"temperature":0.20}`
 	status, _, out := g.post(t, body, nil)
 	if status != http.StatusOK {
@@ -92,7 +94,8 @@ func TestAllowedRequestMemberProjected(t *testing.T) {
 }
 
 // Build takes the allowance from wire.chat.allow_request_members, and a
-// policy can judge the allowed member.
+// policy can judge the allowed member; a member not allowed is judged
+// too (the default), projected and forwarded.
 func TestBuildAllowsConfiguredRequestMembers(t *testing.T) {
 	up := newUpstream(t, jsonReply(completionJSON))
 	cfg, err := config.Parse("gateway.yaml", []byte(`upstreams:
@@ -131,7 +134,7 @@ interceptors:
 	}{
 		{`{` + msgs + `,"top_a":2}`, http.StatusOK, ""},
 		{`{` + msgs + `,"top_a":9}`, http.StatusForbidden, "policy:top_a"},
-		{`{` + msgs + `,"top_b":2}`, http.StatusBadRequest, "invalid_request"},
+		{`{` + msgs + `,"top_b":2}`, http.StatusOK, ""},
 	}
 	for _, tc := range tests {
 		before := len(up.received())

@@ -17,7 +17,15 @@ const (
 	partReasoning = "reasoning" // {"type":"reasoning","text":…}
 	partText      = "text"      // {"type":"text","text":…,"annotations":[…]?}
 	partRefusal   = "refusal"   // {"type":"refusal","refusal":…}
-	partMember    = "member"    // {"type":"member","name":…,"value":…}: an operator-allowed extra member
+	partMember    = "member"    // {"type":"member","name":…,"value":…,"in":…?}: a member the gateway does not know
+)
+
+// Where a member part's member sits on the wire (the part's "in"; absent
+// for the message or delta).
+const (
+	inMessage    = ""           // choices[0].message, or a chunk's delta
+	inChoice     = "choice"     // choices[0]
+	inCompletion = "completion" // the body or chunk itself
 )
 
 // Wire members that carry reasoning text, in projection order.
@@ -42,8 +50,11 @@ type annotation struct {
 	start, end string // raw non-negative integer tokens, or ""
 }
 
-// extraMember is an operator-allowed message member, projected whole.
+// extraMember is a member the gateway does not know, projected whole: of
+// the message (or delta), the choice or the completion (see in), or of a
+// tool call (call.members).
 type extraMember struct {
+	in    string
 	name  string
 	value any
 }
@@ -96,7 +107,11 @@ func (a *answer) content() any {
 		parts = append(parts, map[string]any{"type": partRefusal, "refusal": *a.refusal})
 	}
 	for _, x := range a.extras {
-		parts = append(parts, map[string]any{"type": partMember, "name": x.name, "value": jsonvalue.DeepCopy(x.value)})
+		p := map[string]any{"type": partMember, "name": x.name, "value": jsonvalue.DeepCopy(x.value)}
+		if x.in != inMessage {
+			p["in"] = x.in
+		}
+		parts = append(parts, p)
 	}
 	return parts
 }
@@ -112,7 +127,8 @@ func (a *answer) content() any {
 //     trailing channels; more are refused: a reasoning channel has nowhere
 //     to go that the client reads as the model's), at most one text part
 //     (with url_citation annotations), at most one refusal part, member
-//     parts naming the answer's own extra members, each once.
+//     parts naming the answer's own extra members (by in and name), each
+//     once; a member part left out removes its member.
 func (a *answer) withContent(c any) (*answer, error) {
 	out := &answer{calls: a.calls, finish: a.finish}
 	switch v := c.(type) {
@@ -177,11 +193,18 @@ func (out *answer) fromParts(orig *answer, parts []any) error {
 			out.refusal = &r
 		case partMember:
 			name, _ := p["name"].(string)
-			if !orig.hasExtra(name) || seen[name] || len(p) != 3 {
-				return &wire.WriteBackError{Field: field, Msg: "a member part must name one of the response's own allowed members, once, as {type, name, value}"}
+			in, hasIn := p["in"].(string)
+			_, value := p["value"]
+			n := 3
+			if hasIn {
+				n = 4
 			}
-			seen[name] = true
-			out.extras = append(out.extras, extraMember{name: name, value: p["value"]})
+			key := in + "." + name
+			if !orig.hasExtra(in, name) || seen[key] || len(p) != n || !value || hasIn && in == inMessage {
+				return &wire.WriteBackError{Field: field, Msg: "a member part must name one of the response's own members, once, as {type, name, value} with the in it was projected with"}
+			}
+			seen[key] = true
+			out.extras = append(out.extras, extraMember{in: in, name: name, value: p["value"]})
 		default:
 			return &wire.WriteBackError{Field: field + ".type", Msg: "must be reasoning, text, refusal or member"}
 		}
@@ -189,13 +212,18 @@ func (out *answer) fromParts(orig *answer, parts []any) error {
 	return nil
 }
 
-func (a *answer) hasExtra(name string) bool {
-	for _, x := range a.extras {
-		if x.name == name {
-			return true
+func (a *answer) hasExtra(in, name string) bool {
+	return a.extra(in, name) != nil
+}
+
+// extra returns the answer's member named name in in, or nil.
+func (a *answer) extra(in, name string) *extraMember {
+	for i := range a.extras {
+		if x := &a.extras[i]; x.in == in && x.name == name {
+			return x
 		}
 	}
-	return false
+	return nil
 }
 
 // annotationsFrom reads a text part's annotations: url_citation objects
@@ -257,7 +285,7 @@ func (a *answer) appendMessage(b []byte, calls []any, origs []*call) ([]byte, er
 			return nil, err
 		}
 	}
-	if b, err = a.appendExtras(b); err != nil {
+	if b, err = a.appendExtras(b, inMessage); err != nil {
 		return nil, err
 	}
 	return append(b, '}'), nil
@@ -299,8 +327,19 @@ func (a *answer) appendReasoning(b []byte) []byte {
 	return append(b, ']')
 }
 
-func (a *answer) appendExtras(b []byte) ([]byte, error) {
-	for _, x := range a.extras {
+// appendExtras renders the answer's members in in, each preceded by a
+// comma.
+func (a *answer) appendExtras(b []byte, in string) ([]byte, error) {
+	return appendMembers(b, a.extras, in)
+}
+
+// appendMembers renders the members of list in in, each preceded by a
+// comma.
+func appendMembers(b []byte, list []extraMember, in string) ([]byte, error) {
+	for _, x := range list {
+		if x.in != in {
+			continue
+		}
 		b = append(b, ',')
 		b = appendString(b, x.name)
 		b = append(b, ':')
@@ -370,7 +409,31 @@ func appendCalls(b []byte, calls []any, origs []*call, indexed bool) ([]byte, er
 		if b, err = jsonvalue.AppendCompact(b, args); err != nil {
 			return nil, &wire.WriteBackError{Field: field + ".args", Msg: "is not encodable JSON"}
 		}
-		b = append(b, "}}"...)
+		b = append(b, '}')
+		if b, err = appendCallMembers(b, orig, c["members"]); err != nil {
+			return nil, &wire.WriteBackError{Field: field + ".members", Msg: "is not encodable JSON"}
+		}
+		b = append(b, '}')
 	}
 	return append(b, ']'), nil
+}
+
+// appendCallMembers renders a verdicted call's members (v, an object
+// naming members of orig, as checkCalls holds it) in orig's order.
+func appendCallMembers(b []byte, orig *call, v any) ([]byte, error) {
+	mm, _ := v.(map[string]any)
+	for _, x := range orig.members {
+		val, ok := mm[x.name]
+		if !ok {
+			continue
+		}
+		b = append(b, ',')
+		b = appendString(b, x.name)
+		b = append(b, ':')
+		var err error
+		if b, err = jsonvalue.AppendCompact(b, val); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }

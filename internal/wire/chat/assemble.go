@@ -26,18 +26,23 @@ var (
 // and tool-call name and argument fragments are concatenated, a later
 // non-empty id replaces an earlier one (openai-go and openai JS both do).
 //
-// It also decides whether the upstream events may be replayed as they
-// are. They may not (and the stream is re-synthesized from the verdicted
-// projection instead) when any chunk holds a member that is removed
-// (unknown, logprobs, obfuscation, malformed metadata), or when the
-// official clients would assemble the fragments differently from each
-// other (a name or id in several fragments, a fragment without index).
+// It also decides whether the upstream events may be replayed: each as
+// the head the gateway renders (minted id, the request's model, checked
+// created and service_tier) followed by the chunk's members after its
+// metadata. They may not (and the stream is re-synthesized from the
+// verdicted projection instead) when any chunk holds a member that is
+// removed (logprobs, obfuscation, a null or strict-mode unknown member,
+// metadata after another member), a member whose projection is not the
+// join of its values (an unknown member of the chunk or its choice, a
+// non-string unknown delta member, any unknown member of a tool call), or
+// when the official clients would assemble the fragments differently from
+// each other (a name or id in several fragments, a fragment without
+// index).
 type assembler struct {
 	pc   partsCollector
 	meta chunkMeta
-	// metaFirst[k] is the first value of metadata member metaKeys[k],
-	// once bit k of metaSeen is set.
-	metaFirst  [len(metaKeys)]string
+	// metaSeen has bit k set once metadata member metaKeys[k] was
+	// recorded: the first releasable value of each is kept.
 	metaSeen   uint8
 	calls      map[int]*callAcc
 	lastCall   int
@@ -53,10 +58,16 @@ type callAcc struct {
 	args     strings.Builder // fragments are many: no quadratic concatenation
 	names    int             // non-empty name fragments seen
 	ids      int             // non-empty id fragments seen
+	members  []extraMember   // unknown members, joined as delta members are
 }
 
+// newAssembler returns an assembler for one answer, whose id it mints.
 func newAssembler(opts ResponseOptions) *assembler {
-	return &assembler{pc: partsCollector{allow: rawjson.NewMemberSet(opts.AllowMembers...)}, replayable: true}
+	return &assembler{
+		pc:         partsCollector{allow: rawjson.NewMemberSet(opts.AllowMembers...), opts: opts},
+		meta:       chunkMeta{id: opts.mintID(), model: opts.Model},
+		replayable: true,
+	}
 }
 
 // add folds one raw chunk (a valid JSON object's text and its decoded
@@ -67,6 +78,7 @@ func (a *assembler) add(raw []byte, chunk map[string]any) (bool, error) {
 		return false, &wire.ResponseError{Msg: "chunk has a member whose name differs from a known member's only in case"}
 	}
 	var choices []any
+	var unknown []string
 	usageOnly := false
 	for k, v := range chunk {
 		switch {
@@ -83,8 +95,10 @@ func (a *assembler) add(raw []byte, chunk map[string]any) (bool, error) {
 		case topMeta.Has(k):
 			a.readMeta(k, v)
 		case k == "error" && v == nil:
-		default: // obfuscation, unknown members: removed
+		case k == "obfuscation", k == "error", removedTop.Has(k): // removed
 			a.replayable = false
+		default:
+			unknown = append(unknown, k)
 		}
 	}
 	for i, c := range choices {
@@ -92,6 +106,7 @@ func (a *assembler) add(raw []byte, chunk map[string]any) (bool, error) {
 			return false, err
 		}
 	}
+	a.unknowns(chunk, unknown, inCompletion)
 	if u, ok := chunk["usage"].(map[string]any); ok && u != nil && len(choices) == 0 {
 		usageOnly = true
 	}
@@ -126,37 +141,79 @@ func (a *assembler) keepUsage(u *usage) {
 	a.replayable = a.replayable && u.clean
 }
 
-// readMeta keeps the first well-shaped value of each metadata member; a
-// malformed one, or one that changes between chunks, makes the stream
-// re-synthesized with the first well-shaped value.
+// readMeta keeps the first releasable value of object, created and
+// service_tier (see metaValueOK). id and model are the gateway's and
+// system_fingerprint is removed: a replayed chunk's metadata is replaced
+// by the head the gateway renders, whatever the upstream sent.
 func (a *assembler) readMeta(key string, v any) {
+	switch key {
+	case "id", "model", "system_fingerprint":
+		return
+	}
 	k := metaIndex(key)
-	var val string
+	if a.metaSeen&(1<<k) != 0 || v == nil || !metaValueOK(key, v, "chat.completion.chunk") {
+		return
+	}
+	a.metaSeen |= 1 << k
 	switch x := v.(type) {
-	case string:
-		val = x
 	case json.Number:
-		val = string(x)
-	case nil:
-		val = "null"
-	default:
-		a.replayable = false
-		return
-	}
-	if a.metaSeen&(1<<k) != 0 {
-		// openai-go's accumulator drops chunks whose id differs from the
-		// first; the re-synthesized stream carries one value throughout.
-		if a.metaFirst[k] != val {
-			a.replayable = false
+		a.meta.created, _ = strconv.ParseInt(string(x), 10, 64)
+	case string:
+		if key == "service_tier" {
+			a.meta.serviceTier = x
 		}
+	}
+}
+
+// unknowns folds the members of a chunk or of its choice (in) that the
+// gateway does not know, keys: each is projected as a member part, the
+// last non-null value winning as the openai JS client assembles them
+// (Object.assign). The stream is then re-synthesized, so every client
+// reads the judged value once; in strict mode they are removed.
+func (a *assembler) unknowns(obj map[string]any, keys []string, in string) {
+	if len(keys) == 0 {
 		return
 	}
-	if !metaValueOK(key, v, "chat.completion.chunk") {
-		a.replayable = false
+	a.replayable = false
+	if a.pc.opts.StrictMembers {
 		return
 	}
-	a.metaFirst[k], a.metaSeen = val, a.metaSeen|1<<k
-	a.meta.setValue(key, v)
+	slices.Sort(keys) // map order is random; the projection is not
+	for _, k := range keys {
+		if v := obj[k]; v != nil {
+			if x := a.pc.ans.extra(in, k); x != nil {
+				x.value = v
+			} else {
+				a.pc.ans.extras = append(a.pc.ans.extras, extraMember{in: in, name: k, value: v})
+			}
+		}
+	}
+}
+
+// joinMember folds one value of an unknown delta-level member into list,
+// as the clients accumulate deltas: a string extends an earlier string,
+// any other value replaces the earlier one, null changes nothing. It
+// reports whether the replayed values would show a client nothing the
+// projection lacks: strings only (each is part of the join).
+func joinMember(list *[]extraMember, name string, v any) bool {
+	if v == nil {
+		return true
+	}
+	s, isString := v.(string)
+	for i := range *list {
+		x := &(*list)[i]
+		if x.name != name {
+			continue
+		}
+		if prev, ok := x.value.(string); ok && isString {
+			x.value = prev + s
+			return true
+		}
+		x.value = v
+		return false
+	}
+	*list = append(*list, extraMember{name: name, value: v})
+	return isString
 }
 
 // metaIndex is key's index in metaKeys; key is one of topMeta's.
@@ -182,6 +239,7 @@ func (a *assembler) choice(v any, field string) error {
 	if x := c["index"]; x != nil && x != json.Number("0") {
 		return &wire.ResponseError{Field: field + ".index", Msg: "only choice 0 is supported: " + nMessage}
 	}
+	var unknown []string
 	for k, x := range c {
 		switch k {
 		case "index": // checked above
@@ -199,12 +257,17 @@ func (a *assembler) choice(v any, field string) error {
 			default:
 				return &wire.ResponseError{Field: field + ".delta", Msg: "must be an object, got " + rawjson.TypeName(d)}
 			}
-		default:
-			if k != "logprobs" || x != nil {
+		case "logprobs": // removed unless null
+			if x != nil {
 				a.replayable = false
 			}
+		case "content_filter_results", "content_filter_offsets":
+			a.replayable = false
+		default:
+			unknown = append(unknown, k)
 		}
 	}
+	a.unknowns(c, unknown, inChoice)
 	return nil
 }
 
@@ -237,11 +300,9 @@ func (a *assembler) delta(d map[string]any, field string) error {
 				return err
 			}
 			a.replayable = a.replayable && ok
-		case a.pc.allow.Has(k):
-			if err := a.extra(k, v); err != nil {
-				return err
-			}
-		default:
+		case a.pc.opts.judges(a.pc.allow, k) && (v != nil || a.pc.allow.Has(k)):
+			a.replayable = joinMember(&a.pc.ans.extras, k, v) && a.replayable
+		default: // removed: strict mode, or a null no part carries
 			a.replayable = false
 		}
 	}
@@ -274,26 +335,6 @@ func sortedKeys(d map[string]any) []string {
 	return keys
 }
 
-// extra folds an allowed extra member of a delta: string fragments are
-// concatenated, as for content; any other value cannot be assembled.
-func (a *assembler) extra(k string, v any) error {
-	if v == nil {
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return &wire.ResponseError{Msg: "an allowed extra delta member must be a string in a stream, got " + rawjson.TypeName(v)}
-	}
-	for i := range a.pc.ans.extras {
-		if x := &a.pc.ans.extras[i]; x.name == k {
-			x.value = x.value.(string) + s
-			return nil
-		}
-	}
-	a.pc.ans.extras = append(a.pc.ans.extras, extraMember{name: k, value: s})
-	return nil
-}
-
 func (a *assembler) toolCalls(v any, field string) error {
 	switch tc := v.(type) {
 	case nil:
@@ -318,9 +359,11 @@ func (a *assembler) toolCall(v any, field string) error {
 	if responseToolCall.AmbiguousKeys(f) {
 		return &wire.ResponseError{Field: field, Msg: "has a member whose name differs from a known member's only in case"}
 	}
+	var unknown []string
 	for k := range f {
 		if !responseToolCall.Has(k) {
-			a.replayable = false
+			a.replayable = false // the call's members are rendered once
+			unknown = append(unknown, k)
 		}
 	}
 	id, ok := f["id"].(string)
@@ -335,6 +378,12 @@ func (a *assembler) toolCall(v any, field string) error {
 		return err
 	}
 	acc := a.callAt(idx)
+	if !a.pc.opts.StrictMembers {
+		slices.Sort(unknown)
+		for _, k := range unknown {
+			joinMember(&acc.members, k, f[k])
+		}
+	}
 	if id != "" {
 		if acc.ids > 0 && id != acc.id {
 			a.replayable = false // clients keep the last id; the verdicted one is sent once
@@ -414,7 +463,7 @@ func (a *assembler) response() *Response {
 	a.pc.ans.calls = make([]call, len(idx))
 	for i, k := range idx {
 		c := a.calls[k]
-		a.pc.ans.calls[i] = call{id: c.id, name: c.name, arguments: c.args.String()}
+		a.pc.ans.calls[i] = call{id: c.id, name: c.name, arguments: c.args.String(), members: c.members}
 	}
 	a.pc.finish()
 	r := &Response{meta: a.meta, ans: a.pc.ans, usage: a.usage, streamed: true}

@@ -6,29 +6,37 @@
 // For incremental mediation a stream is also read an event at a time
 // (Surface.OpenStream), its plain text released as verdicts cover it.
 //
-// The rule, on both sides: the wire is a closed world. Every member of a
-// request, a response or a stream chunk is exactly one of
+// The rule, on both sides: a byte crosses only if a verdict covered it or
+// the gateway made it. Every member of a request, a response or a stream
+// chunk is exactly one of
 //
 //   - projected into the context, so policies see it and a transform is
 //     written back (messages, tools, parameters; content, refusal,
 //     reasoning under every name providers use, url citations, tool calls,
-//     operator-allowed extra members);
-//   - known metadata whose value is type- and shape-checked and is never
-//     model text (ids, object, created, model, fingerprints, usage counts);
-//   - removed before release (unknown response members, logprobs,
-//     obfuscation, provider filter reports), or refused (unknown request
-//     members, ambiguous JSON, output channels that cannot be mediated).
+//     and the members the gateway does not know, as member parts, a tool
+//     call's or a tool's members, or model.params);
+//   - made by the gateway: the answer's id (minted), its model (the
+//     request's), constants, integers and service_tier checked against its
+//     enumeration; a shape check is never enough, since a credential is
+//     token-shaped;
+//   - removed before release (system_fingerprint, logprobs, obfuscation,
+//     provider filter reports, unknown members in strict mode), or refused
+//     (ambiguous JSON, output channels that cannot be mediated, unknown
+//     request members in strict mode).
 //
-// Nothing unknown is passed blind. RequestMembers, ResponseMembers and
-// ChunkMembers publish the classification; docs/chat-completions-wire.md
-// lists it and a test holds the two together.
+// Unknown members are judged by default; Options.StrictMembers refuses
+// them (requests) or removes them (answers). RequestMembers,
+// ResponseMembers and ChunkMembers publish the classification;
+// docs/chat-completions-wire.md lists it and a test holds the two
+// together.
 //
 // Bodies are handled as raw JSON with targeted rewrites: a request member
 // or a response the verdict did not touch keeps its bytes (number tokens,
-// key order, whitespace) when the projection provably covers every one of
-// them; otherwise what is released is re-rendered from the verdicted
-// value. A stream is released as its own data events only (never comments
-// or other SSE fields), re-synthesized when clients would assemble its
+// key order, whitespace), with byte-offset edits for what the gateway
+// makes or removes; what the verdict changed is re-rendered from the
+// verdicted value. A stream is released as its own data events only
+// (never comments or other SSE fields), each chunk's metadata replaced by
+// the gateway's head, and re-synthesized when clients would assemble its
 // fragments differently or it held a removed member. Projections use
 // jsonvalue (UseNumber, lone surrogates rejected), so numbers such as
 // 9007199254740993 or 1.0 stay exact, and "untouched" is decided with
@@ -42,11 +50,10 @@
 // paths, event numbers and JSON type names.
 //
 // What the gateway cannot mediate it refuses instead of passing through:
-// n > 1, legacy function calling, audio output, non-function tools,
-// top-level request members it does not know (RequestMembers lists those
-// it does; a RequestParser can allow more), and, where the package
-// interprets an object, duplicate keys and names that differ from a known
-// member only in letter case (parsers disagree on which duplicate wins,
-// and case-insensitive ones read "Content" as content, so the policy
-// could judge one value while the receiver acts on another).
+// n > 1, legacy function calling, audio output, non-function tools, and,
+// where the package interprets an object, duplicate keys and names that
+// differ from a known member only in letter case (parsers disagree on
+// which duplicate wins, and case-insensitive ones read "Content" as
+// content, so the policy could judge one value while the receiver acts on
+// another).
 package chat

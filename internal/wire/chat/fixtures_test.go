@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -212,3 +213,36 @@ func noSecret(t testing.TB, err error) {
 		t.Errorf("error text leaks content: %v", err)
 	}
 }
+
+// checkReleasedMeta fails unless the released body (or every chunk of a
+// released stream) carries id and model, and no system_fingerprint.
+func checkReleasedMeta(t testing.TB, out []byte, id, model string) {
+	t.Helper()
+	var bodies [][]byte
+	if bytes.HasPrefix(out, []byte("data: ")) {
+		for _, ev := range strings.Split(string(out), "\n\n") {
+			data, ok := strings.CutPrefix(ev, "data: ")
+			if ok && data != "[DONE]" {
+				bodies = append(bodies, []byte(data))
+			}
+		}
+	} else {
+		bodies = append(bodies, out)
+	}
+	for _, b := range bodies {
+		v, err := jsonvalue.Decode(b)
+		m, ok := v.(map[string]any)
+		if err != nil || !ok {
+			t.Fatalf("released %q is not a JSON object (%v)", b, err)
+		}
+		if m["id"] != id || m["model"] != model {
+			t.Fatalf("released id %v model %v, want %q %q: %s", m["id"], m["model"], id, model, b)
+		}
+		if _, ok := m["system_fingerprint"]; ok {
+			t.Fatalf("a system_fingerprint was released: %s", b)
+		}
+	}
+}
+
+// testID is the id tests fix for an answer (ResponseOptions.id).
+const testID = "chatcmpl-test"

@@ -2,24 +2,27 @@ package chat
 
 import (
 	"encoding/json"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"slices"
 	"strconv"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
-// The closed world of the response side. Every member of an upstream
-// answer (a chat.completion body or a chat.completion.chunk) is exactly
-// one of:
+// The response side. Every member of an upstream answer (a
+// chat.completion body or a chat.completion.chunk) is exactly one of:
 //
 //   - projected: model output, in the post_model_call target, so policies
-//     judge it and a transform rewrites it;
-//   - metadata: a known member whose value is type- and shape-checked and
-//     is never model text (ids, object, created, model, fingerprints,
-//     usage counts); a value that fails its check is removed;
-//   - removed before release (unknown members, logprobs, provider filter
-//     reports), or refused with 502 when it is an output channel the
-//     gateway cannot mediate (legacy function_call, audio).
+//     judge it and a transform rewrites it; unknown members are projected
+//     as member parts (judge mode, the default);
+//   - made by the gateway: the id is minted once per answer, model is the
+//     request's model name, object a constant, created, counts and offsets
+//     non-negative integers, service_tier one of OpenAI's documented values;
+//     no upstream text crosses in them;
+//   - removed before release (system_fingerprint, logprobs, obfuscation,
+//     provider filter reports in usage, unknown members in strict mode), or
+//     refused with 502 when it is an output channel the gateway cannot
+//     mediate (legacy function_call, audio).
 //
 // The tables below are the single source of that classification; the
 // parsers consult them and ResponseMembers/ChunkMembers publish them for
@@ -28,24 +31,40 @@ import (
 // Member treatments, as documented.
 const (
 	TreatProjected = "projected"
-	TreatMetadata  = "metadata"
+	TreatMinted    = "minted"
+	TreatModel     = "the request's model"
+	TreatConstant  = "constant"
+	TreatInteger   = "integer"
+	TreatEnum      = "enumeration"
 	TreatRemoved   = "removed"
 	TreatRefused   = "refused"
+	// TreatUnknown is the treatment of members the gateway does not know.
+	TreatUnknown = "projected as a member part; removed in strict mode"
+	// TreatUnknownCall is the treatment of a tool call's unknown members.
+	TreatUnknownCall = "projected under the call's members; removed in strict mode"
 )
 
-// metaPatterns bound the metadata strings: token-shaped, short, so they
-// cannot carry model text. A value outside its shape is removed.
-var metaPatterns = map[string]func(string) bool{
-	"id":                 wire.IsID,
-	"model":              wire.IsModelName,
-	"system_fingerprint": wire.IsFingerprint,
-	"service_tier":       wire.IsServiceTier,
+// serviceTiers are the values of service_tier OpenAI documents; any other
+// value is removed.
+var serviceTiers = [...]string{"auto", "default", "flex", "scale", "priority"}
+
+// isServiceTier reports whether s is one of serviceTiers.
+func isServiceTier(s string) bool {
+	for _, t := range serviceTiers {
+		if s == t {
+			return true
+		}
+	}
+	return false
 }
 
-// setChecked records the top-level metadata member mem of a body when its
-// raw value is well shaped (see metaValueOK), reporting whether it was. It
-// reads the token in place: only an escaped string is decoded.
-func (m *chunkMeta) setChecked(b []byte, mem rawjson.Member, object string) bool {
+// checkMeta reports whether the top-level member mem of a body, one of
+// object, created and service_tier, is kept as the upstream sent it, and
+// records it in m. object must be the expected constant, created a
+// non-negative integer token of at most 12 digits, service_tier one of
+// serviceTiers or null. It reads the token in place: only an escaped
+// string is decoded.
+func (m *chunkMeta) checkMeta(b []byte, mem rawjson.Member, object string) bool {
 	raw := b[mem.Val.Start:mem.Val.End]
 	switch raw[0] {
 	case '"':
@@ -53,19 +72,13 @@ func (m *chunkMeta) setChecked(b []byte, mem rawjson.Member, object string) bool
 		if !ok { // what a decode refuses: invalid UTF-8, a lone surrogate
 			return false
 		}
-		var s string
+		s := string(raw[1 : len(raw)-1])
 		if escaped {
 			s = string(rawjson.AppendUnescaped(nil, raw))
-		} else {
-			s = string(raw[1 : len(raw)-1])
 		}
-		if !metaStringOK(mem.Key, s, object) {
-			return false
-		}
-		m.setString(mem.Key, s)
-		return true
+		return m.setMeta(mem.Key, s, object)
 	case 'n':
-		return mem.Val.IsNull(b) && (mem.Key == "system_fingerprint" || mem.Key == "service_tier")
+		return mem.Key == "service_tier"
 	}
 	if mem.Key != "created" || !isUint(string(raw)) || len(raw) > 12 {
 		return false
@@ -74,21 +87,23 @@ func (m *chunkMeta) setChecked(b []byte, mem rawjson.Member, object string) bool
 	return true
 }
 
-// metaStringOK is metaValueOK for a string value.
-func metaStringOK(key, s, object string) bool {
+// setMeta records the string value s of object or service_tier when it
+// is one the gateway releases, reporting whether it is.
+func (m *chunkMeta) setMeta(key, s, object string) bool {
 	switch key {
 	case "object":
 		return s == object
-	case "created":
-		return false
+	case "service_tier":
+		if isServiceTier(s) {
+			m.serviceTier = s
+			return true
+		}
 	}
-	return metaPatterns[key](s)
+	return false
 }
 
-// metaValueOK reports whether a decoded metadata value is well shaped:
-// object must be the expected constant; created a non-negative integer
-// token; the strings match metaPatterns; fingerprint and tier may also be
-// null.
+// metaValueOK reports whether a decoded value of object, created or
+// service_tier is one the gateway releases (see checkMeta).
 func metaValueOK(key string, v any, object string) bool {
 	switch key {
 	case "object":
@@ -96,21 +111,30 @@ func metaValueOK(key string, v any, object string) bool {
 	case "created":
 		n, ok := v.(json.Number)
 		return ok && isUint(string(n)) && len(n) <= 12
-	case "system_fingerprint", "service_tier":
-		if v == nil {
-			return true
-		}
+	case "service_tier":
+		s, ok := v.(string)
+		return v == nil || ok && isServiceTier(s)
 	}
-	s, ok := v.(string)
-	return ok && metaPatterns[key](s)
+	return false
 }
 
 // metaKeys are the top-level metadata members of both body kinds; an
-// assembler and the stream fast path index them in this order.
+// assembler and the stream fast path index them in this order. id and
+// model are replaced, system_fingerprint is removed; the others are
+// checked.
 var metaKeys = [...]string{"id", "object", "created", "model", "system_fingerprint", "service_tier"}
 
 // topMeta is metaKeys as a member set.
 var topMeta = rawjson.NewMemberSet(metaKeys[:]...)
+
+// Provider filter reports: Azure OpenAI's verdicts on the prompt and the
+// answer, never model text. They are removed in both modes (a member the
+// gateway knows and does not release), so that they do not turn every
+// Azure answer into member parts.
+var (
+	removedTop    = rawjson.NewMemberSet("prompt_filter_results")
+	removedChoice = rawjson.NewMemberSet("content_filter_results", "content_filter_offsets")
+)
 
 // Usage: the counts the gateway keeps, as non-negative integer tokens. The
 // usage object is re-rendered from these whenever it holds anything else.
@@ -259,11 +283,9 @@ func isUint(s string) bool {
 
 // ResponseMembers lists how the gateway treats each member of a
 // non-streaming chat.completion (paths relative to the body; [] marks
-// array elements). Members not listed are removed, unless an operator
-// allows them at the message level (wire.chat.allow_response_members),
-// where they are projected.
+// array elements, * any member not listed at that level).
 func ResponseMembers() []MemberDoc {
-	return slices.Concat(topMetaDocs(), choiceDocs("message", nil), usageDocs())
+	return slices.Concat(topMetaDocs(), choiceDocs("message", []MemberDoc{{Name: "tool_calls[].index", Treatment: TreatRemoved}}), usageDocs())
 }
 
 // ChunkMembers lists how the gateway treats each member of a streamed
@@ -272,7 +294,7 @@ func ChunkMembers() []MemberDoc {
 	return slices.Concat(
 		topMetaDocs(),
 		[]MemberDoc{{Name: "obfuscation", Treatment: TreatRemoved}},
-		choiceDocs("delta", []MemberDoc{{Name: "tool_calls[].index", Treatment: TreatMetadata}}),
+		choiceDocs("delta", []MemberDoc{{Name: "tool_calls[].index", Treatment: TreatInteger}}),
 		[]MemberDoc{{Name: "error", Treatment: TreatRefused}},
 		usageDocs(),
 	)
@@ -285,10 +307,13 @@ func choiceDocs(msg string, extra []MemberDoc) []MemberDoc {
 	p := "choices[]." + msg + "."
 	docs := []MemberDoc{
 		{Name: "choices", Treatment: TreatProjected},
-		{Name: "choices[].index", Treatment: TreatMetadata},
+		{Name: "choices[].index", Treatment: TreatConstant},
 		{Name: "choices[].finish_reason", Treatment: TreatProjected},
 		{Name: "choices[].logprobs", Treatment: TreatRemoved},
-		{Name: p + "role", Treatment: TreatMetadata},
+		{Name: "choices[].content_filter_results", Treatment: TreatRemoved},
+		{Name: "choices[].content_filter_offsets", Treatment: TreatRemoved},
+		{Name: "choices[].*", Treatment: TreatUnknown},
+		{Name: p + "role", Treatment: TreatConstant},
 		{Name: p + "content", Treatment: TreatProjected},
 		{Name: p + "refusal", Treatment: TreatProjected},
 		{Name: p + wireReasoningContent, Treatment: TreatProjected},
@@ -297,40 +322,44 @@ func choiceDocs(msg string, extra []MemberDoc) []MemberDoc {
 		{Name: p + wireReasoningDetails + "[].summary", Treatment: TreatProjected},
 		{Name: p + "annotations[].url_citation.url", Treatment: TreatProjected},
 		{Name: p + "annotations[].url_citation.title", Treatment: TreatProjected},
-		{Name: p + "annotations[].url_citation.start_index", Treatment: TreatMetadata},
-		{Name: p + "annotations[].url_citation.end_index", Treatment: TreatMetadata},
+		{Name: p + "annotations[].url_citation.start_index", Treatment: TreatInteger},
+		{Name: p + "annotations[].url_citation.end_index", Treatment: TreatInteger},
 	}
 	for _, e := range extra {
 		docs = append(docs, MemberDoc{Name: p + e.Name, Treatment: e.Treatment})
 	}
 	return append(docs,
 		MemberDoc{Name: p + "tool_calls[].id", Treatment: TreatProjected},
-		MemberDoc{Name: p + "tool_calls[].type", Treatment: TreatMetadata},
+		MemberDoc{Name: p + "tool_calls[].type", Treatment: TreatConstant},
 		MemberDoc{Name: p + "tool_calls[].function.name", Treatment: TreatProjected},
 		MemberDoc{Name: p + "tool_calls[].function.arguments", Treatment: TreatProjected},
+		MemberDoc{Name: p + "tool_calls[].function.*", Treatment: TreatRemoved},
+		MemberDoc{Name: p + "tool_calls[].*", Treatment: TreatUnknownCall},
 		MemberDoc{Name: p + "function_call", Treatment: TreatRefused},
 		MemberDoc{Name: p + "audio", Treatment: TreatRefused},
+		MemberDoc{Name: p + "*", Treatment: TreatUnknown},
 	)
 }
 
 func topMetaDocs() []MemberDoc {
 	return []MemberDoc{
-		{Name: "id", Treatment: TreatMetadata}, {Name: "object", Treatment: TreatMetadata}, {Name: "created", Treatment: TreatMetadata},
-		{Name: "model", Treatment: TreatMetadata}, {Name: "system_fingerprint", Treatment: TreatMetadata}, {Name: "service_tier", Treatment: TreatMetadata},
+		{Name: "id", Treatment: TreatMinted}, {Name: "object", Treatment: TreatConstant}, {Name: "created", Treatment: TreatInteger},
+		{Name: "model", Treatment: TreatModel}, {Name: "system_fingerprint", Treatment: TreatRemoved}, {Name: "service_tier", Treatment: TreatEnum},
+		{Name: "prompt_filter_results", Treatment: TreatRemoved}, {Name: "*", Treatment: TreatUnknown},
 	}
 }
 
 func usageDocs() []MemberDoc {
 	docs := []MemberDoc{}
 	for _, k := range usageCounts {
-		docs = append(docs, MemberDoc{Name: "usage." + k, Treatment: TreatMetadata})
+		docs = append(docs, MemberDoc{Name: "usage." + k, Treatment: TreatInteger})
 	}
 	for _, d := range []string{"prompt_tokens_details", "completion_tokens_details"} {
 		for _, k := range usageDetails[d] {
-			docs = append(docs, MemberDoc{Name: "usage." + d + "." + k, Treatment: TreatMetadata})
+			docs = append(docs, MemberDoc{Name: "usage." + d + "." + k, Treatment: TreatInteger})
 		}
 	}
-	return docs
+	return append(docs, MemberDoc{Name: "usage.*", Treatment: TreatRemoved})
 }
 
 // fieldIndex formats "base[i]".

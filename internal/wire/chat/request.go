@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
@@ -43,12 +42,25 @@ type Request struct {
 }
 
 // RequestParser parses chat-completions requests under one deployment's
-// wire allowances. The zero value knows the standard members only (see
-// RequestMembers). A RequestParser is immutable and safe for concurrent
-// use.
+// wire allowances. The zero value judges the members it does not know
+// (see Parse). A RequestParser is immutable and safe for concurrent use.
 type RequestParser struct {
 	allow       rawjson.MemberSet
 	maxMessages int
+	strict      bool
+}
+
+// WithStrictMembers returns a copy of p that refuses, when strict is set,
+// the members it does not know (wire.chat.unknown_members: refuse) at the
+// top level (unless allowed) and inside the objects whose members it
+// knows: tools entries and their function, stream_options,
+// response_format and its json_schema, an object tool_choice and its
+// function, custom and allowed_tools, content parts, and the entries of a
+// message's tool_calls and their function.
+func (p *RequestParser) WithStrictMembers(strict bool) *RequestParser {
+	cp := *p
+	cp.strict = strict
+	return &cp
 }
 
 // WithMaxMessages returns a copy of p that refuses a request with more
@@ -59,13 +71,14 @@ func (p *RequestParser) WithMaxMessages(n int) *RequestParser {
 	return &cp
 }
 
-// NewRequestParser returns a parser that also accepts the top-level
-// members named in allow, projecting them verbatim (null included) into
-// model.params and forwarding them. A known name in allow changes nothing
-// (its treatment is fixed), and a name differing from a known member only
-// in letter case never takes effect: such members are refused as
-// ambiguous before allow is consulted. Configuration checks each name with
-// CheckAllowedRequestMember.
+// NewRequestParser returns a parser that also accepts, under
+// WithStrictMembers, the top-level members named in allow, projecting
+// them verbatim (null included) into model.params and forwarding them, as
+// it does every unknown member when it judges them. A known name in allow
+// changes nothing (its treatment is fixed), and a name differing from a
+// known member only in letter case never takes effect: such members are
+// refused as ambiguous before allow is consulted. Configuration checks
+// each name with CheckAllowedRequestMember.
 func NewRequestParser(allow []string) *RequestParser {
 	if len(allow) == 0 {
 		return &RequestParser{}
@@ -73,8 +86,8 @@ func NewRequestParser(allow []string) *RequestParser {
 	return &RequestParser{allow: rawjson.NewMemberSet(allow...)}
 }
 
-// ParseRequest parses body with the zero RequestParser: standard members
-// only.
+// ParseRequest parses body with the zero RequestParser: unknown members
+// judged, none allowed beyond them.
 func ParseRequest(body []byte) (*Request, error) {
 	var p RequestParser
 	return p.Parse(body)
@@ -83,11 +96,18 @@ func ParseRequest(body []byte) (*Request, error) {
 // Parse validates a chat-completions body and projects it. Errors are
 // *RequestError naming the offending field; they never quote content.
 //
-// The request is a closed world (see RequestMembers): every top-level
-// member is projected into the pre_model_call context, or is the gateway's
-// own transport, or is refused; a member that is neither known nor allowed
-// is refused, and so is one whose name differs from a known member only in
-// letter case, at every level the gateway interprets.
+// Every member of the request reaches a policy or is the gateway's own
+// transport (see RequestMembers): the messages are the pre_model_call
+// target, tools the context's tools, the other known top-level members
+// model.params. A member the gateway does not know is judged: at the top
+// level projected into model.params verbatim (null included), inside a
+// tools entry or its function under the projected tool's members or
+// function_members, inside stream_options under model.params'
+// stream_options; everywhere else it already sits inside a projected
+// value. It is forwarded as it came. Under WithStrictMembers it is
+// refused instead, naming its path (see WithStrictMembers). A member whose
+// name differs from a known member only in letter case is refused in
+// both modes, at every level the gateway interprets.
 //
 // Explicit nulls for optional standard members mean "not set", as on the
 // OpenAI API, and are not projected. Requests the gateway cannot mediate
@@ -148,14 +168,14 @@ func (p *RequestParser) parseMembers(r *Request) error {
 	for _, m := range ms {
 		spec := requestMembersByName[m.Key]
 		if spec == nil {
-			if err := r.parseExtra(p.allow, m); err != nil {
+			if err := r.parseExtra(p, m); err != nil {
 				return err
 			}
 			continue
 		}
 		haveModel = haveModel || spec.treat == projectModel
 		haveMessages = haveMessages || spec.treat == projectTarget
-		if err := r.parseKnown(spec, m); err != nil {
+		if err := r.parseKnown(spec, m, p.strict); err != nil {
 			return err
 		}
 	}
@@ -168,8 +188,9 @@ func (p *RequestParser) parseMembers(r *Request) error {
 	return nil
 }
 
-// parseKnown handles one known top-level member by its treatment.
-func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
+// parseKnown handles one known top-level member by its treatment; strict
+// refuses the unknown members of the objects it interprets.
+func (r *Request) parseKnown(spec *requestMember, m rawjson.Member, strict bool) error {
 	// messages are decoded strictly, element by element.
 	if spec.treat != projectTarget && rawjson.HasDuplicateKeys(r.text.Bytes(), m.Val) {
 		return &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
@@ -178,34 +199,34 @@ func (r *Request) parseKnown(spec *requestMember, m rawjson.Member) error {
 	case projectModel:
 		return r.parseModel(m.Val)
 	case projectTarget:
-		return r.parseMessages(m.Val)
+		return r.parseMessages(m.Val, strict)
 	case transportStream:
 		return r.parseStream(m.Val)
 	case transportStreamOptions:
-		return r.parseStreamOptions(m.Val)
+		return r.parseStreamOptions(m.Val, strict)
 	case refuseN:
 		return parseN(r.text.Bytes(), m.Val)
 	case projectTools:
-		return r.parseTools(m.Val)
+		return r.parseTools(m.Val, strict)
 	case refuseLegacy:
 		return &wire.RequestError{Field: spec.name, Msg: "legacy function calling is not supported; use tools"}
 	case refuseAudio:
 		return r.parseAudio(m.Val)
 	default:
-		return r.parseParam(spec, m.Val)
+		return r.parseParam(spec, m.Val, strict)
 	}
 }
 
 // parseExtra handles a top-level member the gateway does not know. One
 // whose name differs from a known member only in letter case is
-// ambiguous, one the deployment does not allow is refused, and an allowed
-// one is projected verbatim, null included: the gateway does not know
-// what null means to the upstream.
-func (r *Request) parseExtra(allow rawjson.MemberSet, m rawjson.Member) error {
+// ambiguous; in strict mode one the deployment does not allow is refused;
+// otherwise it is projected verbatim, null included: the gateway does not
+// know what null means to the upstream.
+func (r *Request) parseExtra(p *RequestParser, m rawjson.Member) error {
 	if known := requestKnown.FoldsOnto(m.Key); known != "" {
 		return &wire.RequestError{Msg: "body " + collisionMessage(known)}
 	}
-	if !allow.Has(m.Key) {
+	if p.strict && !p.allow.Has(m.Key) {
 		return unknownMemberError(m.Key)
 	}
 	field := safeField(m.Key)
@@ -233,7 +254,7 @@ func (r *Request) parseModel(s rawjson.Span) error {
 	return nil
 }
 
-func (r *Request) parseMessages(s rawjson.Span) error {
+func (r *Request) parseMessages(s rawjson.Span, strict bool) error {
 	if s.Kind(r.text.Bytes()) != '[' {
 		return &wire.RequestError{Field: "messages", Msg: "must be an array, got " + rawjson.KindName(r.text.Bytes(), s)}
 	}
@@ -267,6 +288,11 @@ func (r *Request) parseMessages(s rawjson.Span) error {
 		}
 		if sub, msg := messageProblem(m); msg != "" {
 			return &wire.RequestError{Field: field(i) + sub, Msg: msg}
+		}
+		if strict {
+			if err := strictMessage(m, field(i)); err != nil {
+				return err
+			}
 		}
 		r.msgs[i] = m
 	}
@@ -359,8 +385,10 @@ func (r *Request) parseStream(s rawjson.Span) error {
 }
 
 // parseStreamOptions checks the gateway's own transport options: an
-// object (or null) whose members are known booleans.
-func (r *Request) parseStreamOptions(s rawjson.Span) error {
+// object (or null) whose known members are booleans. The members it does
+// not know are projected into model.params as stream_options, an object
+// of them alone, and forwarded; strict refuses them.
+func (r *Request) parseStreamOptions(s rawjson.Span, strict bool) error {
 	if s.IsNull(r.text.Bytes()) {
 		return nil
 	}
@@ -374,9 +402,21 @@ func (r *Request) parseStreamOptions(s rawjson.Span) error {
 	if i := streamOptionsMembers.Ambiguous(ms); i >= 0 {
 		return &wire.RequestError{Field: "stream_options", Msg: collisionMessage(streamOptionsMembers.FoldsOnto(ms[i].Key))}
 	}
+	var unknown map[string]any
 	for _, m := range ms {
 		if !streamOptionsMembers.Has(m.Key) {
-			return &wire.RequestError{Field: "stream_options", Msg: "has a member the gateway does not know (it knows " + strings.Join(streamOptionsMembers.SortedNames(), ", ") + ")"}
+			if strict {
+				return strictMemberError("stream_options", m.Key)
+			}
+			v, err := r.text.Decode(m.Val.Start, m.Val.End)
+			if err != nil {
+				return &wire.RequestError{Field: memberPath("stream_options", m.Key), Msg: rawjson.DecodeProblem(err)}
+			}
+			if unknown == nil {
+				unknown = map[string]any{}
+			}
+			unknown[m.Key] = v
+			continue
 		}
 		switch r.text.Bytes()[m.Val.Start] {
 		case 't':
@@ -387,6 +427,9 @@ func (r *Request) parseStreamOptions(s rawjson.Span) error {
 		default:
 			return &wire.RequestError{Field: "stream_options." + m.Key, Msg: "must be a boolean, got " + rawjson.KindName(r.text.Bytes(), m.Val)}
 		}
+	}
+	if unknown != nil {
+		r.setParam("stream_options", unknown)
 	}
 	return nil
 }
@@ -423,7 +466,11 @@ func parseN(body []byte, s rawjson.Span) error {
 	}
 }
 
-func (r *Request) parseTools(s rawjson.Span) error {
+// parseTools projects the function tools as {name, description?,
+// schema?}, with the members of a tools entry the gateway does not know
+// under members and those of its function under function_members (judge
+// mode; strict refuses them).
+func (r *Request) parseTools(s rawjson.Span, strict bool) error {
 	if s.IsNull(r.text.Bytes()) {
 		return nil
 	}
@@ -447,9 +494,6 @@ func (r *Request) parseTools(s rawjson.Span) error {
 		if typ, _ := tool["type"].(string); typ != "function" {
 			return &wire.RequestError{Field: field + ".type", Msg: `must be "function": only function tools can be mediated`}
 		}
-		if toolMembers.UnknownIn(tool) {
-			return &wire.RequestError{Field: field, Msg: "has a member the gateway does not know (a function tool has type and function only)"}
-		}
 		fn, ok := tool["function"].(map[string]any)
 		if !ok {
 			return &wire.RequestError{Field: field + ".function", Msg: "must be an object, got " + rawjson.TypeName(tool["function"])}
@@ -457,8 +501,13 @@ func (r *Request) parseTools(s rawjson.Span) error {
 		if known := toolFunctionMembers.CollisionIn(fn); known != "" {
 			return &wire.RequestError{Field: field + ".function", Msg: collisionMessage(known)}
 		}
-		if toolFunctionMembers.UnknownIn(fn) {
-			return &wire.RequestError{Field: field + ".function", Msg: "has a member the gateway does not know (it knows " + strings.Join(toolFunctionMembers.SortedNames(), ", ") + ")"}
+		members, err := unknownMembers(tool, toolMembers, field, strict)
+		if err != nil {
+			return err
+		}
+		fnMembers, err := unknownMembers(fn, toolFunctionMembers, field+".function", strict)
+		if err != nil {
+			return err
 		}
 		switch st := fn["strict"].(type) {
 		case nil, bool:
@@ -484,10 +533,36 @@ func (r *Request) parseTools(s rawjson.Span) error {
 		default:
 			return &wire.RequestError{Field: field + ".function.parameters", Msg: "must be an object, got " + rawjson.TypeName(p)}
 		}
+		if members != nil {
+			decl["members"] = members
+		}
+		if fnMembers != nil {
+			decl["function_members"] = fnMembers
+		}
 		r.tools = append(r.tools, decl)
 		r.toolNames = append(r.toolNames, name)
 	}
 	return nil
+}
+
+// unknownMembers returns the members of obj (at path) that are not in
+// known, or nil when there are none; strict refuses the first of them
+// (in name order, so the error does not depend on map order).
+func unknownMembers(obj map[string]any, known rawjson.MemberSet, path string, strict bool) (map[string]any, error) {
+	var out map[string]any
+	for k, v := range obj {
+		if known.Has(k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	if strict && out != nil {
+		return nil, strictMemberError(path, slices.Sorted(maps.Keys(out))[0])
+	}
+	return out, nil
 }
 
 // parseAudio refuses audio output; null means "not set".
@@ -501,7 +576,7 @@ func (r *Request) parseAudio(s rawjson.Span) error {
 // parseParam checks a known parameter's shape and records it for
 // model.params, refusing what would open an unmediated output channel or
 // hide a member behind letter case. null means "not set".
-func (r *Request) parseParam(spec *requestMember, s rawjson.Span) error {
+func (r *Request) parseParam(spec *requestMember, s rawjson.Span, strict bool) error {
 	v, err := r.text.Decode(s.Start, s.End)
 	if err != nil {
 		return &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
@@ -527,6 +602,11 @@ func (r *Request) parseParam(spec *requestMember, s rawjson.Span) error {
 	}
 	if msg != "" {
 		return &wire.RequestError{Field: spec.name + sub, Msg: msg}
+	}
+	if strict {
+		if err := strictParam(spec.name, v); err != nil {
+			return err
+		}
 	}
 	r.setParam(spec.name, v)
 	return nil

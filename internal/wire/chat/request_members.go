@@ -3,16 +3,19 @@ package chat
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
+	"strconv"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
-	"strconv"
 )
 
-// This file is the closed world of the chat-completions request: every
-// top-level member the gateway knows, what it does with each, the shape it
-// checks, and the members it knows inside the objects it interprets. A
-// member that is not listed here (nor allowed by the deployment) is
-// refused, never passed blind.
+// This file lists what the gateway knows of the chat-completions request:
+// every top-level member, what it does with each, the shape it checks, and
+// the members it knows inside the objects it interprets. A member that is
+// not listed here is judged (projected where policies read it, then
+// forwarded), or refused in strict mode; never passed blind.
 
 // treatment is what the gateway does with one known top-level member.
 type treatment int
@@ -164,8 +167,14 @@ var (
 )
 
 // AllowRequestMembersKey is the configuration key that lets extra
-// top-level request members through; refusals of unknown members name it.
+// top-level request members through in strict mode; refusals of unknown
+// top-level members name it.
 const AllowRequestMembersKey = "wire.chat.allow_request_members"
+
+// UnknownMembersKey is the configuration key that chooses between judging
+// unknown members (judge, the default) and refusing them (refuse);
+// refusals of unknown members name it.
+const UnknownMembersKey = "wire.chat.unknown_members"
 
 // MemberDoc documents one known member: its name, who defines it, and
 // what the gateway does with it.
@@ -177,7 +186,8 @@ type MemberDoc struct {
 
 // RequestMembers lists every top-level chat-completions request member the
 // gateway knows, in a stable order, with what it does with each. Members
-// not listed are refused unless the deployment allows them
+// not listed are projected into model.params and forwarded; in strict
+// mode they are refused unless the deployment allows them
 // (wire.chat.allow_request_members).
 func RequestMembers() []MemberDoc {
 	out := make([]MemberDoc, len(requestMemberTable))
@@ -196,11 +206,11 @@ func (m *requestMember) treatment() string {
 	case projectTarget:
 		return "projected as the pre_model_call target; a transform is written back"
 	case projectTools:
-		return "projected as `tools` (`{name, description?, schema?}`); function tools only, with members type and function, and function's name, description, parameters and strict (a boolean)"
+		return "projected as `tools` (`{name, description?, schema?, members?, function_members?}`); function tools only; the known members are type and function, and function's name, description, parameters and strict (a boolean); others are projected under members and function_members"
 	case transportStream:
 		return "transport, not projected; must be a boolean; the stream is buffered and assembled before release"
 	case transportStreamOptions:
-		return "transport, not projected; members include_usage, include_obfuscation, continuous_usage_stats, each a boolean; include_usage is forced on upstream"
+		return "transport; known members include_usage, include_obfuscation, continuous_usage_stats, each a boolean, not projected; include_usage is forced on upstream; others are projected into `model.params.stream_options`"
 	case refuseN:
 		return "not projected; refused unless 1 (absent or null): one post_model_call pairs with each pre_model_call"
 	case refuseLegacy:
@@ -211,6 +221,9 @@ func (m *requestMember) treatment() string {
 	s := "projected into `model.params`; must be " + m.shape.describe()
 	if m.note != "" {
 		s += "; " + m.note
+	}
+	if strictSets[m.name] != nil {
+		s += "; strict mode refuses members it does not know"
 	}
 	return s
 }
@@ -309,15 +322,106 @@ func collisionMessage(known string) string {
 	return "has a member whose name differs from " + strconv.Quote(known) + " only in letter case"
 }
 
-// unknownMemberError refuses a top-level member that is neither known nor
-// allowed, naming it only when it is a plain identifier.
+// unknownMemberError refuses, in strict mode, a top-level member that is
+// neither known nor allowed, naming it only when it is a plain
+// identifier.
 func unknownMemberError(key string) *wire.RequestError {
 	if !rawjson.PlainName(key) {
-		return &wire.RequestError{Msg: "body has a member whose name is not a plain identifier; unknown members are refused, and " +
-			AllowRequestMembersKey + " allows plain identifiers only"}
+		return &wire.RequestError{Msg: "body has a member whose name is not a plain identifier; unknown members are refused (" +
+			UnknownMembersKey + ": refuse), and " + AllowRequestMembersKey + " allows plain identifiers only"}
 	}
-	return &wire.RequestError{Field: key, Msg: "is not a request member the gateway knows; allow it with " + AllowRequestMembersKey +
-		" to have it projected into model.params and forwarded"}
+	return &wire.RequestError{Field: key, Msg: "is not a request member the gateway knows, and unknown members are refused (" + UnknownMembersKey +
+		": refuse); allow it with " + AllowRequestMembersKey + ", or set " + UnknownMembersKey + ": judge, to have it projected into model.params and forwarded"}
+}
+
+// strictMemberError refuses, in strict mode, the member key of the object
+// at path, naming the member's path when its name is a plain identifier.
+func strictMemberError(path, key string) *wire.RequestError {
+	const why = "unknown members are refused (" + UnknownMembersKey + ": refuse); set " + UnknownMembersKey +
+		": judge to have them projected where policies read them and forwarded"
+	if !rawjson.PlainName(key) {
+		return &wire.RequestError{Field: path, Msg: "has a member whose name is not a plain identifier and the gateway does not know it; " + why}
+	}
+	return &wire.RequestError{Field: memberPath(path, key), Msg: "is not a member the gateway knows; " + why}
+}
+
+// memberPath is path.key, or key at the top level; key is named only when
+// it is a plain identifier.
+func memberPath(path, key string) string {
+	switch {
+	case !rawjson.PlainName(key):
+		return path
+	case path == "":
+		return key
+	}
+	return path + "." + key
+}
+
+// strictSets are the member sets strict mode holds each object parameter
+// to: the object itself, then its object members by name.
+var strictSets = map[string]*strictSet{
+	"response_format": {known: responseFormatMembers, nested: map[string]rawjson.MemberSet{"json_schema": jsonSchemaMembers}},
+	"tool_choice": {known: toolChoiceMembers, nested: map[string]rawjson.MemberSet{
+		"function": namedToolMembers, "custom": namedToolMembers, "allowed_tools": allowedToolsMembers}},
+}
+
+// strictSet is the known members of an object and of its object members.
+type strictSet struct {
+	known  rawjson.MemberSet
+	nested map[string]rawjson.MemberSet
+}
+
+// strictParam refuses the first member (in name order) of an object
+// parameter that strictSets does not know.
+func strictParam(name string, v any) error {
+	set, obj := strictSets[name], asObject(v)
+	if set == nil || obj == nil {
+		return nil
+	}
+	if _, err := unknownMembers(obj, set.known, name, true); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(set.nested)) {
+		if inner := asObject(obj[k]); inner != nil {
+			if _, err := unknownMembers(inner, set.nested[k], name+"."+k, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// strictMessage refuses the first member, in a message at path, that the
+// gateway does not know inside its content parts and its tool_calls
+// entries and their function. The members of the message itself are the
+// pre_model_call target's, judged in both modes.
+func strictMessage(m map[string]any, path string) error {
+	if parts, ok := m["content"].([]any); ok {
+		for i, p := range parts {
+			if _, err := unknownMembers(asObject(p), partMembers, path+".content["+strconv.Itoa(i)+"]", true); err != nil {
+				return err
+			}
+		}
+	}
+	calls, _ := m["tool_calls"].([]any)
+	for i, c := range calls {
+		call, field := asObject(c), path+".tool_calls["+strconv.Itoa(i)+"]"
+		if _, err := unknownMembers(call, toolCallMembers, field, true); err != nil {
+			return err
+		}
+		if fn := asObject(call["function"]); fn != nil {
+			if _, err := unknownMembers(fn, callFunctionMembers, field+".function", true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// asObject returns v as an object, or nil.
+func asObject(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
 
 // CheckPlainMemberName reports whether name can be listed in a wire

@@ -69,15 +69,12 @@ var memberCases = []memberCase{
 	{name: "tools", ok: []string{`null`, `[{"type":"function","function":{"name":"f","strict":true}}]`}, bad: []badValue{
 		{`{}`, "tools", "must be an array"},
 		{`[{"type":"function","function":{"name":"f","strict":"yes"}}]`, "tools[0].function.strict", "must be a boolean, got string"},
-		{`[{"type":"function","function":{"name":"f"},"cache_control":{}}]`, "tools[0]", "does not know"},
-		{`[{"type":"function","function":{"name":"f","x_hint":1}}]`, "tools[0].function", "does not know"},
 	}},
 	{name: "stream", ok: []string{`true`, `false`, `null`}, bad: []badValue{{`"true"`, "stream", "must be a boolean, got string"}}},
 	{name: "stream_options", ok: []string{`null`, `{}`, `{"include_usage":true,"include_obfuscation":false,"continuous_usage_stats":null}`}, bad: []badValue{
 		{`[]`, "stream_options", "must be an object"},
 		{`{"include_obfuscation":"no"}`, "stream_options.include_obfuscation", "must be a boolean, got string"},
 		{`{"continuous_usage_stats":1}`, "stream_options.continuous_usage_stats", "must be a boolean, got number"},
-		{`{"x_flag":true}`, "stream_options", "does not know"},
 	}},
 	{name: "n", ok: []string{`1`, `null`}, bad: []badValue{{`2`, "n", nMessage}, {`"1"`, "n", "must be an integer"}}},
 	{name: "functions", bad: []badValue{{`[{"name":"f"}]`, "functions", "legacy function calling"}, {`null`, "functions", "legacy function calling"}}},
@@ -187,19 +184,22 @@ func TestRequestMembersCoverOpenAIGo(t *testing.T) {
 	}
 }
 
+// In strict mode a top-level member the gateway does not know is refused,
+// naming it (when it is a plain identifier) and both switches.
 func TestUnknownMemberRefused(t *testing.T) {
 	tests := []struct {
 		name, body, field string
 		want              []string
 	}{
-		{"plain name", withMember("top_x", `1`), "top_x", []string{"top_x", AllowRequestMembersKey}},
-		{"null value", withMember("vendor_opts", `null`), "vendor_opts", []string{"vendor_opts", AllowRequestMembersKey}},
-		{"not a plain identifier", withMember("x "+secret, `1`), "", []string{"not a plain identifier", AllowRequestMembersKey}},
-		{"escaped name", withMember(`\u0078-tag`, `1`), "x-tag", []string{"x-tag", AllowRequestMembersKey}},
+		{"plain name", withMember("top_x", `1`), "top_x", []string{"top_x", AllowRequestMembersKey, UnknownMembersKey}},
+		{"null value", withMember("vendor_opts", `null`), "vendor_opts", []string{"vendor_opts", AllowRequestMembersKey, UnknownMembersKey}},
+		{"not a plain identifier", withMember("x "+secret, `1`), "", []string{"not a plain identifier", AllowRequestMembersKey, UnknownMembersKey}},
+		{"escaped name", withMember(`\u0078-tag`, `1`), "x-tag", []string{"x-tag", AllowRequestMembersKey, UnknownMembersKey}},
 	}
+	strict := (&RequestParser{}).WithStrictMembers(true)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseRequest([]byte(tc.body))
+			_, err := strict.Parse([]byte(tc.body))
 			var re *wire.RequestError
 			if !errors.As(err, &re) {
 				t.Fatalf("err = %v, want *RequestError", err)
@@ -278,14 +278,16 @@ func TestValidateMessagesRefusesCaseCollisions(t *testing.T) {
 	}
 }
 
+// In strict mode, allowed members are projected and forwarded as every
+// unknown member is in judge mode.
 func TestAllowedExtraMembers(t *testing.T) {
-	p := NewRequestParser([]string{"top_x", "vendor_opts", "n"})
+	p := NewRequestParser([]string{"top_x", "vendor_opts", "n"}).WithStrictMembers(true)
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"top_x":1.50,"vendor_opts":{"a":[1e2,null]},"x_null":null}`
 	if _, err := p.Parse([]byte(body)); err == nil || !strings.Contains(err.Error(), "x_null") {
 		t.Fatalf("a member not allowed passed: %v", err)
 	}
 	body = strings.Replace(body, `,"x_null":null`, `,"vendor_null":null`, 1)
-	p = NewRequestParser([]string{"top_x", "vendor_opts", "vendor_null"})
+	p = NewRequestParser([]string{"top_x", "vendor_opts", "vendor_null"}).WithStrictMembers(true)
 	r, err := p.Parse([]byte(body))
 	if err != nil {
 		t.Fatal(err)
@@ -297,8 +299,12 @@ func TestAllowedExtraMembers(t *testing.T) {
 	if up, err := r.UpstreamBody(nil, false); err != nil || string(up) != body {
 		t.Errorf("UpstreamBody = %s, %v; want the body as sent", up, err)
 	}
-	if _, err := ParseRequest([]byte(body)); err == nil {
-		t.Error("the zero parser accepted members only an allowance admits")
+	if _, err := (&RequestParser{}).WithStrictMembers(true).Parse([]byte(body)); err == nil {
+		t.Error("a strict parser accepted members only an allowance admits")
+	}
+	judged, err := ParseRequest([]byte(body))
+	if err != nil || !jsonvalue.Equal(any(judged.Params()), want) {
+		t.Errorf("the zero parser (judge) did not project the unknown members: %v", err)
 	}
 	// Allowing a known member does not change its treatment.
 	if _, err := NewRequestParser([]string{"n"}).Parse([]byte(withMember("n", "2"))); err == nil || !strings.Contains(err.Error(), nMessage) {

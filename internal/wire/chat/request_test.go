@@ -67,7 +67,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"legacy function_call", `{"model":"m",` + okMsgs + `,"function_call":"auto"}`, "function_call", "legacy function calling"},
 		{"audio output", `{"model":"m",` + okMsgs + `,"audio":{"voice":"alloy","format":"wav"}}`, "audio", "audio output"},
 		{"audio modality", `{"model":"m",` + okMsgs + `,"modalities":["text","audio"]}`, "modalities", "audio output"},
-		{"odd key not echoed", `{"model":"m",` + okMsgs + `,"x ` + secret + `":"\udc00"}`, "", "not a plain identifier"},
+		{"odd key not echoed", `{"model":"m",` + okMsgs + `,"x ` + secret + `":"\udc00"}`, "", "lone surrogate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,20 +10,42 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
-// ResponseOptions configures the response side's closed world.
+// ResponseOptions configures how an answer is read and released.
 type ResponseOptions struct {
-	// AllowMembers names extra message (and stream delta) members an
-	// operator lets through. They are projected as member parts of the
-	// post_model_call content, never passed blind; every other unknown
-	// member is removed.
+	// Model is the request's model name, which the released answer
+	// carries in place of the upstream's (pre_model_call judged it as
+	// model.id).
+	Model string
+	// StrictMembers removes the members the gateway does not know instead
+	// of projecting them as member parts (wire.chat.unknown_members:
+	// refuse).
+	StrictMembers bool
+	// AllowMembers names message (and stream delta) members projected as
+	// member parts even under StrictMembers.
 	AllowMembers []string
+	// id is the answer's id when set (tests); otherwise one is minted.
+	id string
+}
+
+// mintID returns the answer's id: one the gateway made.
+func (o *ResponseOptions) mintID() string {
+	if o.id != "" {
+		return o.id
+	}
+	return wire.MintID(idPrefix)
+}
+
+// judges reports whether the unknown message or delta member name is
+// projected (else it is removed).
+func (o *ResponseOptions) judges(allow rawjson.MemberSet, name string) bool {
+	return !o.StrictMembers || allow.Has(name)
 }
 
 // Response is an upstream chat completion with exactly one choice, either
 // parsed from a JSON body (ParseResponse) or assembled from an SSE stream
 // (Stream.Response). It is immutable and safe for concurrent use.
 type Response struct {
-	meta  chunkMeta
+	meta  chunkMeta // id minted, model the request's
 	ans   answer
 	usage *usage
 	// proj is the post_model_call target {content, tool_calls,
@@ -39,28 +61,38 @@ type call struct {
 	id        string
 	name      string
 	arguments string         // the wire arguments string
-	proj      map[string]any // {id, name, args}
+	proj      map[string]any // {id, name, args, members?}
 	rawArgs   bool           // args projected as {"raw_arguments": …}
+	members   []extraMember  // unknown members of the call, projected under members
 }
 
 // wireResponse is what release needs of a JSON body: the body, the
-// top-level and choice members, which of them are removed, and whether
-// the message object may be released as it is.
+// top-level and choice members, what release does with each top-level
+// member, which choice members are removed, and whether the message
+// object may be released as it is.
 type wireResponse struct {
 	body          []byte
+	root          rawjson.Span
 	top           []rawjson.Member
-	topDrop       map[int]bool
+	topAct        []topAction // indexed like top
+	topActBuf     [16]topAction
+	haveID        bool
+	haveModel     bool
 	choice        rawjson.Span
 	choiceMembers []rawjson.Member
 	choiceDrop    map[int]bool
 	messageClean  bool
 }
 
-// clean reports whether the body holds nothing but projected and
-// well-shaped metadata members, so the original bytes may be released.
-func (w *wireResponse) clean(u *usage) bool {
-	return len(w.topDrop) == 0 && len(w.choiceDrop) == 0 && w.messageClean && (u == nil || u.clean)
-}
+// topAction is what release does with a top-level member of a body.
+type topAction uint8
+
+const (
+	topKeep  topAction = iota // projected, or checked metadata
+	topDrop                   // removed
+	topID                     // the minted id replaces it
+	topModel                  // the request's model replaces it
+)
 
 // Known members of each level of a chat.completion body.
 var (
@@ -102,37 +134,67 @@ func ParseResponse(body []byte, opts ResponseOptions) (*Response, error) {
 	if dup {
 		return nil, &wire.ResponseError{Msg: "body has an object with a duplicate member"}
 	}
+	return parseTop(body, root, opts, readUsage)
+}
+
+// parseTop reads the members of a valid body without duplicate members
+// whose root object is at root; usage is read by readU.
+func parseTop(body []byte, root rawjson.Span, opts ResponseOptions, readU func([]byte, rawjson.Span) (*usage, error)) (*Response, error) {
 	top, err := objectAt(body, root, "", responseTop)
 	if err != nil {
 		return nil, err
 	}
-	w := &wireResponse{body: body, top: top, topDrop: map[int]bool{}, choiceDrop: map[int]bool{}}
-	r := &Response{wire: w}
-	pc := &partsCollector{allow: rawjson.NewMemberSet(opts.AllowMembers...)}
+	w := &wireResponse{body: body, root: root, top: top}
+	if w.topAct = w.topActBuf[:0]; len(top) > len(w.topActBuf) {
+		w.topAct = make([]topAction, 0, len(top))
+	}
+	w.topAct = w.topAct[:len(top)]
+	r := &Response{wire: w, meta: chunkMeta{id: opts.mintID(), model: opts.Model}}
+	pc := &partsCollector{allow: rawjson.NewMemberSet(opts.AllowMembers...), opts: opts}
 	haveChoices := false
+	var unknown []int
 	for i, m := range top {
-		switch {
-		case m.Key == "choices":
+		switch m.Key {
+		case "choices":
 			haveChoices = true
 			if err := r.readChoices(m.Val, pc); err != nil {
 				return nil, err
 			}
-		case m.Key == "usage":
-			if r.usage, err = readUsage(body, m.Val); err != nil {
+		case "usage":
+			if r.usage, err = readU(body, m.Val); err != nil {
 				return nil, err
 			}
-		case topMeta.Has(m.Key) && r.meta.setChecked(body, m, "chat.completion"):
+		case "id":
+			w.topAct[i], w.haveID = topID, true
+		case "model":
+			w.topAct[i], w.haveModel = topModel, true
+		case "object", "created", "service_tier":
+			if !r.meta.checkMeta(body, m, "chat.completion") {
+				w.topAct[i] = topDrop
+			}
+		case "system_fingerprint", "prompt_filter_results":
+			w.topAct[i] = topDrop
 		default:
-			w.topDrop[i] = true
+			unknown = append(unknown, i)
 		}
 	}
 	if !haveChoices {
 		return nil, &wire.ResponseError{Field: "choices", Msg: "must be an array"}
 	}
+	// After the choice's members: the part order is message, choice,
+	// completion, each in wire order.
+	for _, i := range unknown {
+		if !pc.unknown(body, top[i], inCompletion) {
+			w.topAct[i] = topDrop
+		}
+	}
 	r.ans = pc.ans
 	r.build()
 	return r, nil
 }
+
+// idPrefix begins every minted chat completion id.
+const idPrefix = "chatcmpl-"
 
 // objectAt scans the object at s, refusing non-objects, duplicate keys and
 // members that collide with known ones but for case.
@@ -165,6 +227,7 @@ func (r *Response) readChoices(s rawjson.Span, pc *partsCollector) error {
 		return err
 	}
 	haveMessage := false
+	var unknown []int
 	for i, m := range w.choiceMembers {
 		switch m.Key {
 		case "index":
@@ -180,16 +243,50 @@ func (r *Response) readChoices(s rawjson.Span, pc *partsCollector) error {
 			if err := r.readMessage(m.Val, pc); err != nil {
 				return err
 			}
-		default: // logprobs (dropped unless null), provider extras
-			if m.Key != "logprobs" || !m.Val.IsNull(b) {
-				w.choiceDrop[i] = true
+		case "logprobs": // removed unless null
+			if !m.Val.IsNull(b) {
+				w.dropChoice(i)
 			}
+		case "content_filter_results", "content_filter_offsets":
+			w.dropChoice(i)
+		default:
+			unknown = append(unknown, i)
 		}
 	}
 	if !haveMessage {
 		return &wire.ResponseError{Field: "choices[0].message", Msg: "is required"}
 	}
+	for _, i := range unknown {
+		if !pc.unknown(b, w.choiceMembers[i], inChoice) {
+			w.dropChoice(i)
+		}
+	}
 	return nil
+}
+
+// dropChoice marks choice member i removed.
+func (w *wireResponse) dropChoice(i int) {
+	if w.choiceDrop == nil {
+		w.choiceDrop = map[int]bool{}
+	}
+	w.choiceDrop[i] = true
+}
+
+// unknown projects a member the gateway does not know, of the completion
+// or the choice (in), as a member part, and reports whether it is
+// released as it is; it is removed instead (false) under StrictMembers,
+// when it is null (a name without a value), or when its value does not
+// decode (invalid UTF-8, a lone surrogate).
+func (pc *partsCollector) unknown(b []byte, m rawjson.Member, in string) bool {
+	if pc.opts.StrictMembers || m.Val.IsNull(b) {
+		return false
+	}
+	v, err := decodeSpan(b, m.Val)
+	if err != nil {
+		return false
+	}
+	pc.ans.extras = append(pc.ans.extras, extraMember{in: in, name: m.Key, value: v})
+	return true
 }
 
 // readMessage reads choices[0].message into the parts collector.
@@ -203,14 +300,15 @@ func (r *Response) readMessage(s rawjson.Span, pc *partsCollector) error {
 	clean := true
 	for _, m := range ms {
 		field, known := messageFields[m.Key]
-		if !known && !pc.allow.Has(m.Key) {
-			clean = false // unknown: removed
-			continue
-		}
-		if !known { // allowed
+		if !known {
+			if !pc.opts.judges(pc.allow, m.Key) || m.Val.IsNull(b) {
+				clean = false // removed
+				continue
+			}
 			v, err := decodeSpan(b, m.Val)
 			if err != nil {
-				return &wire.ResponseError{Field: base, Msg: "an allowed member " + rawjson.DecodeProblem(err)}
+				clean = false // what no decode reads alike is removed
+				continue
 			}
 			pc.ans.extras = append(pc.ans.extras, extraMember{name: m.Key, value: v})
 			continue
@@ -225,7 +323,7 @@ func (r *Response) readMessage(s rawjson.Span, pc *partsCollector) error {
 		}
 		clean = clean && ok
 	}
-	calls, ok, err := readToolCalls(b, ms, base)
+	calls, ok, err := readToolCalls(b, ms, base, !pc.opts.StrictMembers)
 	if err != nil {
 		return err
 	}
@@ -239,6 +337,7 @@ func (r *Response) readMessage(s rawjson.Span, pc *partsCollector) error {
 type partsCollector struct {
 	ans   answer
 	allow rawjson.MemberSet
+	opts  ResponseOptions
 	// Stream assembly state: the text channels grow in builders (deltas
 	// are many and small), and reasoning channels are found by source.
 	text, refusal       strings.Builder
@@ -544,9 +643,11 @@ func optionalString(b []byte, s rawjson.Span, field string) (*string, error) {
 	return &str, nil
 }
 
-// readToolCalls reads message.tool_calls. It reports whether every call
-// holds only known members (else the message is re-rendered).
-func readToolCalls(b []byte, ms []rawjson.Member, base string) ([]call, bool, error) {
+// readToolCalls reads message.tool_calls. Unknown members of a call are
+// projected under its members when judge is set, else removed; unknown
+// members of its function are removed. It reports whether every call is
+// released as it is (else the message is re-rendered).
+func readToolCalls(b []byte, ms []rawjson.Member, base string, judge bool) ([]call, bool, error) {
 	i := rawjson.Find(ms, "tool_calls")
 	if i < 0 || ms[i].Val.IsNull(b) {
 		return nil, true, nil
@@ -602,8 +703,19 @@ func readToolCalls(b []byte, ms []rawjson.Member, base string) ([]call, bool, er
 						c.arguments = deref(s)
 					}
 				}
-			default: // index is a stream member; anything else is unknown
+			case "index": // a stream member: removed from a body
 				clean = false
+			default:
+				if !judge || m.Val.IsNull(b) {
+					clean = false
+					continue
+				}
+				v, err := decodeSpan(b, m.Val)
+				if err != nil {
+					clean = false
+					continue
+				}
+				c.members = append(c.members, extraMember{name: m.Key, value: v})
 			}
 		}
 		if !haveFn {
@@ -630,6 +742,13 @@ func (r *Response) build() {
 		var args map[string]any
 		args, c.rawArgs = parseArguments(c.arguments)
 		c.proj = map[string]any{"id": c.id, "name": c.name, "args": args}
+		if len(c.members) > 0 {
+			mm := make(map[string]any, len(c.members))
+			for _, x := range c.members {
+				mm[x.name] = x.value
+			}
+			c.proj["members"] = mm
+		}
 		list[i] = jsonvalue.DeepCopy(c.proj)
 	}
 	reason := "stop"
@@ -674,44 +793,19 @@ func (r *Response) Usage() map[string]any {
 	return jsonvalue.DeepCopy(r.usage.proj).(map[string]any)
 }
 
-// ID returns the upstream completion id ("chatcmpl-…"), or "".
+// ID returns the answer's id, minted by the gateway ("chatcmpl-…").
 func (r *Response) ID() string { return r.meta.id }
 
-// Model returns the model the upstream reports, or "".
+// Model returns the model the answer names: the request's.
 func (r *Response) Model() string { return r.meta.model }
 
 // Created returns the upstream creation time in Unix seconds, or 0.
 func (r *Response) Created() int64 { return r.meta.created }
 
-// chunkMeta is the checked metadata of a body or stream, which rendered
-// bodies and synthesized chunks repeat.
+// chunkMeta is the metadata a released answer carries: the minted id, the
+// request's model, and the upstream's checked created and service_tier,
+// which rendered bodies and synthesized chunks repeat.
 type chunkMeta struct {
-	id, model, systemFingerprint, serviceTier string
-	created                                   int64
-}
-
-// setValue records a decoded metadata value that passed metaValueOK.
-func (m *chunkMeta) setValue(key string, v any) {
-	switch x := v.(type) {
-	case json.Number:
-		if key == "created" {
-			m.created, _ = strconv.ParseInt(string(x), 10, 64)
-		}
-	case string:
-		m.setString(key, x)
-	}
-}
-
-// setString records a well-shaped string metadata value.
-func (m *chunkMeta) setString(key, s string) {
-	switch key {
-	case "id":
-		m.id = s
-	case "model":
-		m.model = s
-	case "system_fingerprint":
-		m.systemFingerprint = s
-	case "service_tier":
-		m.serviceTier = s
-	}
+	id, model, serviceTier string
+	created                int64
 }

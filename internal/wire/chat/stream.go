@@ -6,6 +6,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -28,9 +29,12 @@ type Stream struct {
 }
 
 // streamEvent is one chunk event: the span of its data in raw (one data
-// line; multi-line data is not replayable) and whether it is usage-only.
+// line; multi-line data is not replayable), whether it is usage-only, and
+// where its members after the metadata begin (see fastChunk.split),
+// relative to the data.
 type streamEvent struct {
 	data      rawjson.Span
+	split     int32
 	usageOnly bool
 }
 
@@ -245,7 +249,7 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	}
 	if !p.treeOnly {
 		if ok, usageOnly := p.asm.addFast(data); ok {
-			p.record(lines, usageOnly)
+			p.record(lines, usageOnly, p.asm.fast.replaySplit())
 			return false, nil
 		}
 	}
@@ -264,17 +268,47 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	if err != nil {
 		return false, &wire.StreamError{Kind: wire.ErrResponseInvalid, Event: p.events, Err: err}
 	}
-	p.record(lines, usageOnly)
+	p.record(lines, usageOnly, treeSplit(data))
 	return false, nil
 }
 
-// record keeps the span of a folded chunk event for replay.
-func (p *sseParser) record(lines []rawjson.Span, usageOnly bool) {
+// record keeps the span of a folded chunk event for replay; a split below
+// zero (metadata after other members) makes the stream re-synthesized.
+func (p *sseParser) record(lines []rawjson.Span, usageOnly bool, split int) {
+	if split < 0 {
+		p.asm.replayable = false
+	}
 	if len(lines) == 1 {
-		p.chunks = append(p.chunks, streamEvent{data: lines[0], usageOnly: usageOnly})
+		p.chunks = append(p.chunks, streamEvent{data: lines[0], split: int32(split), usageOnly: usageOnly})
 	} else {
 		p.multiLine = true
 	}
+}
+
+// treeSplit is fastChunk.split for a chunk the tree path read (a valid
+// object without duplicate members), or -1 when metadata follows another
+// member.
+func treeSplit(data []byte) int {
+	root := rawjson.RootSpan(data)
+	ms, err := rawjson.ScanObjectInterned(data, root, responseKeys)
+	if err != nil {
+		return -1
+	}
+	split := -1
+	for _, m := range ms {
+		switch {
+		case !topMeta.Has(m.Key):
+			if split < 0 {
+				split = m.KeyAt
+			}
+		case split >= 0:
+			return -1
+		}
+	}
+	if split < 0 {
+		split = root.End - 1
+	}
+	return split
 }
 
 // stream finalizes a stream whose [DONE] event ended at p.doneEnd.
@@ -287,23 +321,6 @@ func (p *sseParser) stream(buf []byte) *Stream {
 		resp:       resp,
 		replayable: p.asm.replayable && !p.multiLine,
 	}
-}
-
-// canonical reports whether the upstream bytes are exactly what a replay
-// would write: every chunk one "data: " line and a blank line, nothing
-// else (no comments, ids, CRLFs or dropped usage chunks), through
-// "data: [DONE]\n\n". Then Release shares them instead of copying:
-// for a large stream that is one copy of the stream less at release.
-func (s *Stream) canonical(includeUsage bool) bool {
-	pos := 0
-	for _, e := range s.events {
-		if e.usageOnly && !includeUsage || e.data.Start != pos+len("data: ") ||
-			string(s.raw[pos:e.data.Start]) != "data: " || string(s.raw[e.data.End:min(e.data.End+2, len(s.raw))]) != "\n\n" {
-			return false
-		}
-		pos = e.data.End + 2
-	}
-	return string(s.raw[pos:]) == "data: [DONE]\n\n"
 }
 
 // Response returns the assembled response: the same Project, Usage and
@@ -321,11 +338,14 @@ func (s *Stream) BufferedBytes() int64 { return s.buffered }
 func (s *Stream) Replayable() bool { return s.replayable }
 
 // Release returns the SSE bytes for the client. A target equal to the
-// projection of a replayable stream releases the upstream chunks, each as
+// projection of a replayable stream replays the upstream chunks, each as
 // one "data:" event and nothing else (comments, id, event and retry lines
-// are not released), through "data: [DONE]"; usage-only chunks are left
-// out unless includeUsage. Any other target, or a stream that is not
-// replayable, is re-synthesized from the verdicted target (Synthesize).
+// are not released), its metadata replaced by the gateway's head (the
+// minted id, the request's model, the checked created and service_tier):
+// a byte-offset edit of each chunk, through "data: [DONE]"; usage-only
+// chunks are left out unless includeUsage. Any other target, or a stream
+// that is not replayable, is re-synthesized from the verdicted target
+// (Synthesize).
 func (s *Stream) Release(target any, includeUsage bool) ([]byte, error) {
 	if target == nil {
 		target = s.resp.proj
@@ -333,12 +353,10 @@ func (s *Stream) Release(target any, includeUsage bool) ([]byte, error) {
 	if !s.replayable || !jsonvalue.Equal(target, s.resp.proj) {
 		return s.Synthesize(target, includeUsage)
 	}
-	if s.canonical(includeUsage) {
-		return s.raw[:len(s.raw):len(s.raw)], nil // the replay would be these very bytes: no copy
-	}
+	head := s.resp.chunkHead()
 	n := len("data: [DONE]\n\n")
 	for _, e := range s.events {
-		n += len("data: \n\n") + e.data.End - e.data.Start
+		n += len("data: ,\n\n") + len(head) + e.data.End - e.data.Start - int(e.split)
 	}
 	out := make([]byte, 0, n)
 	for _, e := range s.events {
@@ -346,8 +364,19 @@ func (s *Stream) Release(target any, includeUsage bool) ([]byte, error) {
 			continue
 		}
 		out = append(out, "data: "...)
-		out = append(out, s.raw[e.data.Start:e.data.End]...)
+		out = appendReplayed(out, head, s.raw[e.data.Start:e.data.End], int(e.split))
 		out = append(out, "\n\n"...)
 	}
 	return append(out, "data: [DONE]\n\n"...), nil
+}
+
+// appendReplayed appends the chunk data with everything before split (its
+// metadata) replaced by head.
+func appendReplayed(out, head, data []byte, split int) []byte {
+	out = slices.Grow(out, len(head)+1+len(data)-split+len("\n\n")) // one growth, however out began
+	out = append(out, head...)
+	if data[split] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, data[split:]...)
 }

@@ -28,6 +28,27 @@ type fastChunk struct {
 	obfuscation bool
 	choices     []fastChoice
 	frags       []fastFrag
+	// split is the offset of the first member other than metadata (its
+	// key's quote), or of the closing brace when there is none; a replay
+	// writes the gateway's head in place of what precedes it. metaAfter
+	// reports metadata after split, which a replay could not remove.
+	split     int
+	metaAfter bool
+}
+
+// reset empties fc for the next chunk.
+func (fc *fastChunk) reset() {
+	fc.meta, fc.usage = [len(metaKeys)]rawjson.Span{}, rawjson.Span{}
+	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
+	fc.split, fc.metaAfter = -1, false
+}
+
+// replaySplit is fc's split, or -1 when the chunk cannot be replayed.
+func (fc *fastChunk) replaySplit() int {
+	if fc.metaAfter {
+		return -1
+	}
+	return fc.split
 }
 
 type fastChoice struct {
@@ -48,8 +69,7 @@ type fastFrag struct {
 // changed.
 func (a *assembler) addFast(b []byte) (ok, usageOnly bool) {
 	fc := &a.fast
-	fc.meta, fc.usage = [len(metaKeys)]rawjson.Span{}, rawjson.Span{}
-	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
+	fc.reset()
 	i := rawjson.SkipSpace(b, 0)
 	end, ok := fc.top(b, i)
 	if !ok || rawjson.SkipSpace(b, end) != len(b) {
@@ -107,7 +127,7 @@ func once(seen *uint16, bit uint16) bool {
 
 func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 	var seen uint16
-	return rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
+	end, ok := rawjson.ObjectEach(b, i, func(key []byte, at int) (int, bool) {
 		for k, name := range metaKeys {
 			if string(key) == name {
 				end, ok := scalar(b, at)
@@ -115,8 +135,12 @@ func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 					return 0, false
 				}
 				fc.meta[k] = rawjson.Span{Start: at, End: end}
+				fc.metaAfter = fc.metaAfter || fc.split >= 0
 				return end, true
 			}
+		}
+		if fc.split < 0 {
+			fc.split = offsetIn(b, key) - 1
 		}
 		switch string(key) {
 		case "choices":
@@ -151,6 +175,10 @@ func (fc *fastChunk) top(b []byte, i int) (int, bool) {
 		}
 		return 0, false
 	})
+	if ok && fc.split < 0 {
+		fc.split = end - 1
+	}
+	return end, ok
 }
 
 func (fc *fastChunk) choice(b []byte, i int) (int, bool) {
@@ -387,27 +415,21 @@ func (a *assembler) reasoningDelta(member, id string, text []byte) {
 	pc.reasoningB[i].Write(text)
 }
 
-// fastMeta is readMeta for metaKeys[k]'s raw string, number or null;
-// a value equal to the first one seen allocates nothing.
+// fastMeta is readMeta for metaKeys[k]'s raw string, number or null; a
+// member already recorded, or one the gateway replaces, allocates
+// nothing.
 func (a *assembler) fastMeta(b []byte, k int, s rawjson.Span) {
 	key := metaKeys[k]
-	val := b[s.Start:s.End] // a number token, or null
-	if b[s.Start] == '"' {
-		val = a.unescape(b, s)
-	}
-	if a.metaSeen&(1<<k) != 0 {
-		if a.metaFirst[k] != string(val) {
-			a.replayable = false
-		}
+	switch {
+	case key == "id", key == "model", key == "system_fingerprint", a.metaSeen&(1<<k) != 0:
 		return
 	}
 	switch b[s.Start] {
 	case '"':
-		a.readMeta(key, string(val))
+		a.readMeta(key, string(a.unescape(b, s)))
 	case 'n':
-		a.readMeta(key, nil)
 	default:
-		a.readMeta(key, json.Number(string(val)))
+		a.readMeta(key, json.Number(string(b[s.Start:s.End])))
 	}
 }
 

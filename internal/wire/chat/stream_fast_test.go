@@ -2,6 +2,7 @@ package chat
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,8 +151,9 @@ func TestFastPathTaken(t *testing.T) {
 
 func agree(t *testing.T, data []byte) {
 	t.Helper()
-	fast, ferr := readStream(bytes.NewReader(data), 1<<20, ResponseOptions{}, false)
-	tree, terr := readStream(bytes.NewReader(data), 1<<20, ResponseOptions{}, true)
+	opts := ResponseOptions{Model: "req-model", id: testID}
+	fast, ferr := readStream(bytes.NewReader(data), 1<<20, opts, false)
+	tree, terr := readStream(bytes.NewReader(data), 1<<20, opts, true)
 	if (ferr == nil) != (terr == nil) || ferr != nil && ferr.Error() != terr.Error() {
 		t.Fatalf("stream %q: fast path error %v, tree path error %v", data, ferr, terr)
 	}
@@ -205,55 +207,43 @@ func TestTwoReasoningChannels(t *testing.T) {
 	}
 }
 
-// TestFastMetaFirstValue: the fast path compares metadata with the first
-// value seen, whether the tree path or the fast path read it, and keeps
-// comparing once that value is cached (fastFirst).
+// TestFastMetaFirstValue: the fast path keeps the first releasable value
+// of created and service_tier, whether the tree path or the fast path read
+// it; ids, models and fingerprints, which the gateway's head replaces in
+// every released chunk, change nothing.
 func TestFastMetaFirstValue(t *testing.T) {
-	const (
-		treeID  = `{"id":"a","model":"m","other":1,"choices":[]}` // an unknown member: tree path
-		fastA   = `{"id":"a","model":"m","choices":[]}`
-		fastB   = `{"id":"b","model":"m","choices":[]}`
-		fastM2  = `{"id":"a","model":"m2","choices":[]}`
-		fastBad = `{"id":"bad id","choices":[]}` // not kept: the next well-shaped value is the first
-	)
-	cases := []struct {
-		chunks     []string
-		replayable bool
-	}{
-		{[]string{fastA, fastA, fastA}, true},
-		{[]string{fastA, fastA, fastB}, false},
-		{[]string{fastA, fastA, fastA, fastM2}, false},
-		{[]string{fastBad, fastA, fastA}, false},
-		{[]string{treeID, fastA, fastA}, false}, // "other" is removed: never replayable
+	chunks := []string{
+		`{"id":"a","model":"m","created":1,"service_tier":"bad tier","choices":[]}`,
+		`{"id":"b","model":"m2","system_fingerprint":"fp_x","created":2,"service_tier":"priority","choices":[]}`,
+		`{"id":"c","created":3,"service_tier":"flex","choices":[{"index":0,"delta":{"content":"x"}}]}`,
 	}
-	for _, c := range cases {
-		s := ""
-		for _, ch := range c.chunks {
-			s += "data: " + ch + "\n\n"
-		}
-		s += "data: [DONE]\n\n"
-		agree(t, []byte(s))
-		st, err := readStream(strings.NewReader(s), 1<<20, ResponseOptions{}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Replayable() != c.replayable {
-			t.Errorf("%q: replayable %v, want %v", s, st.Replayable(), c.replayable)
-		}
+	s := ""
+	for _, ch := range chunks {
+		s += "data: " + ch + "\n\n"
 	}
-	// The tree path's first value is the one the fast path compares with.
-	for _, next := range []string{fastA, fastB} {
-		a := newAssembler(ResponseOptions{})
-		if _, err := a.add([]byte(fastA), map[string]any{"id": "a", "choices": []any{}}); err != nil {
-			t.Fatal(err)
-		}
-		for range 2 {
-			if ok, _ := a.addFast([]byte(next)); !ok {
-				t.Fatalf("%s did not take the fast path", next)
-			}
-		}
-		if want := next == fastA; a.replayable != want {
-			t.Errorf("tree-read id then %s twice: replayable %v, want %v", next, a.replayable, want)
-		}
+	s += "data: [DONE]\n\n"
+	agree(t, []byte(s))
+	st, err := readStream(strings.NewReader(s), 1<<20, ResponseOptions{Model: "asked", id: testID}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := st.Response().meta; !st.Replayable() || m.created != 1 || m.serviceTier != "priority" {
+		t.Fatalf("replayable %v, meta %+v; want replayable, created 1, tier priority", st.Replayable(), m)
+	}
+	out, err := st.Release(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReleasedMeta(t, out, testID, "asked")
+	if n := strings.Count(string(out), `"created":1,`); n != 3 || strings.Contains(string(out), "flex") {
+		t.Errorf("the head is not the first values in every chunk:\n%s", out)
+	}
+	// The tree path's first value is the one the fast path keeps.
+	a := newAssembler(ResponseOptions{})
+	if _, err := a.add([]byte(`{"created":7,"choices":[]}`), map[string]any{"created": json.Number("7"), "choices": []any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := a.addFast([]byte(`{"created":8,"choices":[]}`)); !ok || a.meta.created != 7 {
+		t.Errorf("fast path took %v, created %d; want the tree path's 7", ok, a.meta.created)
 	}
 }

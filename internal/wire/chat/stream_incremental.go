@@ -22,7 +22,7 @@ func (s *Surface) OpenStream(req wire.Request, r io.Reader, limit int64) wire.St
 	if sr, ok := req.(surfaceRequest); ok {
 		includeUsage = sr.IncludeUsage()
 	}
-	return openStream(r, limit, s.answers, includeUsage)
+	return openStream(r, limit, s.answerOptions(req), includeUsage)
 }
 
 // streamReader is the chat surface's wire.StreamReader.
@@ -30,13 +30,13 @@ func (s *Surface) OpenStream(req wire.Request, r io.Reader, limit int64) wire.St
 // Rendering: Head is a synthesized role chunk; Delta replays an upstream
 // chunk event whose content lies wholly inside the released range when
 // the stream read so far is replayable (Stream.Release's rule) and the
-// event carries nothing but that content and metadata matching the head,
-// and synthesizes a content chunk for everything else (a straddling
-// event's part of the range included); Tail is synthesized from the
-// verdicted target (Stream.Synthesize without the role chunk and the text
-// already released). Every rendered chunk carries the head fixed at Head,
-// so openai-go's accumulator, which drops chunks whose id changes, keeps
-// them all.
+// event carries nothing but that content and metadata, its metadata
+// replaced by the head, and synthesizes a content chunk for everything
+// else (a straddling event's part of the range included); Tail is
+// synthesized from the verdicted target (Stream.Synthesize without the
+// role chunk and the text already released). Every rendered chunk carries
+// the head fixed at Head (one minted id), so openai-go's accumulator,
+// which drops chunks whose id changes, keeps them all.
 type streamReader struct {
 	r            io.Reader
 	limit        int64
@@ -54,7 +54,6 @@ type streamReader struct {
 	plainLen int       // len(Text()) after the last event that left the answer plain
 	segs     []textSeg // the content each chunk event added, in order
 	head     []byte    // chunk head fixed by Head; nil before
-	headID   string
 	released int       // bytes of Text rendered by Head and Delta
 	scan     fastChunk // replay check scratch
 }
@@ -198,7 +197,7 @@ func (sr *streamReader) Head() ([]byte, error) {
 		return nil, errors.New("chat: no plain text to release")
 	}
 	m := sr.p.asm.meta
-	sr.head, sr.headID = m.chunkHead(), m.id
+	sr.head = m.chunkHead()
 	return appendChunk(nil, sr.head, []byte(roleDelta), ""), nil
 }
 
@@ -229,7 +228,7 @@ func (sr *streamReader) Delta(from int, text string) ([]byte, error) {
 		if s.start < from || s.end > end {
 			continue // straddles a boundary: synthesized
 		}
-		data, ok := sr.replayable(s, full[s.start:s.end])
+		data, split, ok := sr.replayable(s, full[s.start:s.end])
 		if !ok {
 			continue
 		}
@@ -237,7 +236,7 @@ func (sr *streamReader) Delta(from int, text string) ([]byte, error) {
 			out = appendChunk(out, sr.head, stringDelta("content", full[pending:s.start]), "")
 		}
 		out = append(out, "data: "...)
-		out = append(out, data...)
+		out = appendReplayed(out, sr.head, data, split)
 		out = append(out, "\n\n"...)
 		pending = s.end
 	}
@@ -248,35 +247,32 @@ func (sr *streamReader) Delta(from int, text string) ([]byte, error) {
 	return out, nil
 }
 
-// replayable returns the data of seg's event when that event may be
-// written as it is: one choice with index 0 (the JS SDK throws on a
-// choice without one) whose delta carries text exactly
-// seg's text and nothing else but an assistant role, and no finish
-// reason, usage or obfuscation, with the head's id. The fast path's
-// scanner decides; a chunk it does not take is synthesized.
-func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, bool) {
+// replayable returns the data of seg's event and its split (see
+// fastChunk.split) when that event may be written with its metadata
+// replaced by the head: one choice with index 0 (the JS SDK throws on a
+// choice without one) whose delta carries text exactly seg's text and
+// nothing else but an assistant role, and no finish reason, usage or
+// obfuscation. The fast path's scanner decides; a chunk it does not take
+// is synthesized.
+func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, int, bool) {
 	if seg.chunk < 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	sp := sr.p.chunks[seg.chunk].data
 	b := sr.buf[sp.Start:sp.End]
 	fc := &sr.scan
-	fc.meta = [len(metaKeys)]rawjson.Span{}
-	fc.obfuscation, fc.choices, fc.frags = false, fc.choices[:0], fc.frags[:0]
+	fc.reset()
 	end, ok := fc.top(b, rawjson.SkipSpace(b, 0))
-	if !ok || rawjson.SkipSpace(b, end) != len(b) || fc.obfuscation || len(fc.choices) != 1 || len(fc.frags) != 0 {
-		return nil, false
+	if !ok || rawjson.SkipSpace(b, end) != len(b) || fc.obfuscation || fc.metaAfter || fc.usage != (rawjson.Span{}) || len(fc.choices) != 1 || len(fc.frags) != 0 {
+		return nil, 0, false
 	}
 	c := fc.choices[0]
 	none := rawjson.Span{}
 	if c.index == none || string(b[c.index.Start:c.index.End]) != "0" || c.finish != none || c.refusal != none || c.reasoning != none || c.reasoningContent != none ||
 		c.content == none || c.role != none && string(b[c.role.Start:c.role.End]) != `"assistant"` {
-		return nil, false
+		return nil, 0, false
 	}
-	if id := fc.meta[0]; id == none && sr.headID != "" || id != none && !sr.holds(b, id, sr.headID) {
-		return nil, false
-	}
-	return b, sr.holds(b, c.content, text)
+	return b, fc.split, sr.holds(b, c.content, text)
 }
 
 // holds reports whether the token at s is a string holding text, through

@@ -222,8 +222,9 @@ func differential(t *testing.T, name string, raw []byte, limit int64, oneByte bo
 		}
 		return bytes.NewReader(raw)
 	}
-	want, werr := ReadStream(reader(), limit, ResponseOptions{})
-	sr := openStream(reader(), limit, ResponseOptions{}, true)
+	opts := ResponseOptions{id: testID, Model: "asked"}
+	want, werr := ReadStream(reader(), limit, opts)
+	sr := openStream(reader(), limit, opts, true)
 	steps, gerr := readAll(t, sr)
 	if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
 		t.Fatalf("%s (limit %d): ReadStream error %v, reader error %v", name, limit, werr, gerr)
@@ -531,7 +532,7 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := string(sr.head)
-	want := events[1] + "data: " + head + `,"choices":[{"index":0,"delta":{"content":", w"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	want := replayedBy(sr, events[1]) + "data: " + head + `,"choices":[{"index":0,"delta":{"content":", w"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
 	if string(d) != want {
 		t.Fatalf("Delta =\n%s\nwant\n%s", d, want)
 	}
@@ -542,7 +543,7 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(d), "data: "+head) || !strings.HasSuffix(string(d), events[3]) {
+	if !strings.HasPrefix(string(d), "data: "+head) || !strings.HasSuffix(string(d), replayedBy(sr, events[3])) {
 		t.Fatalf("Delta = %s: want the straddling part synthesized, then the last chunk replayed", d)
 	}
 
@@ -560,7 +561,7 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = events[1] + "data: " + string(sr.head) + `,"choices":[{"index":0,"delta":{"content":", wor"},"logprobs":null,"finish_reason":null}]}` + "\n\n" + events[3]
+	want = replayedBy(sr, events[1]) + "data: " + string(sr.head) + `,"choices":[{"index":0,"delta":{"content":", wor"},"logprobs":null,"finish_reason":null}]}` + "\n\n" + replayedBy(sr, events[3])
 	if string(d) != want {
 		t.Fatalf("Delta =\n%s\nwant\n%s", d, want)
 	}
@@ -597,9 +598,15 @@ func TestIncrementalDeltaReplaysWholeChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(d) != escEvents[1] {
+	if string(d) != replayedBy(sr, escEvents[1]) {
 		t.Fatalf("Delta of an escaped chunk = %s, want it replayed", d)
 	}
+}
+
+// replayedBy is an sseText event as sr replays it: the upstream's bytes
+// with its id replaced by sr's head.
+func replayedBy(sr *streamReader, event string) string {
+	return strings.Replace(event, `{"id":"chatcmpl-T"`, `{"id":"`+sr.p.asm.meta.id+`"`, 1)
 }
 
 // TestIncrementalHeadFixesMetadata: metadata first seen after Head does

@@ -10,11 +10,18 @@ import (
 // Options are a deployment's wire allowances for chat completions
 // (configuration block wire.chat).
 type Options struct {
-	// AllowRequestMembers are extra top-level request members projected
-	// into model.params and forwarded (see NewRequestParser).
+	// StrictMembers refuses the request members the gateway does not know
+	// (400 naming the member's path) and removes the answer members it
+	// does not know, instead of judging them: projecting them where
+	// policies read them and forwarding them as judged
+	// (wire.chat.unknown_members: refuse; the default is judge).
+	StrictMembers bool
+	// AllowRequestMembers are top-level request members projected into
+	// model.params and forwarded even under StrictMembers (see
+	// NewRequestParser).
 	AllowRequestMembers []string
-	// AllowResponseMembers are extra message and delta members projected
-	// as member parts instead of removed (see ResponseOptions).
+	// AllowResponseMembers are message and delta members projected as
+	// member parts even under StrictMembers (see ResponseOptions).
 	AllowResponseMembers []string
 	// MaxMessages, when positive, refuses a request with more "messages"
 	// elements before any of them is decoded (limits.max_messages).
@@ -34,9 +41,19 @@ var _ wire.Surface = (*Surface)(nil)
 // New returns the surface under opts.
 func New(opts Options) *Surface {
 	return &Surface{
-		requests: NewRequestParser(opts.AllowRequestMembers).WithMaxMessages(opts.MaxMessages),
-		answers:  ResponseOptions{AllowMembers: opts.AllowResponseMembers},
+		requests: NewRequestParser(opts.AllowRequestMembers).WithMaxMessages(opts.MaxMessages).WithStrictMembers(opts.StrictMembers),
+		answers:  ResponseOptions{AllowMembers: opts.AllowResponseMembers, StrictMembers: opts.StrictMembers},
 	}
+}
+
+// answerOptions are the surface's answer options for an answer to req:
+// the answer names req's model.
+func (s *Surface) answerOptions(req wire.Request) ResponseOptions {
+	opts := s.answers
+	if req != nil {
+		opts.Model = req.Model()
+	}
+	return opts
 }
 
 // API returns wire.ChatCompletions.
@@ -54,8 +71,8 @@ func (s *Surface) ParseRequest(body []byte, _ url.Values) (wire.Request, error) 
 }
 
 // ParseResponse parses a non-streamed chat completion (see ParseResponse).
-func (s *Surface) ParseResponse(_ wire.Request, body []byte) (wire.Response, error) {
-	r, err := ParseResponse(body, s.answers)
+func (s *Surface) ParseResponse(req wire.Request, body []byte) (wire.Response, error) {
+	r, err := ParseResponse(body, s.answerOptions(req))
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +82,7 @@ func (s *Surface) ParseResponse(_ wire.Request, body []byte) (wire.Response, err
 // ReadStream buffers and assembles a chat-completions stream (see
 // ReadStream). The usage chunk is released only when req asked for it.
 func (s *Surface) ReadStream(req wire.Request, r io.Reader, limit int64) (wire.Stream, error) {
-	st, err := ReadStream(r, limit, s.answers)
+	st, err := ReadStream(r, limit, s.answerOptions(req))
 	if err != nil {
 		return nil, err
 	}

@@ -9,18 +9,20 @@ import (
 // Synthesize builds a fresh SSE chunk sequence from a verdicted
 // post_model_call target (GW-SSE-3: after a transform the released events
 // are re-derived from the verdicted response, never mixed with upstream
-// chunks). Every chunk carries the upstream's checked id, model, created,
-// system_fingerprint and service_tier. The sequence is:
+// chunks). Every chunk carries the gateway's head: the minted id, the
+// request's model, the upstream's checked created and service_tier. The
+// sequence is:
 //
 //  1. a role chunk ("content": "" when there is text, else null);
 //  2. one chunk per reasoning channel, under the member it came from;
 //  3. one content chunk holding the whole text, when it is not empty, and
 //     one annotations chunk when the text carries url citations;
 //  4. one refusal chunk, when there is a refusal;
-//  5. one chunk per allowed extra member;
-//  6. one tool_calls chunk carrying every call with its full arguments,
-//     indexes 0..n-1, when there are calls;
-//  7. a final chunk with the finish_reason and an empty delta;
+//  5. one chunk per member part of the delta;
+//  6. one tool_calls chunk carrying every call with its full arguments
+//     and its members, indexes 0..n-1, when there are calls;
+//  7. a final chunk with the finish_reason and an empty delta, carrying
+//     the member parts of the choice and of the chunk;
 //  8. the upstream usage (known counts only) in a usage-only chunk, when
 //     includeUsage and the upstream reported usage;
 //  9. data: [DONE].
@@ -68,11 +70,14 @@ func (r *Response) appendAnswer(out, head []byte, a *answer, t map[string]any, s
 		out = appendChunk(out, head, stringDelta("refusal", *a.refusal), "")
 	}
 	for _, x := range a.extras {
-		delta, err := (&answer{extras: []extraMember{x}}).appendExtras([]byte{'{'})
+		if x.in != inMessage {
+			continue
+		}
+		delta, err := appendMembers([]byte{'{'}, []extraMember{x}, inMessage)
 		if err != nil {
 			return nil, err
 		}
-		delta[1] = ' ' // appendExtras starts each member with a comma
+		delta[1] = ' ' // appendMembers starts each member with a comma
 		out = appendChunk(out, head, append(delta, '}'), "")
 	}
 	if calls := t["tool_calls"].([]any); len(calls) > 0 {
@@ -84,7 +89,21 @@ func (r *Response) appendAnswer(out, head []byte, a *answer, t map[string]any, s
 	}
 
 	finish, _ := jsonvalue.Marshal(t["finish_reason"]) // a string: checked
-	out = appendChunk(out, head, []byte(`{}`), string(finish))
+	choiceExtras, err := appendMembers(nil, a.extras, inChoice)
+	if err != nil {
+		return nil, err
+	}
+	chunkExtras, err := appendMembers(nil, a.extras, inCompletion)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, "data: "...)
+	out = append(out, head...)
+	out = append(out, chunkExtras...)
+	out = append(out, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
+	out = append(out, finish...)
+	out = append(out, choiceExtras...)
+	out = append(out, "}]}\n\n"...)
 
 	if includeUsage && r.usage != nil {
 		out = append(out, "data: "...)
@@ -133,18 +152,23 @@ func (m *chunkMeta) chunkHead() []byte {
 		b = append(b, `,"service_tier":`...)
 		b = appendString(b, m.serviceTier)
 	}
-	if m.systemFingerprint != "" {
-		b = append(b, `,"system_fingerprint":`...)
-		b = appendString(b, m.systemFingerprint)
-	}
 	return b
 }
 
 // appendString appends s as a JSON string. The strings come out of a JSON
-// decode, so they are valid UTF-8 and cannot fail to encode.
+// decode, so they are valid UTF-8 and cannot fail to encode. Printable
+// ASCII without quotes or backslashes (ids, model names) is copied as it
+// is, without boxing s for the encoder.
 func appendString(b []byte, s string) []byte {
-	out, _ := jsonvalue.AppendCompact(b, s)
-	return out
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			out, _ := jsonvalue.AppendCompact(b, s)
+			return out
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // appendChunk appends one "data:" event holding choice 0 with delta and

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"slices"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
@@ -71,8 +73,8 @@ func (r *Response) checkCalls(tc any) error {
 			return &wire.WriteBackError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(e)}
 		}
 		for k := range c {
-			if k != "id" && k != "name" && k != "args" {
-				return &wire.WriteBackError{Field: field, Msg: "has a member other than id, name and args"}
+			if k != "id" && k != "name" && k != "args" && k != "members" {
+				return &wire.WriteBackError{Field: field, Msg: "has a member other than id, name, args and members"}
 			}
 		}
 		id, ok := c["id"].(string)
@@ -95,6 +97,29 @@ func (r *Response) checkCalls(tc any) error {
 		}
 		if _, ok := c["args"].(map[string]any); !ok {
 			return &wire.WriteBackError{Field: field + ".args", Msg: "must be an object, got " + rawjson.TypeName(c["args"])}
+		}
+		if err := checkCallMembers(c, orig, field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCallMembers holds a verdicted call's members to its upstream
+// call's: an object whose members the call had (a member may be
+// rewritten or removed, not added), or absent.
+func checkCallMembers(c map[string]any, orig *call, field string) error {
+	v, ok := c["members"]
+	if !ok {
+		return nil
+	}
+	mm, ok := v.(map[string]any)
+	if !ok {
+		return &wire.WriteBackError{Field: field + ".members", Msg: "must be an object, got " + rawjson.TypeName(v)}
+	}
+	for k := range mm {
+		if !slices.ContainsFunc(orig.members, func(x extraMember) bool { return x.name == k }) {
+			return &wire.WriteBackError{Field: field + ".members", Msg: "names a member the upstream call does not have: members can be rewritten or removed, not added"}
 		}
 	}
 	return nil
@@ -153,14 +178,15 @@ func argumentsText(orig *call, args map[string]any) (string, error) {
 
 // Release returns the JSON body for the client.
 //
-// A target equal to the projection of a body that holds only projected
-// members and well-shaped metadata returns the original body slice: the
-// projection provably covers every byte. Otherwise the body is
-// re-rendered: removed members (unknown, logprobs, malformed metadata,
-// provider filter reports) are cut out, usage keeps its known counts, and
+// The body is the upstream's with byte-offset edits: the id is the
+// minted one and model the request's (added when absent), removed members
+// (system_fingerprint, logprobs, unreleasable metadata, null or, in strict
+// mode, unknown members) are cut out, usage keeps its known counts, and
 // when the verdict changed the answer or the message held anything
-// removed, choices[0].message is rendered from the verdicted target.
-// Number tokens and metadata keep their upstream text.
+// removed, choices[0].message is rendered from the verdicted target; a
+// member part the verdict changed or left out rewrites or removes its
+// member. Number tokens and every byte not edited keep their upstream
+// text.
 //
 // A nil target stands for the projection, unchanged. Release runs
 // CheckWriteBack first. It is not available on a streamed
@@ -178,21 +204,99 @@ func (r *Response) Release(target any) ([]byte, error) {
 	}
 	t := target.(map[string]any)
 	unchanged := jsonvalue.Equal(t, r.proj)
-	if unchanged && w.clean(r.usage) {
-		return w.body, nil
+	var a *answer // the verdicted answer, when it differs
+	if !unchanged {
+		var err error
+		if a, err = r.ans.withContent(t["content"]); err != nil {
+			return nil, err
+		}
+	}
+	choices, err := r.releaseChoice(t, a)
+	if err != nil {
+		return nil, err
+	}
+	var opsBuf [16]memberOp
+	ops := opsBuf[:0]
+	if len(w.top) > len(opsBuf) {
+		ops = make([]memberOp, 0, len(w.top))
+	}
+	ops = ops[:len(w.top)]
+	// The id and model tokens, in one buffer: [:idEnd] and [idEnd:].
+	toks := appendString(make([]byte, 0, len(r.meta.id)+len(r.meta.model)+4), r.meta.id)
+	idEnd := len(toks)
+	toks = appendString(toks, r.meta.model)
+	for i, m := range w.top {
+		switch w.topAct[i] {
+		case topDrop:
+			ops[i].drop = true
+		case topID:
+			ops[i].val = toks[:idEnd:idEnd]
+		case topModel:
+			ops[i].val = toks[idEnd:]
+		default:
+			switch {
+			case m.Key == "usage" && r.usage != nil && !r.usage.clean:
+				ops[i].val = r.usage.raw
+			case m.Key == "choices" && choices != nil:
+				ops[i].val = choices
+			case a != nil && !topMeta.Has(m.Key) && !responseTop.Has(m.Key):
+				ops[i] = r.memberOp(a, inCompletion, m.Key)
+			}
+		}
+	}
+	var insert []byte
+	if !w.haveID {
+		insert = append(appendString(append(insert, `"id":`...), r.meta.id), ',')
+	}
+	if !w.haveModel {
+		insert = append(appendString(append(insert, `"model":`...), r.meta.model), ',')
+	}
+	if len(insert) > 0 {
+		insert = insert[:len(insert)-1]
+	}
+	out := make([]byte, 0, len(w.body)+len(insert)+len(r.meta.id)+len(r.meta.model))
+	return appendEdited(out, w.body, w.root, w.top, ops, insert), nil
+}
+
+// memberOp is what release does with the unknown member name in in,
+// projected as a member part, under the verdicted answer a: keep it
+// unchanged, replace its value, or remove it with its part.
+func (r *Response) memberOp(a *answer, in, name string) memberOp {
+	orig := r.ans.extra(in, name)
+	if orig == nil { // removed at parse
+		return memberOp{drop: true}
+	}
+	x := a.extra(in, name)
+	switch {
+	case x == nil:
+		return memberOp{drop: true}
+	case jsonvalue.Equal(x.value, orig.value):
+		return memberOp{}
+	}
+	raw, _ := jsonvalue.Marshal(x.value) // CheckWriteBack checked it encodes
+	return memberOp{val: raw}
+}
+
+// releaseChoice renders the choices array when the verdict or the closed
+// world changes choices[0], or returns nil when it is released as it is.
+// a is the verdicted answer, nil when the verdict is the projection.
+func (r *Response) releaseChoice(t map[string]any, a *answer) ([]byte, error) {
+	w := r.wire
+	if a == nil && len(w.choiceDrop) == 0 && w.messageClean {
+		return nil, nil
 	}
 	choice := rawjson.NewObjPatch(w.body, w.choice, w.choiceMembers)
 	for i := range w.choiceDrop {
 		choice.Drop(i)
 	}
-	answerChanged := !jsonvalue.Equal(t["content"], r.proj["content"]) || !jsonvalue.Equal(t["tool_calls"], r.proj["tool_calls"])
+	answerChanged := a != nil && (!jsonvalue.Equal(t["content"], r.proj["content"]) || !jsonvalue.Equal(t["tool_calls"], r.proj["tool_calls"]))
 	if answerChanged || !w.messageClean {
-		a, err := r.ans.withContent(t["content"])
-		if err != nil {
-			return nil, err
+		msgAns := a
+		if msgAns == nil {
+			msgAns = &r.ans
 		}
 		calls := t["tool_calls"].([]any)
-		msg, err := a.appendMessage(nil, calls, r.origCalls(calls))
+		msg, err := msgAns.appendMessage(nil, calls, r.origCalls(calls))
 		if err != nil {
 			return nil, err
 		}
@@ -202,19 +306,21 @@ func (r *Response) Release(target any) ([]byte, error) {
 		raw, _ := jsonvalue.Marshal(fr) // a string from CheckWriteBack
 		choice.Set("finish_reason", raw)
 	}
-	root := rawjson.RootSpan(w.body)
-	top := rawjson.NewObjPatch(w.body, root, w.top)
-	for i := range w.topDrop {
-		top.Drop(i)
+	if a != nil {
+		for i, m := range w.choiceMembers {
+			if w.choiceDrop[i] || responseChoice.Has(m.Key) {
+				continue
+			}
+			switch op := r.memberOp(a, inChoice, m.Key); {
+			case op.drop:
+				choice.Drop(i)
+			case op.val != nil:
+				choice.Set(m.Key, op.val)
+			}
+		}
 	}
-	if r.usage != nil && !r.usage.clean {
-		top.Set("usage", r.usage.raw)
+	if !choice.Changed() {
+		return nil, nil
 	}
-	if choice.Changed() {
-		top.Set("choices", append(append([]byte{'['}, choice.Render()...), ']'))
-	}
-	if !top.Changed() {
-		return w.body, nil
-	}
-	return top.Render(), nil
+	return append(append([]byte{'['}, choice.Render()...), ']'), nil
 }
