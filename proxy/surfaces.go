@@ -26,6 +26,7 @@ func Surfaces(cfg *config.Config) ([]wire.Surface, error) {
 		chatwire.New(chatwire.Options{
 			AllowRequestMembers:  cfg.Wire.Chat.AllowRequestMembers,
 			AllowResponseMembers: cfg.Wire.Chat.AllowResponseMembers,
+			StrictMembers:        config.StrictMembers(cfg.Wire.Chat.UnknownMembers),
 			MaxMessages:          int(cfg.Limits.MaxMessages),
 		}),
 		responseswire.New(responseswire.Options{

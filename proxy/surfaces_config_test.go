@@ -27,3 +27,13 @@ wire: {responses: {unknown_members: refuse}}
 		t.Fatalf("an unknown member on a judging surface: %d %s", st, body)
 	}
 }
+
+// wire.chat.unknown_members: refuse reaches the chat surface.
+func TestChatSurfaceTakesUnknownMembers(t *testing.T) {
+	g := startConfiguredGateway(t, mockOnly+"wire: {chat: {unknown_members: refuse}}\n")
+	hdr := map[string]string{"Content-Type": "application/json"}
+	st, _, body := do(t, http.MethodPost, g.main.URL+"/v1/chat/completions", `{"model":"mock","messages":[{"role":"user","content":"hi"}],"x_vendor":1}`, hdr)
+	if st != http.StatusBadRequest || !strings.Contains(string(body), "wire.chat.unknown_members") {
+		t.Fatalf("an unknown member under refuse: %d %s", st, body)
+	}
+}
