@@ -35,14 +35,20 @@
 // "content_filter". usage is {prompt_tokens, completion_tokens} when the
 // upstream reported it.
 //
-// # The closed world
+// # Complete mediation
 //
-// Every member of a request or an answer is projected, or known metadata
-// whose value is shape-checked, or removed (answers) or refused (requests,
-// with a RequestError naming the member and, where one exists, the
-// configuration switch that allows it). Ambiguous JSON (duplicate members,
-// names that collide under case folding with a known one) is refused.
-// Nothing unknown passes blind; nothing is released that no verdict saw.
+// A byte crosses only if a verdict covered it or the gateway made it. Every
+// member of a request, an answer and a stream event, at any depth, is
+// projected (policies judge it, a transform writes it back), made by the
+// gateway (ids clients only read: MintID; the routed model name;
+// enumerations checked against their lists), sealed by the gateway
+// (opaque provider blobs that round-trip through the client: package
+// seal), or removed. A shape check is not a verdict: a credential is
+// token-shaped. Unknown members are judged (projected) by default; a
+// surface built with StrictMembers refuses them in requests, with a
+// RequestError naming the member's path and the switch, and removes them
+// from answers. Ambiguous JSON (duplicate members, names that collide
+// under case folding with a known one) is refused either way.
 package wire
 
 import (
