@@ -107,8 +107,12 @@ func TestCapturedNewMembersReachPolicy(t *testing.T) {
 			}
 			req := held.withBody(calls[c.call])
 			status, body := send(t, root, req)
-			if status != http.StatusForbidden || !strings.Contains(body, reason) {
-				t.Fatalf("with %s[].%s: %d %s; want a 403 naming %s", c.container, c.member, status, body, reason)
+			deny := http.StatusForbidden
+			if strings.HasPrefix(req.Path, "/v1/messages") {
+				deny = http.StatusUnavailableForLegalReasons // the Messages surface's policy deny
+			}
+			if status != deny || !strings.Contains(body, reason) {
+				t.Fatalf("with %s[].%s: %d %s; want a %d naming %s", c.container, c.member, status, body, deny, reason)
 			}
 			req.Body = withoutMember(t, req.Body, c.container, c.member)
 			if status, body := send(t, root, req); status != http.StatusOK {
@@ -309,6 +313,10 @@ func send(t *testing.T, root string, c capturedRequest) (int, string) {
 		}
 		if v == "<redacted>" {
 			v = "unused-with-the-mock"
+			if sessionHeaders[k] {
+				// The agent's run id: one run per test, as one CLI run.
+				v = runID(t)
+			}
 		}
 		req.Header.Set(k, v)
 	}
@@ -360,4 +368,18 @@ func collectText(b *strings.Builder, v any, key string) {
 			collectText(b, e, k)
 		}
 	}
+}
+
+// sessionHeaders are the redacted headers that name an agent's run (the
+// gateway makes each run one session).
+var sessionHeaders = map[string]bool{"Session_id": true, "Session-Id": true, "Thread-Id": true, "X-Claude-Code-Session-Id": true}
+
+// runID is a run id unique to the test, of the shape agents send.
+func runID(t *testing.T) string {
+	return "run-" + strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '-'
+	}, t.Name())
 }
