@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/config"
 )
 
 // cliDir pins Codex, Claude Code and the Claude Agent SDK. .ci/run does
@@ -78,8 +81,10 @@ const (
 )
 
 // codexArgs configures Codex for a provider at base (an OpenAI base URL,
-// ending in /v1) speaking the Responses API, no retries, no sandbox (the
-// mock's commands are the test's own).
+// ending in /v1) speaking the Responses API, on Codex's own retry
+// settings (it retries a deny five times: the gateway answers the
+// retries without running the model again), no sandbox (the mock's
+// commands are the test's own).
 func codexArgs(base, model, prompt string) []string {
 	return []string{
 		"exec",
@@ -88,7 +93,7 @@ func codexArgs(base, model, prompt string) []string {
 		"--json",
 		"-m", model,
 		"-c", `model_provider="gateway"`,
-		"-c", `model_providers.gateway={name="gateway", base_url="` + base + `", wire_api="responses", env_key="GATEWAY_API_KEY", request_max_retries=0, stream_max_retries=0}`,
+		"-c", `model_providers.gateway={name="gateway", base_url="` + base + `", wire_api="responses", env_key="GATEWAY_API_KEY"}`,
 		prompt,
 	}
 }
@@ -249,9 +254,66 @@ var cliCases = []cliCase{
 		denied: cliMarkerDenyMessage},
 }
 
-// cliGateways serves cliPolicy twice: plainly and with keep-alives on.
-func cliGateways(t *testing.T) (root, committed string) {
-	return startGateway(t, "", cliPolicy), startGateway(t, keepAliveConfig, cliPolicy)
+// cliGateways serves cliPolicy twice: plainly and with keep-alives on,
+// both writing their records to trail.
+func cliGateways(t *testing.T) (root, committed string, trail *recordTrail) {
+	trail = &recordTrail{}
+	start := func(top string) string {
+		cfg, err := config.Parse("clients.yaml", []byte(top+clientPolicy+cliPolicy))
+		if err != nil {
+			t.Fatalf("config:\n%v", err)
+		}
+		return serveGateway(t, cfg, trail)
+	}
+	return start(""), start(keepAliveConfig), trail
+}
+
+// recordTrail holds the records gateways wrote, one JSON object a line.
+type recordTrail struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recordTrail) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+// mark is where the records written from now on start.
+func (r *recordTrail) mark() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Len()
+}
+
+// since returns the records written after mark.
+func (r *recordTrail) since(mark int) []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return jsonLines(r.buf.String()[mark:])
+}
+
+// checkOneRun checks the records of one agent run: every record is of
+// one session (the agent's own run id made it one), and a deny the agent
+// retried was judged once: the retries got it again without reaching the
+// model.
+func checkOneRun(t *testing.T, c cliCase, recs []map[string]any) {
+	t.Helper()
+	sessions := map[any]bool{}
+	var denies int
+	for _, r := range recs {
+		sessions[r["session_id"]] = true
+		if v, _ := r["verdict"].(map[string]any); r["interception_point"] == "post_model_call" && v["decision"] == "deny" {
+			denies++
+		}
+	}
+	if len(sessions) != 1 {
+		t.Errorf("the run's records are in %d sessions, want one: %v", len(sessions), sessions)
+	}
+	if c.denied != "" && denies != 1 {
+		t.Errorf("%d post_model_call denies in the run: the agent's retries of the denied call reached the model again", denies)
+	}
 }
 
 // promptFor is c's prompt and gateway for an agent whose shell tool is
@@ -273,12 +335,14 @@ func (c cliCase) promptFor(tool, arg, root, committed string) (prompt, gateway s
 // mock's final answer carries it; the policy rewrites or denies commands.
 func TestCodex(t *testing.T) {
 	bin := cliBinary(t, "codex")
-	root, committed := cliGateways(t)
+	root, committed, trail := cliGateways(t)
 	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
 			prompt, gateway := c.promptFor("exec_command", "cmd", root, committed)
+			mark := trail.mark()
 			run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
 				codexArgs(gateway+"/v1", codexModel, prompt)...)
+			defer checkOneRun(t, c, trail.since(mark))
 			events := jsonLines(run.stdout)
 			var outputs, answers []string
 			for _, ev := range events {
@@ -304,11 +368,13 @@ func TestCodex(t *testing.T) {
 // as TestCodex runs Codex.
 func TestClaudeCode(t *testing.T) {
 	bin := cliBinary(t, "claude")
-	root, committed := cliGateways(t)
+	root, committed, trail := cliGateways(t)
 	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
 			prompt, gateway := c.promptFor("Bash", "command", root, committed)
+			mark := trail.mark()
 			run := runCLI(t, bin, claudeEnv(gateway), claudeArgs(prompt)...)
+			checkOneRun(t, c, trail.since(mark))
 			checkClaudeRun(t, c, run)
 		})
 	}
@@ -319,12 +385,14 @@ func TestClaudeCode(t *testing.T) {
 // stream-json messages).
 func TestAgentSDK(t *testing.T) {
 	agentSDK(t, "") // skips without the SDK
-	root, committed := cliGateways(t)
+	root, committed, trail := cliGateways(t)
 	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
 			prompt, gateway := c.promptFor("Bash", "command", root, committed)
 			node, args := agentSDK(t, prompt)
+			mark := trail.mark()
 			checkClaudeRun(t, c, runCLI(t, node, claudeEnv(gateway), args...))
+			checkOneRun(t, c, trail.since(mark))
 		})
 	}
 }
@@ -363,6 +431,13 @@ func checkCLIRun(t *testing.T, c cliCase, run cliRun, outputs, answers []string)
 		}
 		if !strings.Contains(run.stdout+run.stderr, c.denied) {
 			t.Fatalf("the agent does not show the deny %q:\nstdout:\n%s\nstderr:\n%s", c.denied, run.stdout, run.stderr)
+		}
+		// A deny reads as a refusal: not as a key problem, nor as a
+		// dropped connection.
+		for _, wrong := range []string{"Failed to authenticate", "stream closed before response.completed"} {
+			if strings.Contains(run.stdout+run.stderr, wrong) {
+				t.Fatalf("the agent shows the deny as %q:\nstdout:\n%s\nstderr:\n%s", wrong, run.stdout, run.stderr)
+			}
 		}
 		if len(outputs) > 0 {
 			t.Fatalf("commands ran: %q", outputs)

@@ -105,7 +105,14 @@ func startGateway(t *testing.T, top, interceptors string) string {
 	if err != nil {
 		t.Fatalf("config:\n%v", err)
 	}
-	asm, err := proxy.Build(context.Background(), cfg, io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return serveGateway(t, cfg, io.Discard)
+}
+
+// serveGateway serves a gateway built from cfg until the test ends; its
+// stdout record sinks write to records.
+func serveGateway(t *testing.T, cfg *config.Config, records io.Writer) string {
+	t.Helper()
+	asm, err := proxy.Build(context.Background(), cfg, records, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}

@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -158,24 +159,25 @@ func (s *Server) replayedDeny(r *http.Request, pol *Policy, p Principal, api wir
 	return d, true
 }
 
-// retryHash identifies a request body as its retries repeat it: every
-// byte but the top-level stream member's value, since a client retries a
-// stream that failed after its 200 without streaming (Claude Code does).
+// retryHash identifies a request body as its retries repeat it: its
+// canonical JSON (RFC 8785: Codex sends a map whose member order changes
+// on every retry), without the top-level stream and max_tokens members.
+// Claude Code retries a stream that failed after its 200 without
+// streaming, and with half the max_tokens (measured: 128000, then 64000):
+// the same conversation, a shorter answer at most. It runs only after a
+// deny in the request's session.
 func retryHash(body []byte) [sha256.Size]byte {
-	from, to := -1, -1
-	rawjson.ObjectEach(body, rawjson.SkipSpace(body, 0), func(key []byte, at int) (int, bool) {
-		end := rawjson.ValueEnd(body, at)
-		if string(key) == "stream" && end > at {
-			from, to = at, end
-		}
-		return end, end > at
-	})
-	if from < 0 {
+	v, err := jsonvalue.Decode(body)
+	obj, ok := v.(map[string]any)
+	if err != nil || !ok {
 		return sha256.Sum256(body)
 	}
+	delete(obj, "stream")
+	delete(obj, "max_tokens")
 	h := sha256.New()
-	h.Write(body[:from])
-	h.Write(body[to:])
+	if jcs.HashCanonical(h, obj, 0) != nil {
+		return sha256.Sum256(body) // outside the canonical domain: byte for byte
+	}
 	var out [sha256.Size]byte
 	h.Sum(out[:0])
 	return out

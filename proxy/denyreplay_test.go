@@ -100,14 +100,24 @@ func TestDenyMemoryIsBounded(t *testing.T) {
 
 func sessionKeyOf(i int) sessions.Key { return sessions.Key{ID: "s" + strconv.Itoa(i)} }
 
-func TestRetryHashIgnoresOnlyStream(t *testing.T) {
+// A retry is recognised whatever its members' order and its stream and
+// max_tokens values; any other difference is another request.
+func TestRetryHash(t *testing.T) {
+	withTokens := retryHash([]byte(`{"model":"m","max_tokens":128000,"messages":[{"role":"user","content":"x"}],"stream":true}`))
+	if retryHash([]byte(`{"model":"m","max_tokens":64000,"messages":[{"role":"user","content":"x"}],"stream":false}`)) != withTokens {
+		t.Error("Claude Code's non-streaming retry (half the max_tokens) is not recognised")
+	}
+	if retryHash([]byte(`{"model":"m","metadata":{"a":1,"b":2},"messages":[]}`)) != retryHash([]byte(`{ "messages":[], "metadata":{"b":2, "a":1},"model":"m"}`)) {
+		t.Error("a retry whose members come in another order is not recognised (Codex's client_metadata)")
+	}
 	base := retryHash([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
 	for body, same := range map[string]bool{
-		`{"model":"m","stream":false,"messages":[{"role":"user","content":"x"}]}`:      true,
-		`{"model":"m","stream":true,"messages":[{"role":"user","content":"y"}]}`:       false,
-		`{"model":"n","stream":true,"messages":[{"role":"user","content":"x"}]}`:       false,
-		`{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true}`:       false,
-		`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}],"n":1}`: false,
+		`{"model":"m","stream":false,"messages":[{"role":"user","content":"x"}]}`:                    true,
+		`{"model":"m","stream":false,"messages":[{"role":"user","content":"x"}],"max_tokens":64000}`: true,
+		`{"model":"m","stream":true,"messages":[{"role":"user","content":"y"}]}`:                     false,
+		`{"model":"n","stream":true,"messages":[{"role":"user","content":"x"}]}`:                     false,
+		`{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true}`:                     true,
+		`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}],"n":1}`:               false,
 	} {
 		if (retryHash([]byte(body)) == base) != same {
 			t.Errorf("retryHash(%s) equal to the streamed request's: %v, want %v", body, !same, same)
