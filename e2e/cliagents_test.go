@@ -493,3 +493,54 @@ func blockTexts(ev map[string]any, typ string) []string {
 	}
 	return out
 }
+
+// TestCLIAgentsOnTheEmbeddedDefault runs a tool round of each agent through
+// a gateway on the embedded default (go run ./cmd/hooks-gateway), with the
+// mock model: the agents' own requests and declarations pass its policy,
+// and each run is one session.
+func TestCLIAgentsOnTheEmbeddedDefault(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("HOOKS_GATEWAY_LISTEN", "")
+	t.Setenv("HOOKS_GATEWAY_REDIS_URL", "")
+	trail := &recordTrail{}
+	root := serveGateway(t, config.Default(), trail)
+	c := cliCase{name: "tool round", ran: cliMarker}
+	run := func(t *testing.T, bin string, env, args []string, check func(cliRun)) {
+		mark := trail.mark()
+		r := runCLI(t, bin, env, args...)
+		check(r)
+		checkOneRun(t, c, trail.since(mark))
+	}
+	t.Run("codex", func(t *testing.T) {
+		bin := cliBinary(t, "codex")
+		prompt := `/tool exec_command {"cmd":"echo ` + cliMarker + `"}`
+		run(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"}, codexArgs(root+"/v1", codexModel, prompt), func(r cliRun) {
+			var outputs, answers []string
+			for _, ev := range jsonLines(r.stdout) {
+				item, _ := ev["item"].(map[string]any)
+				if ev["type"] != "item.completed" || item == nil {
+					continue
+				}
+				switch item["type"] {
+				case "command_execution":
+					out, _ := item["aggregated_output"].(string)
+					outputs = append(outputs, out)
+				case "agent_message":
+					text, _ := item["text"].(string)
+					answers = append(answers, text)
+				}
+			}
+			checkCLIRun(t, c, r, outputs, answers)
+		})
+	})
+	claudePrompt := `/tool Bash {"command":"echo ` + cliMarker + `"}`
+	t.Run("claude code", func(t *testing.T) {
+		bin := cliBinary(t, "claude")
+		run(t, bin, claudeEnv(root), claudeArgs(claudePrompt), func(r cliRun) { checkClaudeRun(t, c, r) })
+	})
+	t.Run("agent sdk", func(t *testing.T) {
+		node, args := agentSDK(t, claudePrompt)
+		run(t, node, claudeEnv(root), args, func(r cliRun) { checkClaudeRun(t, c, r) })
+	})
+}
