@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"strings"
 	"time"
@@ -15,6 +14,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // toolCall is one tool call as a client assembled it.

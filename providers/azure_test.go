@@ -3,10 +3,11 @@ package providers
 import (
 	"bytes"
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 func TestAzureForwardsRequest(t *testing.T) {

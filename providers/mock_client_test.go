@@ -2,7 +2,6 @@ package providers
 
 import (
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // mockServer serves the mock over HTTP on every surface's path.

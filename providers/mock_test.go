@@ -7,11 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // mockBody builds a request whose last user message is text.

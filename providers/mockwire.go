@@ -3,12 +3,12 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
-	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	messageswire "github.com/hooks-gateway/hooks-gateway/internal/wire/messages"
 )
 
 // mockCreated is the fixed "created" timestamp, for deterministic bytes.

@@ -5,13 +5,14 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 const testBody = `{"model":"gpt-4o","messages":[{"role":"user","content":"hi <b> & \u00e9"}],"temperature":0.10000000000000000001}`

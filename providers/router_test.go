@@ -3,12 +3,13 @@ package providers
 import (
 	"context"
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"path"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // namedUpstream is an Upstream that only has a name, models and the

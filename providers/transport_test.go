@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/x509"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 func TestNewTransportTuning(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"io"
 	"log"
 	"log/slog"
@@ -23,6 +21,8 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 	"github.com/hooks-gateway/hooks-gateway/sessions"

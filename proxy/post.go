@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/sessions"
 	"io"
 	"mime"
 	"net/http"
@@ -17,7 +15,9 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // postCall evaluates an upstream response (post_model_call, then output

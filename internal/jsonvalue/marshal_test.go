@@ -3,10 +3,11 @@ package jsonvalue
 import (
 	"encoding/json"
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 func TestMarshalMatchesEncodingJSON(t *testing.T) {

@@ -2,11 +2,12 @@ package chat
 
 import (
 	"encoding/json"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // maxToolCallIndex bounds delta.tool_calls[].index so a hostile index

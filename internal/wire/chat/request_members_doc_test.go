@@ -1,10 +1,11 @@
 package chat
 
 import (
-	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 )
 
 // wireDoc is the page documenting the wire, relative to this package.

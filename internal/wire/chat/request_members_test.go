@@ -2,7 +2,6 @@ package chat
 
 import (
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // withMember is a minimal valid request with one more top-level member.

@@ -3,14 +3,14 @@ package chat
 import (
 	"encoding/json"
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // wideObject is the member list of an object past the linear-scan size.

@@ -3,11 +3,11 @@ package chat
 import (
 	"encoding/json"
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"strings"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 func TestParseResponseProjection(t *testing.T) {

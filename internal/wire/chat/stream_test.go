@@ -2,13 +2,13 @@ package chat
 
 import (
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // countingReader counts the bytes a reader handed out.

@@ -3,7 +3,6 @@ package chat
 import (
 	"bytes"
 	"errors"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
 // accumulate serves sse to the official openai-go client and folds every

@@ -1,9 +1,10 @@
 package messages
 
 import (
-	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 	"os"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 )
 
 const wireDoc = "../../../docs/messages-wire.md"

@@ -1,10 +1,11 @@
 package responses
 
 import (
-	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/mdtable"
 )
 
 // docRows returns the first table under the level-two heading as
