@@ -343,23 +343,7 @@ func TestCodex(t *testing.T) {
 			run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"},
 				codexArgs(gateway+"/v1", codexModel, prompt)...)
 			defer checkOneRun(t, c, trail.since(mark))
-			events := jsonLines(run.stdout)
-			var outputs, answers []string
-			for _, ev := range events {
-				item, _ := ev["item"].(map[string]any)
-				if ev["type"] != "item.completed" || item == nil {
-					continue
-				}
-				switch item["type"] {
-				case "command_execution":
-					out, _ := item["aggregated_output"].(string)
-					outputs = append(outputs, out)
-				case "agent_message":
-					text, _ := item["text"].(string)
-					answers = append(answers, text)
-				}
-			}
-			checkCLIRun(t, c, run, outputs, answers)
+			checkCodexRun(t, c, run)
 		})
 	}
 }
@@ -395,6 +379,27 @@ func TestAgentSDK(t *testing.T) {
 			checkOneRun(t, c, trail.since(mark))
 		})
 	}
+}
+
+// checkCodexRun checks a run that printed Codex's --json events.
+func checkCodexRun(t *testing.T, c cliCase, run cliRun) {
+	t.Helper()
+	var outputs, answers []string
+	for _, ev := range jsonLines(run.stdout) {
+		item, _ := ev["item"].(map[string]any)
+		if ev["type"] != "item.completed" || item == nil {
+			continue
+		}
+		switch item["type"] {
+		case "command_execution":
+			out, _ := item["aggregated_output"].(string)
+			outputs = append(outputs, out)
+		case "agent_message":
+			text, _ := item["text"].(string)
+			answers = append(answers, text)
+		}
+	}
+	checkCLIRun(t, c, run, outputs, answers)
 }
 
 // checkClaudeRun checks a run that printed Claude Code's stream-json
@@ -515,24 +520,7 @@ func TestCLIAgentsOnTheEmbeddedDefault(t *testing.T) {
 	t.Run("codex", func(t *testing.T) {
 		bin := cliBinary(t, "codex")
 		prompt := `/tool exec_command {"cmd":"echo ` + cliMarker + `"}`
-		run(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"}, codexArgs(root+"/v1", codexModel, prompt), func(r cliRun) {
-			var outputs, answers []string
-			for _, ev := range jsonLines(r.stdout) {
-				item, _ := ev["item"].(map[string]any)
-				if ev["type"] != "item.completed" || item == nil {
-					continue
-				}
-				switch item["type"] {
-				case "command_execution":
-					out, _ := item["aggregated_output"].(string)
-					outputs = append(outputs, out)
-				case "agent_message":
-					text, _ := item["text"].(string)
-					answers = append(answers, text)
-				}
-			}
-			checkCLIRun(t, c, r, outputs, answers)
-		})
+		run(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock"}, codexArgs(root+"/v1", codexModel, prompt), func(r cliRun) { checkCodexRun(t, c, r) })
 	})
 	claudePrompt := `/tool Bash {"command":"echo ` + cliMarker + `"}`
 	t.Run("claude code", func(t *testing.T) {
