@@ -58,13 +58,14 @@ func StreamEvents() []MemberDoc {
 	return []MemberDoc{
 		{"message_start", "opens the message (exactly once, first); its message is the answer's metadata"},
 		{"content_block_start", "opens block `index`, which must be the next index; tool_use input must be `{}` when input_json_delta follows"},
-		{"content_block_delta", "extends an open block: text_delta, input_json_delta (the joined partial_json must be an object), thinking_delta, signature_delta (once, onto an empty signature: the SDKs disagree otherwise), citations_delta; a delta type that does not fit the block, or for a block not open, is refused"},
+		{"content_block_delta", "extends an open block: text_delta, input_json_delta (the joined partial_json must be an object), thinking_delta, signature_delta (once, onto an empty signature: the SDKs disagree otherwise), citations_delta; a delta type that does not fit the block, or for a block not open, is refused; members a delta holds besides its type and its text member are removed (both SDKs assemble from that member alone) and the stream is synthesized without them"},
 		{"content_block_stop", "closes an open block"},
 		{"message_delta", "delta members stop_reason, stop_sequence, stop_details and container overwrite the message's; usage members overwrite usage's (as the SDKs accumulate); other members of the delta and of the event that name no member of a message are the message's own (judged as member parts; removed under " + UnknownMembersKey + ": refuse), the others removed; the assembled message's metadata is released as an answer's"},
 		{"message_stop", "ends the stream; every block must be closed; later bytes are not read"},
 		{"ping", "dropped"},
 		{"(no event name)", "skipped, as both SDKs skip it; never released"},
 		{"error", "the model call errored: ErrUpstreamEvent, nothing is released"},
+		{"(any other type)", "read and not released, as both SDKs pass over events they do not know: the stream is synthesized without it"},
 	}
 }
 
@@ -126,7 +127,11 @@ func (a *assembler) handle(ev sseEvent) (bool, error) {
 	typ, _ := obj["type"].(string)
 	known := eventMembers[typ]
 	if known == nil {
-		return false, a.fail("is not an event type the gateway knows")
+		// An event type newer than the gateway: both SDKs pass over
+		// events they do not know, so it is read and not released (the
+		// stream is synthesized without it), not refused.
+		a.known, a.replayable = false, false
+		return false, nil
 	}
 	if ev.name != typ {
 		return false, a.fail("its event name differs from its data type")
@@ -264,8 +269,18 @@ func (a *assembler) delta(obj map[string]any) error {
 	if !ok {
 		return a.fail("a delta type the gateway does not know")
 	}
-	if !spec.fits(b) || len(d) != 2 {
+	if !spec.fits(b) {
 		return a.fail("a delta that does not fit its block")
+	}
+	if _, ok := d[spec.member]; !ok {
+		return a.fail("a delta without its " + spec.member)
+	}
+	if len(d) != 2 {
+		// Members a delta gained after the gateway was written: both SDKs
+		// assemble a block from its delta's known member alone, so the
+		// rest is removed (the stream is synthesized without it), not
+		// refused.
+		a.known, a.replayable = false, false
 	}
 	val := d[spec.member]
 	a.events[len(a.events)-1].reseal = dt == "citations_delta" || dt == "signature_delta"

@@ -158,7 +158,7 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{"upstream error", cat(start, []string{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}), wire.ErrUpstreamEvent},
 		{"cut", cat(start, text), wire.ErrStreamCut},
-		{"unknown event", cat(start, []string{"telemetry", `{"type":"telemetry"}`}, end), wire.ErrResponseInvalid},
+		{"delta without its member", cat(start, text, []string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","body":"x"}}`}, stop0, end), wire.ErrResponseInvalid},
 		{"name differs from type", cat(start, []string{"message_stop", `{"type":"ping"}`}, end), wire.ErrResponseInvalid},
 		{"delta for unopened block", cat(start, []string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}`}, end), wire.ErrResponseInvalid},
 		{"delta after stop", cat(start, text, stop0, []string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}`}, end), wire.ErrResponseInvalid},
@@ -248,6 +248,36 @@ func TestStreamRemovals(t *testing.T) {
 			if !jsonvalue.Equal(any(readStream(t, opts, string(out)).Response().Project()), any(st.Response().Project())) {
 				t.Error("the synthesized stream assembles differently")
 			}
+		}
+	}
+}
+
+// An event type or a delta member newer than the gateway is read, not
+// refused, and never released: both SDKs pass over events they do not
+// know and assemble a block from its delta's known member alone, so the
+// stream is synthesized without them.
+func TestStreamNewEventsAndDeltaMembers(t *testing.T) {
+	const secret = "sk-proj-abcdefghijklmnopqrstuvwx"
+	stream := sse(
+		"message_start", `{"type":"message_start","message":{"type":"message","role":"assistant","content":[],"stop_reason":null}}`,
+		"telemetry", `{"type":"telemetry","note":"`+secret+`"}`,
+		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello","note":"`+secret+`"}}`,
+		"content_block_stop", `{"type":"content_block_stop","index":0}`,
+		"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`,
+		"message_stop", `{"type":"message_stop"}`,
+	)
+	for _, strict := range []bool{false, true} {
+		st := readStream(t, Options{StrictMembers: strict}, stream)
+		if c := st.Response().Project()["content"]; c != "Hello" {
+			t.Fatalf("strict %v: content %v", strict, c)
+		}
+		out, err := st.Release(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(out, []byte(secret)) || bytes.Contains(out, []byte("telemetry")) || !bytes.Contains(out, []byte("Hello")) {
+			t.Fatalf("strict %v: released %s", strict, out)
 		}
 	}
 }
