@@ -251,7 +251,7 @@ func TestStoreMemory(t *testing.T) {
 	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
 		"op=begin": 0, "op=admit": 0, "op=next": 0, "op=acquire": 0, "op=release": 0, "op=in_flight": 0,
 		"op=end": 0, "op=seal": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
-		"op=open_tool_call": 0, "op=close_tool_call": 0, "op=begin_call": 0,
+		"op=open_tool_call": 0, "op=close_tool_call": 0, "op=begin_call": 0, "op=inputs_judged": 0, "op=mark_inputs": 0,
 	})
 }
 

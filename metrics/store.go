@@ -27,6 +27,8 @@ const (
 	OpOpenToolCall  = "open_tool_call"
 	OpCloseToolCall = "close_tool_call"
 	OpBeginCall     = "begin_call"
+	OpInputsJudged  = "inputs_judged"
+	OpMarkInputs    = "mark_inputs"
 )
 
 // Indexes into storeOps, one per op.
@@ -45,10 +47,12 @@ const (
 	opOpenToolCall
 	opCloseToolCall
 	opBeginCall
+	opInputsJudged
+	opMarkInputs
 )
 
 // storeOps is the op label's closed set, in index order.
-var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall, OpBeginCall}
+var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall, OpBeginCall, OpInputsJudged, OpMarkInputs}
 
 // ActiveCounter is a store that can count its live sessions
 // ([sessions.Memory] and [sessions.Redis] are).
@@ -187,6 +191,18 @@ func (s *instrumentedStore) CloseToolCall(ctx context.Context, k sessions.Key, t
 	ok, err := s.Store.CloseToolCall(ctx, k, toolCallID)
 	s.count(opCloseToolCall, err)
 	return ok, err
+}
+
+func (s *instrumentedStore) InputsJudged(ctx context.Context, k sessions.Key, ids []string) ([]bool, error) {
+	out, err := s.Store.InputsJudged(ctx, k, ids)
+	s.count(opInputsJudged, err)
+	return out, err
+}
+
+func (s *instrumentedStore) MarkInputsJudged(ctx context.Context, k sessions.Key, ids []string) error {
+	err := s.Store.MarkInputsJudged(ctx, k, ids)
+	s.count(opMarkInputs, err)
+	return err
 }
 
 // activeCollector reads agent_hooks_sessions_active from the store at

@@ -49,6 +49,8 @@ type memSession struct {
 	// tools holds the open tool calls (pre_tool_call proceeded, no
 	// post_tool_call yet).
 	tools map[string]struct{}
+	// inputs holds the identities of the inputs judged in the session.
+	inputs map[string]struct{}
 }
 
 // status is s's state as the Store reports it.
@@ -390,6 +392,43 @@ func (m *Memory) ClaimOpen(_ context.Context, max int) ([]Expired, error) {
 		out = append(out, Expired{Key: k, Owner: s.owner, Blocked: s.blocked})
 	}
 	return out, nil
+}
+
+// InputsJudged implements [Store.InputsJudged].
+func (m *Memory) InputsJudged(_ context.Context, k Key, ids []string) ([]bool, error) {
+	out := make([]bool, len(ids))
+	err := m.with(k, func(s *memSession, _ time.Time) error {
+		if s == nil {
+			return ErrUnknownSession
+		}
+		for i, id := range ids {
+			_, out[i] = s.inputs[id]
+		}
+		return nil
+	})
+	return out, err
+}
+
+// MarkInputsJudged implements [Store.MarkInputsJudged].
+func (m *Memory) MarkInputsJudged(_ context.Context, k Key, ids []string) error {
+	return m.with(k, func(s *memSession, _ time.Time) error {
+		switch {
+		case s == nil:
+			return ErrUnknownSession
+		case s.sealed:
+			return ErrSessionSealed
+		}
+		if s.inputs == nil {
+			s.inputs = make(map[string]struct{}, len(ids))
+		}
+		for _, id := range ids {
+			if len(s.inputs) >= MaxJudgedInputs {
+				break
+			}
+			s.inputs[strings.Clone(id)] = struct{}{}
+		}
+		return nil
+	})
 }
 
 // OpenToolCall implements [Store.OpenToolCall]. It works until the session

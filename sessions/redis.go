@@ -457,6 +457,43 @@ func (r *Redis) CloseToolCall(ctx context.Context, k Key, toolCallID string) (bo
 	return n == 1, err
 }
 
+// InputsJudged implements [Store.InputsJudged] in one round-trip.
+func (r *Redis) InputsJudged(ctx context.Context, k Key, ids []string) ([]bool, error) {
+	if err := ValidateKey(k); err != nil {
+		return nil, err
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	v, err := r.runSession(ctx, inputsJudgedScript, k, args...).Int64Slice()
+	if err != nil {
+		return nil, fmt.Errorf("sessions: redis inputs judged: %w", err)
+	}
+	if len(v) == 1 && v[0] < 0 {
+		return nil, redisErr(v[0])
+	}
+	if len(v) != len(ids) {
+		return nil, fmt.Errorf("sessions: redis inputs judged: %d replies for %d ids", len(v), len(ids))
+	}
+	out := make([]bool, len(ids))
+	for i, n := range v {
+		out[i] = n == 1
+	}
+	return out, nil
+}
+
+// MarkInputsJudged implements [Store.MarkInputsJudged] in one round-trip.
+func (r *Redis) MarkInputsJudged(ctx context.Context, k Key, ids []string) error {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, MaxJudgedInputs)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	_, err := r.runCode(ctx, "mark inputs judged", markInputsScript, k, args...)
+	return err
+}
+
 // ClaimExpired implements [Store.ClaimExpired]. It walks the idle-index
 // shards; per shard one round-trip lists the due entries, then each entry
 // costs one single-slot claimScript on its session's keys and one ZADD or

@@ -33,7 +33,8 @@ func (r *Redis) sessionKeyBase(tag string) string {
 // Suffixes of a session's keys after its base (the state hash).
 const (
 	callsSuffix = ":calls" // sorted set: call id scored by its lease end (ms)
-	toolsSuffix = ":tools" // set: open tool-call ids
+	toolsSuffix  = ":tools"  // set: open tool-call ids
+	inputsSuffix = ":inputs" // set: identities of the inputs judged
 )
 
 // sessionKeys returns the keys a session script takes, in the order the
@@ -47,7 +48,7 @@ func (r *Redis) sessionKeys(k Key) (keys []string, member string) {
 // whose tag (idle-index member) is tag.
 func (r *Redis) sessionKeysOf(tag string) []string {
 	base := r.sessionKeyBase(tag)
-	return []string{base, base + callsSuffix, base + toolsSuffix}
+	return []string{base, base + callsSuffix, base + toolsSuffix, base + inputsSuffix}
 }
 
 // idleShards is the number of idle-index shards. Each shard is one sorted

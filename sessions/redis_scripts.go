@@ -4,10 +4,10 @@ package sessions
 // keys and leading arguments:
 //
 //	KEYS[1] the session's state hash   KEYS[2] its leases (sorted set)
-//	KEYS[3] its open tool calls (set)
+//	KEYS[3] its open tool calls (set)  KEYS[4] its judged inputs (set)
 //	ARGV[1] idle ms, ARGV[2] retention ms, then the script's own arguments.
 //
-// KEYS[1..3] share one hash tag (redis_keys.go), so every script runs in
+// KEYS[1..4] share one hash tag (redis_keys.go), so every script runs in
 // one Redis Cluster slot. No script touches the idle index: the session's
 // idle deadline lives in its own hash ('deadline', ms on the server's
 // clock), and the index (sharded, redis_keys.go) only holds a lower bound
@@ -39,7 +39,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local idle = tonumber(ARGV[1])
 local retain = tonumber(ARGV[2])
 local function expire(ms)
-  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ms) end
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
 end
 local function stretch(ms)
   expire(math.max(redis.call('PTTL', KEYS[1]), ms))
@@ -216,6 +216,30 @@ if f[2] then return -3 end
 if redis.call('SISMEMBER', KEYS[3], ARGV[3]) == 1 then return 1 end
 if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[4]) then return -6 end
 redis.call('SADD', KEYS[3], ARGV[3])
+stretch(0)
+return 1
+`)
+
+// inputsJudgedScript: ARGV[3..] input identities. Replies, per identity,
+// 1 when the session recorded it, else 0; or {codeUnknown}.
+var inputsJudgedScript = newScript(sessionPrelude + `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+local out = {}
+for i = 3, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[4], ARGV[i]) end
+return out
+`)
+
+// markInputsScript: ARGV[3] the most identities a session records,
+// ARGV[4..] input identities. Replies 1, or codeUnknown, codeSealed.
+var markInputsScript = newScript(sessionPrelude + `
+local f = redis.call('HMGET', KEYS[1], 'started', 'sealed')
+if not f[1] then return -1 end
+if f[2] then return -3 end
+local n = redis.call('SCARD', KEYS[4])
+for i = 4, #ARGV do
+  if n >= tonumber(ARGV[3]) then break end
+  n = n + redis.call('SADD', KEYS[4], ARGV[i])
+end
 stretch(0)
 return 1
 `)

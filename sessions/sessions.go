@@ -222,6 +222,17 @@ type Store interface {
 	OpenToolCall(ctx context.Context, k Key, toolCallID string) error
 	CloseToolCall(ctx context.Context, k Key, toolCallID string) (bool, error)
 
+	// InputsJudged reports, for each input identity in ids, whether the
+	// session recorded it with MarkInputsJudged: the gateway emits input
+	// for the user messages a session has not judged yet. MarkInputsJudged
+	// records ids (after their input emissions proceeded), up to
+	// MaxJudgedInputs per session (beyond it, ids are not recorded: they
+	// are judged again, never skipped). Both return ErrUnknownSession for
+	// an unknown session; MarkInputsJudged returns ErrSessionSealed once the
+	// session is sealed. Judged inputs are forgotten with the session.
+	InputsJudged(ctx context.Context, k Key, ids []string) ([]bool, error)
+	MarkInputsJudged(ctx context.Context, k Key, ids []string) error
+
 	// Status reports a session's state; exists is false for an unknown (or
 	// expired-and-forgotten) session.
 	Status(ctx context.Context, k Key) (st Status, exists bool, err error)
@@ -255,6 +266,9 @@ const MaxToolCallIDLen = 256
 // so a client cannot grow a session's state without limit; OpenToolCall
 // beyond it returns ErrTooManyToolCalls.
 const MaxOpenToolCalls = 1024
+
+// MaxJudgedInputs bounds the input identities one session records.
+const MaxJudgedInputs = 10000
 
 // ErrInvalidToolCallID is returned (wrapped, with the offending detail) by
 // OpenToolCall and CloseToolCall for a tool-call id that is empty, longer
