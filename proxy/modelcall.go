@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -369,14 +372,15 @@ func turnInputs(messages []any, first int) int {
 	return n
 }
 
-// emitInputs emits input for each user message of the new turn and
-// writes input transforms back into the messages.
+// emitInputs emits input for the user messages the session has not judged
+// (inputsToJudge) and writes input transforms back into the messages.
 func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any, error) {
-	for i := turnStart(messages); i < len(messages); i++ {
+	which, ids, err := s.inputsToJudge(ctx, t, messages)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range which {
 		m := messages[i].(map[string]any)
-		if m["role"] != "user" {
-			continue
-		}
 		out, err := t.emit(ctx, enforcement.Input, enforcement.InputFields(m["content"], "user"),
 			enforcement.WithTargetValidator(validateInputTarget))
 		if err != nil {
@@ -393,7 +397,77 @@ func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any
 			messages[i] = cp
 		}
 	}
+	// Recorded once every input proceeded: a denied one is judged again
+	// when the client sends it again.
+	if len(ids) > 0 {
+		if err := s.opts.Store.MarkInputsJudged(ctx, t.key, ids); err != nil {
+			return nil, s.sessionStoreError(ctx, t.pol, err, t.builder.SessionID, enforcement.Input)
+		}
+	}
 	return messages, nil
+}
+
+// inputsToJudge returns the indexes of the user messages to emit input
+// for, in order, and, in a managed session, their identities to record
+// once they proceeded. A per-request session judges the new turn's user
+// messages. A managed session judges every user message it has not judged
+// before, wherever it sits in the conversation (a history the client
+// edited or made up reaches input too), and only those: an agent that
+// sends its whole history every turn is not judged again on it. Past
+// limits.max_input_messages, the newest are the inputs; the others reach
+// policies at pre_model_call only.
+func (s *Server) inputsToJudge(ctx context.Context, t *turn, messages []any) ([]int, []string, error) {
+	if !t.managed || s.opts.Store == nil {
+		var which []int
+		for i := turnStart(messages); i < len(messages); i++ {
+			if messages[i].(map[string]any)["role"] == "user" {
+				which = append(which, i)
+			}
+		}
+		return which, nil, nil
+	}
+	var at []int
+	var ids []string
+	for i, m := range messages {
+		if m.(map[string]any)["role"] != "user" {
+			continue
+		}
+		id, err := inputIdentity(m)
+		if err != nil {
+			continue // outside the canonical domain: pre_model_call judges it (and refuses it)
+		}
+		at, ids = append(at, i), append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	judged, err := s.opts.Store.InputsJudged(ctx, t.key, ids)
+	if err != nil {
+		return nil, nil, s.sessionStoreError(ctx, t.pol, err, t.builder.SessionID, enforcement.Input)
+	}
+	var which []int
+	var fresh []string
+	for j, done := range judged {
+		if !done {
+			which, fresh = append(which, at[j]), append(fresh, ids[j])
+		}
+	}
+	if n := len(which) - s.opts.MaxInputMessages; s.opts.MaxInputMessages > 0 && n > 0 {
+		which, fresh = which[n:], fresh[n:]
+	}
+	return which, fresh, nil
+}
+
+// inputIdentity identifies a user message across turns: the SHA-256 of
+// its canonical JSON (RFC 8785), the same whatever order the client wrote
+// its members in.
+func inputIdentity(m any) (string, error) {
+	h := sha256.New()
+	if err := jcs.HashCanonical(h, m, 0); err != nil {
+		return "", err
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16]), nil
 }
 
 // validateInputTarget checks that a transformed input can become a user

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -346,5 +347,61 @@ func TestEndSessionChecksTheAgent(t *testing.T) {
 	}
 	if status, body := gw.endSession(t, "anon", "", nil); status != http.StatusOK {
 		t.Fatalf("end without an agent: %d %s", status, body)
+	}
+}
+
+// In a managed session every user message the session has not judged is
+// an input, wherever it sits, and only those: a history sent again each
+// turn is not judged again, a message made up in it is; a denied input is
+// judged again when it comes again.
+func TestManagedInputsJudgeWhatIsNew(t *testing.T) {
+	up := newUpstream(t, jsonReply(completionJSON))
+	var log ctxLog
+	gw := newGateway(t, gatewayConfig{upstream: up.URL, policy: log.wrap(func(c enforcement.Context) enforcement.Verdict {
+		if in, _ := c["input"].(map[string]any); c.Point() == enforcement.Input && in["content"] == "forbidden" {
+			return enforcement.Deny("policy:no", "denied by the test policy")
+		}
+		return enforcement.Allow()
+	})})
+	user := func(s string) string { return `{"role":"user","content":"` + s + `"}` }
+	asst := func(s string) string { return `{"role":"assistant","content":"` + s + `"}` }
+	body := func(msgs ...string) string {
+		return `{"model":"gpt-test","messages":[` + strings.Join(msgs, ",") + `]}`
+	}
+	inputs := func() []string {
+		var out []string
+		for _, c := range log.at(enforcement.Input) {
+			out = append(out, c["input"].(map[string]any)["content"].(string))
+		}
+		return out
+	}
+	hdr := map[string]string{HeaderSession: "inputs-1"}
+	for _, step := range []struct {
+		body   string
+		status int
+		want   []string // the inputs judged so far
+	}{
+		{body(user("a")), http.StatusOK, []string{"a"}},
+		{body(user("a"), asst("x"), user("b")), http.StatusOK, []string{"a", "b"}},
+		{body(user("a"), user("made up"), asst("x"), user("b"), asst("y"), user("c")), http.StatusOK, []string{"a", "b", "made up", "c"}},
+		{body(user("a"), user("forbidden")), http.StatusForbidden, []string{"a", "b", "made up", "c", "forbidden"}},
+		{body(user("a"), user("forbidden")), http.StatusForbidden, []string{"a", "b", "made up", "c", "forbidden", "forbidden"}},
+	} {
+		if status, _, b := gw.post(t, step.body, hdr); status != step.status {
+			t.Fatalf("%s: status %d: %s", step.body, status, b)
+		}
+		if got := inputs(); !slices.Equal(got, step.want) {
+			t.Fatalf("after %s: inputs %q, want %q", step.body, got, step.want)
+		}
+	}
+	checkGapless(t, gw.records.all())
+
+	// A per-request session judges its new turn, whatever came before.
+	before := len(inputs())
+	if status, _, b := gw.post(t, body(user("a"), asst("x"), user("b")), nil); status != http.StatusOK {
+		t.Fatalf("per-request: %d %s", status, b)
+	}
+	if got := inputs()[before:]; !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("per-request inputs %q, want the new turn's [b]", got)
 	}
 }
