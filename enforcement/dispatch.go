@@ -593,11 +593,13 @@ func callBounded[T any](ctx context.Context, timeout time.Duration, fn func(cont
 	}()
 	select {
 	case r := <-done:
-		if r.err == nil && !r.late {
-			return r.v, nil
-		}
+		// The caller's end wins over a result that came with it: select
+		// picks at random among ready cases, and the answer must not.
 		if err := ctx.Err(); err != nil {
 			return zero, fmt.Errorf("call interrupted: %w", err)
+		}
+		if r.err == nil && !r.late {
+			return r.v, nil
 		}
 		if r.late {
 			if r.err != nil {

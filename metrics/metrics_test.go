@@ -297,12 +297,14 @@ func TestStoreRedis(t *testing.T) {
 	s.OpenToolCall(ctx, b, "tool")
 	s.CloseToolCall(ctx, b, "tool")
 	s.BeginCall(ctx, b, owner, sessions.Call{ID: "call", Lease: time.Minute})
+	s.InputsJudged(ctx, b, []string{"input"})
+	s.MarkInputsJudged(ctx, b, []string{"input"})
 	fams := scrape(t, m)
 	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{})
 	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
 		"op=begin": 1, "op=admit": 1, "op=next": 2, "op=acquire": 1, "op=release": 1, "op=in_flight": 1,
 		"op=end": 1, "op=seal": 1, "op=status": 1, "op=block": 1, "op=claim_expired": 1,
-		"op=open_tool_call": 1, "op=close_tool_call": 1, "op=begin_call": 1,
+		"op=open_tool_call": 1, "op=close_tool_call": 1, "op=begin_call": 1, "op=inputs_judged": 1, "op=mark_inputs": 1,
 	})
 }
 
