@@ -32,7 +32,7 @@ func (r *Redis) sessionKeyBase(tag string) string {
 
 // Suffixes of a session's keys after its base (the state hash).
 const (
-	callsSuffix = ":calls" // sorted set: call id scored by its lease end (ms)
+	callsSuffix  = ":calls"  // sorted set: call id scored by its lease end (ms)
 	toolsSuffix  = ":tools"  // set: open tool-call ids
 	inputsSuffix = ":inputs" // set: identities of the inputs judged
 )
