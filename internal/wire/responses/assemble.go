@@ -151,10 +151,13 @@ func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) err
 		return check(sk, obj["text"])
 	case "response.content_part.done":
 		p, _ := obj["part"].(map[string]any)
-		if p["type"] == "refusal" {
+		switch p["type"] {
+		case "refusal":
 			return check(c, p["refusal"])
+		case "output_text":
+			return check(c, p["text"])
 		}
-		return check(c, p["text"])
+		return nil // a part type newer than the gateway: removed from the answer (readMessage)
 	case "response.reasoning_summary_part.done":
 		p, _ := obj["part"].(map[string]any)
 		return check(sk, p["text"])

@@ -8,7 +8,7 @@ import (
 // OutputItems documents the treatment of each output item type.
 func OutputItems() []MemberDoc {
 	return []MemberDoc{
-		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; id sealed (kind responses.item.id), status an item status (else 502), role assistant, phase commentary or final_answer (else removed), logprobs removed, url_citation offsets kept when within the text (else 0) and other url_citation members removed; unknown members of the item and its parts as member parts"},
+		{"message", "projected: output_text as text parts (url_citation annotations as {type, url, title}, others native), refusal as refusal parts; id sealed (kind responses.item.id), status an item status (else 502), role assistant, phase commentary or final_answer (else removed), logprobs removed, url_citation offsets kept when within the text (else 0) and other url_citation members removed; unknown members of the item and its parts as member parts; a part of another type (newer than the gateway: openai-go's OutputText reads output_text parts only) removed, and its stream events read, not released"},
 		{"function_call", "projected: tool_calls {id: call_id, name (namespace-qualified), args}; id sealed, status an item status (else 502), async a boolean (else removed); unknown members as member parts"},
 		{"reasoning", "projected: one reasoning part per summary and reasoning_text entry, written back to its entry (rewritten or removed, not added); id sealed, encrypted_content sealed (kind responses.reasoning.encrypted_content; a string, else 502), status an item status (else 502); unknown members of the item and its entries as member parts"},
 		{"web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools", "projected: the whole item, id sealed, as a native part of content, written back as the item (string values may change; type, id and members stay; not added or removed)"},
@@ -207,7 +207,14 @@ func (r *Response) readMessage(s *Surface, it *outItem, obj map[string]any, fiel
 			}
 			part, known = map[string]any{"type": "refusal", "refusal": ref}, refusalPartMembers
 		default:
-			return respErr(pf+".type", "is not a message part type the gateway can mediate")
+			// A part type newer than the gateway (openai-go's OutputText
+			// reads output_text parts only): removed, not refused. The
+			// answer is rendered from its projection, so none of its
+			// bytes is released.
+			if _, ok := p["type"].(string); !ok {
+				return respErr(pf+".type", "must be a string")
+			}
+			continue
 		}
 		pe, err := r.unknownOf(s, p, known, pf)
 		if err != nil {
