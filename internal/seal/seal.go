@@ -127,10 +127,19 @@ func newRing(keys []Key) (*ring, error) {
 // Ephemeral returns a keyring with one random key: seals open only in this
 // process, until it exits. It is the default when no key is configured
 // (one replica, and clients that restart their conversations with it).
+// Its key id is random too ("eph" and eight letters and digits), so a seal
+// from an earlier process is told apart from a forgery: it names a key
+// the gateway no longer holds.
 func Ephemeral() *Keyring {
 	secret := make([]byte, MinSecretBytes)
 	rand.Read(secret)
-	k, err := New(Key{ID: "eph", Secret: secret})
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	id := []byte("eph00000000")
+	rand.Read(id[3:]) // apart from the secret: the id is public
+	for i := 3; i < len(id); i++ {
+		id[i] = alnum[int(id[i])%len(alnum)]
+	}
+	k, err := New(Key{ID: string(id), Secret: secret})
 	if err != nil {
 		panic(err) // a fixed valid id and a full-length secret
 	}

@@ -94,8 +94,13 @@ func TestEphemeral(t *testing.T) {
 	if got, err := a.OpenString("k", s); err != nil || got != "x" {
 		t.Fatalf("%q, %v", got, err)
 	}
-	if _, err := b.Open("k", s); err == nil {
+	_, err := b.Open("k", s)
+	if err == nil {
 		t.Fatal("two ephemeral keyrings share a key")
+	}
+	// Another process's seal names a key this one does not hold.
+	if a.ActiveKeyID() == b.ActiveKeyID() || !strings.Contains(err.Error(), "no longer holds") {
+		t.Fatalf("ephemeral key ids %q and %q; opening the other's seal: %v", a.ActiveKeyID(), b.ActiveKeyID(), err)
 	}
 }
 

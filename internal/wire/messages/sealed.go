@@ -63,7 +63,8 @@ func (r *Request) openAt(span rawjson.Span, field string, kind seal.Kind, s stri
 	blob, err := r.s.seal.OpenString(kind, s)
 	if err != nil {
 		return "", &wire.RequestError{Field: field, Msg: "was not issued through this gateway: " + sealWhat[kind] +
-			" is sealed by the gateway in its answers and must come back as the client received it"}
+			" is sealed by the gateway in its answers and must come back as the client received it" +
+			" (a seal made under a key the gateway no longer holds, a retired key or one from before a restart without seal.keys, does not open: start a new conversation)"}
 	}
 	r.edits = append(r.edits, sealEdit{span: span, repl: appendString(nil, blob)})
 	return blob, nil
