@@ -2,10 +2,8 @@ package proxy_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,10 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // TestCookbookOnEverySurface runs the cookbook's policy cases (docs/
@@ -172,18 +168,7 @@ policy:
   path: ` + abs + `
   watch: false
 `
-	cfg, err := config.Parse("cookbook.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("config:\n%v", err)
-	}
-	asm, err := proxy.Build(context.Background(), cfg, g.records, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	t.Cleanup(func() { asm.Close() })
-	hs := httptest.NewServer(asm.Server)
-	t.Cleanup(hs.Close)
-	g.url = hs.URL
+	g.url = serveDoc(t, "cookbook.yaml", doc, g.records, nil)
 	return g
 }
 

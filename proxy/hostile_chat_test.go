@@ -1,19 +1,14 @@
 package proxy_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hooks-gateway/hooks-gateway/config"
-	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // The chat surface releases no upstream byte on its shape alone: a
@@ -114,18 +109,7 @@ streaming:
   mode: ` + mode + `
 interceptors:
 ` + policy
-	cfg, err := config.Parse("hostile-chat.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("config:\n%v", err)
-	}
-	asm, err := proxy.Build(context.Background(), cfg, io.Discard, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	t.Cleanup(func() { asm.Close() })
-	hs := httptest.NewServer(asm.Server)
-	t.Cleanup(hs.Close)
-	g.url = hs.URL
+	g.url = serveDoc(t, "hostile-chat.yaml", doc, nil, nil)
 	return g
 }
 

@@ -2,18 +2,14 @@ package proxy_test
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
-	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // The hostile-upstream tests put a credential in every place a prompt-
@@ -217,18 +213,7 @@ records:
     - type: stdout
 ` + strings.Join(extra, "") + `interceptors:
 ` + policy
-	cfg, err := config.Parse("hostile.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("config:\n%v", err)
-	}
-	asm, err := proxy.Build(context.Background(), cfg, g.out, slog.New(slog.NewTextHandler(g.logs, nil)))
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	t.Cleanup(func() { asm.Close() })
-	hs := httptest.NewServer(asm.Server)
-	t.Cleanup(hs.Close)
-	g.url = hs.URL
+	g.url = serveDoc(t, "hostile.yaml", doc, g.out, g.logs)
 	return g
 }
 

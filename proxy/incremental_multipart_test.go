@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
-	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // Incremental mediation of answers whose text continues in a second part:
@@ -119,18 +117,7 @@ records:
     - type: stdout
 interceptors:
 ` + interceptors
-	cfg, err := config.Parse("multipart.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("config:\n%v", err)
-	}
-	asm, err := proxy.Build(context.Background(), cfg, io.Discard, slog.New(slog.NewTextHandler(g.logs, nil)))
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	t.Cleanup(func() { asm.Close() })
-	hs := httptest.NewServer(asm.Server)
-	t.Cleanup(hs.Close)
-	g.url = hs.URL
+	g.url = serveDoc(t, "multipart.yaml", doc, nil, g.logs)
 	return g
 }
 

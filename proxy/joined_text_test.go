@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
-	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // Text that readers join, end to end: a key split over two output message
@@ -94,14 +92,7 @@ func (u *joinUpstream) received() []string {
 func serveJoin(t *testing.T, cfg *config.Config) (string, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	out, logs := &syncBuffer{}, &syncBuffer{}
-	asm, err := proxy.Build(context.Background(), cfg, out, slog.New(slog.NewTextHandler(logs, nil)))
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	t.Cleanup(func() { asm.Close() })
-	hs := httptest.NewServer(asm.Server)
-	t.Cleanup(hs.Close)
-	return hs.URL, out, logs
+	return serveConfig(t, cfg, out, logs), out, logs
 }
 
 // twoItemAnswer is a Responses answer whose key is split over two output

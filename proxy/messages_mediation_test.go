@@ -1,10 +1,8 @@
 package proxy_test
 
 import (
-	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,9 +11,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
-
-	"github.com/hooks-gateway/hooks-gateway/config"
-	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // Complete mediation on the Messages surface, over real HTTP: what an
@@ -78,18 +73,7 @@ records:
 ` + top + `
 interceptors:
 ` + interceptors
-	cfg, err := config.Parse("messages.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("config:\n%v", err)
-	}
-	asm, err := proxy.Build(context.Background(), cfg, g.out, slog.New(slog.NewTextHandler(g.logs, nil)))
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	t.Cleanup(func() { asm.Close() })
-	hs := httptest.NewServer(asm.Server)
-	t.Cleanup(hs.Close)
-	g.url = hs.URL
+	g.url = serveDoc(t, "messages.yaml", doc, g.out, g.logs)
 	return g
 }
 

@@ -1,10 +1,8 @@
 package proxy_test
 
 import (
-	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,9 +12,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
-
-	"github.com/hooks-gateway/hooks-gateway/config"
-	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // recordingUpstream answers every Responses request with answer (JSON, or
@@ -70,18 +65,7 @@ func startRecordedGateway(t *testing.T, u *recordingUpstream, top, policy string
 	doc := "listeners:\n  http: \"127.0.0.1:0\"\nupstreams:\n  - name: up\n    type: openai\n    base_url: " + up.URL + "/v1\n" +
 		"    api_key_env: ROUNDTRIP_TEST_KEY\n    models: [\"*\"]\nsessions:\n  store: memory\nrecords:\n  sinks:\n    - type: stdout\n" +
 		top + "interceptors:\n" + policy
-	cfg, err := config.Parse("roundtrip.yaml", []byte(doc))
-	if err != nil {
-		t.Fatalf("config:\n%v", err)
-	}
-	asm, err := proxy.Build(context.Background(), cfg, io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { asm.Close() })
-	hs := httptest.NewServer(asm.Server)
-	t.Cleanup(hs.Close)
-	return hs.URL
+	return serveDoc(t, "roundtrip.yaml", doc, nil, nil)
 }
 
 // roundTripAnswer has every item whose id or blob the client hands back:
