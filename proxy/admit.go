@@ -56,13 +56,13 @@ func (s *Server) admit(next http.Handler) http.Handler {
 			return
 		}
 		if max := s.opts.MaxRequestsPerClient; max > 0 {
-			client := s.clientOf(r)
-			if !s.clientSlots.acquire(client, max) {
+			who := s.clientOf(r)
+			if !s.clientSlots.acquire(who, max) {
 				s.metrics.Refused(metrics.RefusedClient)
 				s.overloaded(w, r, "this client is at its limit of concurrent requests")
 				return
 			}
-			defer s.clientSlots.release(client)
+			defer s.clientSlots.release(who)
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -53,19 +53,20 @@ auth:
 
 func TestClientSlotsAreReleased(t *testing.T) {
 	var c clientSlots
-	if !c.acquire("a", 2) || !c.acquire("a", 2) || c.acquire("a", 2) {
+	a, b := client{id: "10.0.0.1"}, client{key: true, id: "10.0.0.1"} // an address and a key of the same name
+	if !c.acquire(a, 2) || !c.acquire(a, 2) || c.acquire(a, 2) {
 		t.Fatal("a client got more than its 2 slots")
 	}
-	if !c.acquire("b", 2) {
+	if !c.acquire(b, 2) {
 		t.Fatal("another client was refused")
 	}
-	c.release("a")
-	if !c.acquire("a", 2) {
+	c.release(a)
+	if !c.acquire(a, 2) {
 		t.Fatal("a released slot was not given back")
 	}
-	c.release("a")
-	c.release("a")
-	c.release("b")
+	c.release(a)
+	c.release(a)
+	c.release(b)
 	if len(c.held) != 0 {
 		t.Fatalf("entries of clients holding nothing remain: %v", c.held)
 	}
@@ -74,15 +75,18 @@ func TestClientSlotsAreReleased(t *testing.T) {
 // Without keys, a client is its address, whatever port it connects from.
 func TestClientOfWithoutKeysIsTheAddress(t *testing.T) {
 	g := startAuthGateway(t, mockOnly)
-	for _, tc := range []struct{ remote, want string }{
-		{"10.0.0.7:51234", "addr:10.0.0.7"},
-		{"10.0.0.7:40000", "addr:10.0.0.7"},
-		{"[2001:db8::1]:443", "addr:2001:db8::1"},
+	for _, tc := range []struct {
+		remote string
+		want   client
+	}{
+		{"10.0.0.7:51234", client{id: "10.0.0.7"}},
+		{"10.0.0.7:40000", client{id: "10.0.0.7"}},
+		{"[2001:db8::1]:443", client{id: "2001:db8::1"}},
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 		r.RemoteAddr = tc.remote
 		if got := g.asm.Server.clientOf(r); got != tc.want {
-			t.Errorf("clientOf(%s) = %q, want %q", tc.remote, got, tc.want)
+			t.Errorf("clientOf(%s) = %+v, want %+v", tc.remote, got, tc.want)
 		}
 	}
 }
