@@ -1,6 +1,8 @@
 package responses
 
 import (
+	"maps"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
@@ -64,9 +66,10 @@ func synthesize(body []byte) ([]byte, error) {
 }
 
 // open emits response.created and response.in_progress carrying resp as
-// a snapshot: no output, in progress, no usage.
+// a snapshot: no output, in progress, no usage. Only top-level members
+// are replaced, so a shallow copy leaves resp as it was.
 func (y *synthesizer) open(resp map[string]any) {
-	snap := jsonvalue.DeepCopy(resp).(map[string]any)
+	snap := maps.Clone(resp)
 	snap["output"] = []any{}
 	snap["status"] = "in_progress"
 	snap["usage"] = nil
@@ -102,7 +105,7 @@ func itemLoc(id string, oi int) func(map[string]any) map[string]any {
 func (y *synthesizer) item(oi int, item map[string]any) {
 	id, _ := item["id"].(string)
 	loc := itemLoc(id, oi)
-	added := jsonvalue.DeepCopy(item).(map[string]any)
+	added := maps.Clone(item) // only its top-level members change
 	if _, ok := added["status"]; ok {
 		added["status"] = "in_progress"
 	}
