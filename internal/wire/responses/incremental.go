@@ -62,7 +62,7 @@ func (rd *streamReader) Next() (bool, error) {
 		return true, nil
 	}
 	for {
-		events := len(rd.a.events)
+		events := rd.a.events
 		done, err := rd.a.feed(rd.buf, &rd.pos, rd.eof)
 		switch {
 		case err != nil:
@@ -76,7 +76,7 @@ func (rd *streamReader) Next() (bool, error) {
 			rd.st = st
 			rd.a.plain.finish(st.resp)
 			return true, nil
-		case len(rd.a.events) > events:
+		case rd.a.events > events:
 			return false, nil
 		case rd.eof:
 			return false, rd.fail(&wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no terminal event"})

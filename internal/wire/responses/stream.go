@@ -19,12 +19,6 @@ type Stream struct {
 	resp     *Response
 }
 
-// event is one upstream event the reader dispatched, by type. Its data is
-// not kept: the client's events are synthesized from the verdicted answer.
-type event struct {
-	typ string
-}
-
 // progressEvents carry no text: {type, sequence_number, item_id,
 // output_index}.
 var progressEvents = map[string]bool{
@@ -83,8 +77,8 @@ func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
 	if *pos == 0 && bytes.HasPrefix(buf, []byte("\xEF\xBB\xBF")) {
 		*pos = 3
 	}
-	events := len(a.events)
-	for *pos < len(buf) && len(a.events) == events {
+	events := a.events
+	for *pos < len(buf) && a.events == events {
 		if a.skipLF { // the CR that ended the last line was the buffer's last byte
 			a.skipLF = false
 			if buf[*pos] == '\n' {
@@ -116,7 +110,7 @@ func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
 			return done, err
 		}
 	}
-	if eof && *pos >= len(buf) && len(a.data) > 0 && len(a.events) == events {
+	if eof && *pos >= len(buf) && len(a.data) > 0 && a.events == events {
 		return a.dispatch()
 	}
 	return false, nil
@@ -154,7 +148,7 @@ type assembler struct {
 	ids    *answerIDs
 	data   []byte
 	evType string
-	events []event
+	events int  // the events dispatched (their data is not kept: the client's are synthesized)
 	skipLF bool // a CR ended the last line: a LF next is part of it
 	// watch enables plain, the plain-text tracking of OpenStream.
 	watch   bool
@@ -187,7 +181,7 @@ func (it *streamItem) text(key string) *strings.Builder {
 
 // invalid is a 502 for event n.
 func (a *assembler) invalid(msg string) error {
-	return &wire.StreamError{Kind: wire.ErrResponseInvalid, Event: len(a.events), Err: &wire.ResponseError{Msg: msg}}
+	return &wire.StreamError{Kind: wire.ErrResponseInvalid, Event: a.events, Err: &wire.ResponseError{Msg: msg}}
 }
 
 // dispatch handles one complete event.
@@ -200,9 +194,9 @@ func (a *assembler) dispatch() (bool, error) {
 	a.data = nil
 	evType := a.evType
 	a.evType = ""
-	a.events = append(a.events, event{})
+	a.events++
 	if evType == "error" {
-		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: len(a.events)}
+		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: a.events}
 	}
 	v, err := jsonvalue.DecodeStrict(data)
 	if err != nil {
@@ -216,9 +210,8 @@ func (a *assembler) dispatch() (bool, error) {
 	if evType != "" && evType != typ {
 		return false, a.invalid("event name and data type disagree")
 	}
-	a.events[len(a.events)-1].typ = typ
 	if typ == "error" || typ == "response.failed" || obj["error"] != nil {
-		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: len(a.events)}
+		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: a.events}
 	}
 	seq, ok := obj["sequence_number"].(json.Number)
 	n, perr := strconv.ParseInt(string(seq), 10, 64)
