@@ -2,7 +2,6 @@ package responses
 
 import (
 	"strings"
-	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -252,7 +251,7 @@ func (rd *streamReader) partOf(oi, ci int) *plainPart {
 func (rd *streamReader) StreamError(e wire.Error) []byte {
 	snap := rd.a.plain.snapshot
 	if !rd.render.headed || snap == nil {
-		return streamFailure(nil, e, rd.render.seq, map[string]any{"id": wire.MintID("resp_"), "object": "response", "created_at": time.Now().Unix()})
+		return streamFailure(nil, e, rd.render.seq, unnamedSnapshot())
 	}
 	out := streamFailure(nil, e, rd.render.seq, snap)
 	rd.render.seq += 2

@@ -130,7 +130,13 @@ func (s *Surface) ErrorBody(e wire.Error) []byte { return wire.OpenAIErrorBody(e
 // response.failed that ends the stream (without it: "stream closed
 // before response.completed").
 func (s *Surface) StreamError(e wire.Error) []byte {
-	return streamFailure(nil, e, 0, map[string]any{"id": wire.MintID("resp_"), "object": "response", "created_at": time.Now().Unix()})
+	return streamFailure(nil, e, 0, unnamedSnapshot())
+}
+
+// unnamedSnapshot is the response a failure reports when the client saw
+// none created: a minted id, created now.
+func unnamedSnapshot() map[string]any {
+	return map[string]any{"id": wire.MintID("resp_"), "object": "response", "created_at": time.Now().Unix()}
 }
 
 // streamFailure appends the error event numbered seq and the
