@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/seal"
@@ -141,8 +142,14 @@ func unnamedSnapshot() map[string]any {
 
 // streamFailure appends the error event numbered seq and the
 // response.failed numbered seq+1 whose response is snapshot's members
-// marked failed with e (snapshot is not changed).
+// marked failed with e (snapshot is not changed). e's strings are made
+// valid UTF-8 first, as the envelope's encoding/json does: the gateway's
+// encoders refuse invalid UTF-8, which would leave an event that is not
+// JSON.
 func streamFailure(b []byte, e wire.Error, seq int, snapshot map[string]any) []byte {
+	e.Code = strings.ToValidUTF8(e.Code, "\uFFFD")
+	e.Message = strings.ToValidUTF8(e.Message, "\uFFFD")
+	e.Param = strings.ToValidUTF8(e.Param, "\uFFFD")
 	env := wire.OpenAIErrorBody(e) // {"error":{...}}
 	inner := env[len(`{"error":`) : len(env)-1]
 	b = append(b, "event: error\ndata: {\"type\":\"error\",\"code\":"...)

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -569,6 +570,24 @@ func TestStreamHostile(t *testing.T) {
 	}
 	if bytes.Contains(out, []byte("obfuscation")) || bytes.Contains(out, []byte("late")) {
 		t.Fatalf("released removed content: %s", out)
+	}
+}
+
+// TestStreamErrorInvalidUTF8 checks that a message that is not valid
+// UTF-8 still ends the stream in events whose data is JSON.
+func TestStreamErrorInvalidUTF8(t *testing.T) {
+	out := New(Options{Seal: testKeys}).StreamError(wire.Error{Status: 403, Type: "agent_hooks_denied", Code: "policy_denied", Message: "denied \xff"})
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if data, ok := strings.CutPrefix(l, "data: "); ok {
+			n++
+			if !json.Valid([]byte(data)) {
+				t.Fatalf("event data is not JSON: %q", data)
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("want the error event and response.failed, got %d events: %s", n, out)
 	}
 }
 
