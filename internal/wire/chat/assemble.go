@@ -143,7 +143,7 @@ func (a *assembler) keepUsage(u *usage) {
 }
 
 // readMeta keeps the first releasable value of object, created and
-// service_tier (see metaValueOK). id and model are the gateway's and
+// service_tier (see metaOK). id and model are the gateway's and
 // system_fingerprint is removed: a replayed chunk's metadata is replaced
 // by the head the gateway renders, whatever the upstream sent.
 func (a *assembler) readMeta(key string, v any) {
@@ -152,17 +152,19 @@ func (a *assembler) readMeta(key string, v any) {
 		return
 	}
 	k := metaIndex(key)
-	if a.metaSeen&(1<<k) != 0 || v == nil || !metaValueOK(key, v, "chat.completion.chunk") {
+	var kind byte
+	var text string
+	switch x := v.(type) {
+	case string:
+		kind, text = '"', x
+	case json.Number:
+		kind, text = '0', string(x)
+	default: // null is not recorded; any other value is not released
 		return
 	}
-	a.metaSeen |= 1 << k
-	switch x := v.(type) {
-	case json.Number:
-		a.meta.created, _ = strconv.ParseInt(string(x), 10, 64)
-	case string:
-		if key == "service_tier" {
-			a.meta.serviceTier = x
-		}
+	if a.metaSeen&(1<<k) == 0 && metaOK(key, kind, text, "chat.completion.chunk") {
+		a.metaSeen |= 1 << k
+		a.meta.record(key, kind, text)
 	}
 }
 

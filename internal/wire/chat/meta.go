@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
@@ -58,64 +59,59 @@ func isServiceTier(s string) bool {
 	return false
 }
 
-// checkMeta reports whether the top-level member mem of a body, one of
-// object, created and service_tier, is kept as the upstream sent it, and
-// records it in m. object must be the expected constant, created a
-// non-negative integer token of at most 12 digits, service_tier one of
-// serviceTiers or null. It reads the token in place: only an escaped
-// string is decoded.
-func (m *chunkMeta) checkMeta(b []byte, mem rawjson.Member, object string) bool {
-	raw := b[mem.Val.Start:mem.Val.End]
-	switch raw[0] {
+// checkMeta reports whether tok, the raw value of the top-level member
+// key of a body or a chunk (one of object, created and service_tier), is
+// released as the upstream sent it (see metaOK), and records it in m. It
+// reads the token in place: only an escaped string is decoded.
+func (m *chunkMeta) checkMeta(key string, tok []byte, object string) bool {
+	kind, text := tok[0], ""
+	switch kind {
 	case '"':
-		_, escaped, ok := rawjson.StrictString(raw, 0)
+		_, escaped, ok := rawjson.StrictString(tok, 0)
 		if !ok { // what a decode refuses: invalid UTF-8, a lone surrogate
 			return false
 		}
-		s := string(raw[1 : len(raw)-1])
 		if escaped {
-			s = string(rawjson.AppendUnescaped(nil, raw))
+			text = string(rawjson.AppendUnescaped(nil, tok))
+		} else {
+			text = string(tok[1 : len(tok)-1])
 		}
-		return m.setMeta(mem.Key, s, object)
 	case 'n':
-		return mem.Key == "service_tier"
+	default: // a number; other tokens fail metaOK as one
+		kind, text = '0', string(tok)
 	}
-	if mem.Key != "created" || !isUint(string(raw)) || len(raw) > 12 {
+	if !metaOK(key, kind, text, object) {
 		return false
 	}
-	m.created, _ = strconv.ParseInt(string(raw), 10, 64)
+	m.record(key, kind, text)
 	return true
 }
 
-// setMeta records the string value s of object or service_tier when it
-// is one the gateway releases, reporting whether it is.
-func (m *chunkMeta) setMeta(key, s, object string) bool {
+// metaOK is the one rule for the metadata the gateway releases: object
+// the expected constant, created a non-negative integer token of at most
+// 12 digits, service_tier one of serviceTiers or null. kind is '"' for a
+// string (text its content), '0' for a number (text its token), 'n' for
+// null.
+func metaOK(key string, kind byte, text, object string) bool {
 	switch key {
 	case "object":
-		return s == object
+		return kind == '"' && text == object
+	case "created":
+		return kind == '0' && isUint(text) && len(text) <= 12
 	case "service_tier":
-		if isServiceTier(s) {
-			m.serviceTier = s
-			return true
-		}
+		return kind == 'n' || kind == '"' && isServiceTier(text)
 	}
 	return false
 }
 
-// metaValueOK reports whether a decoded value of object, created or
-// service_tier is one the gateway releases (see checkMeta).
-func metaValueOK(key string, v any, object string) bool {
-	switch key {
-	case "object":
-		return v == object
-	case "created":
-		n, ok := v.(json.Number)
-		return ok && isUint(string(n)) && len(n) <= 12
-	case "service_tier":
-		s, ok := v.(string)
-		return v == nil || ok && isServiceTier(s)
+// record keeps created and service_tier of a value metaOK accepted.
+func (m *chunkMeta) record(key string, kind byte, text string) {
+	switch {
+	case kind == '0':
+		m.created, _ = strconv.ParseInt(text, 10, 64)
+	case kind == '"' && key == "service_tier":
+		m.serviceTier = strings.Clone(text) // text may be the caller's scratch
 	}
-	return false
 }
 
 // metaKeys are the top-level metadata members of both body kinds; an

@@ -169,7 +169,7 @@ func parseTop(body []byte, root rawjson.Span, opts ResponseOptions, readU func([
 		case "model":
 			w.topAct[i], w.haveModel = topModel, true
 		case "object", "created", "service_tier":
-			if !r.meta.checkMeta(body, m, "chat.completion") {
+			if !r.meta.checkMeta(m.Key, body[m.Val.Start:m.Val.End], "chat.completion") {
 				w.topAct[i] = topDrop
 			}
 		case "system_fingerprint", "prompt_filter_results":

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -421,15 +420,11 @@ func (a *assembler) reasoningDelta(member, id string, text []byte) {
 func (a *assembler) fastMeta(b []byte, k int, s rawjson.Span) {
 	key := metaKeys[k]
 	switch {
-	case key == "id", key == "model", key == "system_fingerprint", a.metaSeen&(1<<k) != 0:
+	case key == "id", key == "model", key == "system_fingerprint", a.metaSeen&(1<<k) != 0, b[s.Start] == 'n':
 		return
 	}
-	switch b[s.Start] {
-	case '"':
-		a.readMeta(key, string(a.unescape(b, s)))
-	case 'n':
-	default:
-		a.readMeta(key, json.Number(string(b[s.Start:s.End])))
+	if a.meta.checkMeta(key, b[s.Start:s.End], "chat.completion.chunk") {
+		a.metaSeen |= 1 << k
 	}
 }
 
