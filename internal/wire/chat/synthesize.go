@@ -156,19 +156,10 @@ func (m *chunkMeta) chunkHead() []byte {
 }
 
 // appendString appends s as a JSON string. The strings come out of a JSON
-// decode, so they are valid UTF-8 and cannot fail to encode. Printable
-// ASCII without quotes or backslashes (ids, model names) is copied as it
-// is, without boxing s for the encoder.
+// decode, so they are valid UTF-8 and cannot fail to encode.
 func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			out, _ := jsonvalue.AppendCompact(b, s)
-			return out
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	out, _ := jsonvalue.AppendString(b, s)
+	return out
 }
 
 // appendChunk appends one "data:" event holding choice 0 with delta and
