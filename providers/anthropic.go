@@ -142,10 +142,10 @@ func (a *Anthropic) Send(ctx context.Context, op wire.Operation, body []byte, cl
 	} else {
 		h.Del(messageswire.BetaHeaderName)
 	}
-	if v := clientHeader.Values("Anthropic-Version"); len(v) > 0 {
-		h["Anthropic-Version"] = slices.Clone(v)
+	if v := clientHeader.Values(messageswire.VersionHeaderName); len(v) > 0 {
+		h[messageswire.VersionHeaderName] = slices.Clone(v)
 	} else {
-		h.Set("Anthropic-Version", a.version)
+		h.Set(messageswire.VersionHeaderName, a.version)
 	}
 	if key := a.clientKey(clientHeader); key != "" {
 		h.Set("X-Api-Key", key)

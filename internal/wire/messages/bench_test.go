@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
-	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 )
 
 // stream200 is a 200-delta stream: one text block of 150 deltas and two
@@ -62,41 +62,7 @@ func BenchmarkIncremental200Deltas(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := cputime.Process()
 	for b.Loop() {
-		benchIncremental(b, s.OpenStream(nil, bytes.NewReader(data), 8<<20))
+		wiretest.ReleaseIncrementally(b, s.OpenStream(nil, bytes.NewReader(data), 8<<20), 10)
 	}
 	cputime.ReportPerOp(b, cpu0)
-}
-
-// benchIncremental drives r as the pipeline does.
-func benchIncremental(b *testing.B, r wire.StreamReader) {
-	released := 0
-	for n := 0; ; n++ {
-		done, err := r.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if done {
-			break
-		}
-		t := r.Text()
-		if !r.Plain() || n%10 != 0 || len(t) == released {
-			continue
-		}
-		if released == 0 {
-			if _, err := r.Head(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := r.Delta(released, t[released:]); err != nil {
-			b.Fatal(err)
-		}
-		released = len(t)
-	}
-	st, err := r.Stream()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := r.Tail(st, nil, r.Text()[:released]); err != nil {
-		b.Fatal(err)
-	}
 }

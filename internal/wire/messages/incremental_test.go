@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -55,23 +56,32 @@ var plainEvents = []string{
 	"message_stop", evEnd,
 }
 
-// toolEvents is text, then two tool calls.
-var toolEvents = []string{
+// textThenBash opens an answer with a text block and a Bash tool_use
+// block at index 1 (five events of plain text, then the tool call).
+var textThenBash = []string{
 	"message_start", evStart,
 	"content_block_start", evText0,
 	"content_block_delta", textDelta("0", "Let me "),
 	"content_block_delta", textDelta("0", "look that up."),
 	"content_block_stop", evStop0,
 	"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}}`,
+}
+
+// toolUseEnd ends an answer that stopped for tool use.
+var toolUseEnd = []string{
+	"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}`,
+	"message_stop", evEnd,
+}
+
+// toolEvents is text, then two tool calls.
+var toolEvents = slices.Concat(textThenBash, []string{
 	"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\": \"go"}}`,
 	"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":" version\"}"}}`,
 	"content_block_stop", `{"type":"content_block_stop","index":1}`,
 	"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"Read","input":{}}}`,
 	"content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"file_path\":\"go.mod\"}"}}`,
 	"content_block_stop", `{"type":"content_block_stop","index":2}`,
-	"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}`,
-	"message_stop", evEnd,
-}
+}, toolUseEnd)
 
 // citedEvents is text, a citation on the same block, more text.
 var citedEvents = []string{
@@ -105,22 +115,14 @@ var blocksEvents = []string{
 }
 
 // textToolTextEvents is text, a tool call, and more text.
-var textToolTextEvents = []string{
-	"message_start", evStart,
-	"content_block_start", evText0,
-	"content_block_delta", textDelta("0", "Let me "),
-	"content_block_delta", textDelta("0", "look that up."),
-	"content_block_stop", evStop0,
-	"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}}`,
+var textToolTextEvents = slices.Concat(textThenBash, []string{
 	"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\": \"go version\"}"}}`,
 	"content_block_stop", `{"type":"content_block_stop","index":1}`,
 	"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`,
 	"content_block_delta", textDelta("2", " Running "),
 	"content_block_delta", textDelta("2", "it now."),
 	"content_block_stop", `{"type":"content_block_stop","index":2}`,
-	"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}`,
-	"message_stop", evEnd,
-}
+}, toolUseEnd)
 
 // joinedText is a projected content's text as the client shows it: a
 // string, or its text parts one after the other.

@@ -21,14 +21,6 @@ const (
 	kindContainerID    seal.Kind = "messages.container.id"
 )
 
-// sealWhat names each kind's member for refusals.
-var sealWhat = map[seal.Kind]string{
-	kindSignature:      "a thinking block's signature",
-	kindRedactedData:   "a redacted_thinking block's data",
-	kindEncryptedIndex: "a citation's encrypted_index",
-	kindContainerID:    "a container id",
-}
-
 // sealEdit replaces the JSON string at span of a request body by the
 // opened blob, JSON-encoded.
 type sealEdit struct {
@@ -62,9 +54,7 @@ func (r *Request) openAt(span rawjson.Span, field string, kind seal.Kind, s stri
 	}
 	blob, err := r.s.seal.OpenString(kind, s)
 	if err != nil {
-		return "", &wire.RequestError{Field: field, Msg: "was not issued through this gateway: " + sealWhat[kind] +
-			" is sealed by the gateway in its answers and must come back as the client received it" +
-			" (a seal made under a key the gateway no longer holds, a retired key or one from before a restart without seal.keys, does not open: start a new conversation)"}
+		return "", wire.NotIssued(field)
 	}
 	r.edits = append(r.edits, sealEdit{span: span, repl: appendString(nil, blob)})
 	return blob, nil
