@@ -202,7 +202,7 @@ func (r *Request) openItemID(it map[string]any, field string, clientAuthored boo
 	}
 	orig, err := r.surf.keys.OpenString(kindItemID, id)
 	if err != nil {
-		return &wire.RequestError{Field: field + ".id", Msg: notIssued}
+		return wire.NotIssued(field + ".id")
 	}
 	up.setRaw("id", appendString(nil, orig))
 	return nil
@@ -520,7 +520,7 @@ func (r *Request) projectReasoningItem(it map[string]any, field string, up *item
 	case string:
 		orig, err := openBlob(r.surf.keys, enc)
 		if err != nil {
-			return nil, &wire.RequestError{Field: field + ".encrypted_content", Msg: notIssued}
+			return nil, wire.NotIssued(field + ".encrypted_content")
 		}
 		up.setRaw("encrypted_content", appendString(make([]byte, 0, len(orig)+2), orig))
 	default:

@@ -198,7 +198,7 @@ var toolChoiceMembers = rawjson.NewMemberSet("type", "name", "mode", "tools", "s
 func (r *Request) openPrevious(id string) error {
 	orig, err := r.surf.keys.OpenString(kindResponseID, id)
 	if err != nil {
-		return &wire.RequestError{Field: "previous_response_id", Msg: notIssued}
+		return wire.NotIssued("previous_response_id")
 	}
 	r.prevOrig = orig
 	r.prevID = appendString(nil, orig)

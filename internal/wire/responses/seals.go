@@ -16,9 +16,6 @@ const (
 	kindEncrypted  seal.Kind = "responses.reasoning.encrypted_content"
 )
 
-// notIssued ends the refusal of a request value that does not open.
-const notIssued = "was not issued through this gateway (it is not a seal the gateway made, or it was sealed under a key the gateway no longer holds: a retired key, or a restart without seal.keys; start a new conversation)"
-
 // answerIDs are the ids one answer releases in place of the upstream's:
 // the response id (minted, or sealed when server state is allowed, so a
 // later previous_response_id opens) and the seals of its item ids. Each

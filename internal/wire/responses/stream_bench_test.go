@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 )
 
 // benchRequest is codexRequest without the items a client can only send
@@ -97,36 +98,7 @@ func BenchmarkIncremental150Deltas(b *testing.B) {
 	cpu0 := cputime.Process()
 	for b.Loop() {
 		r := s.OpenStream(req, strings.NewReader(body), 1<<20)
-		released := 0
-		for n := 0; ; n++ {
-			done, err := r.Next()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if done {
-				break
-			}
-			t := r.Text()
-			if !r.Plain() || n%10 != 0 || len(t) == released {
-				continue
-			}
-			if released == 0 {
-				if _, err := r.Head(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if _, err := r.Delta(released, t[released:]); err != nil {
-				b.Fatal(err)
-			}
-			released = len(t)
-		}
-		st, err := r.Stream()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.Tail(st, nil, r.Text()[:released]); err != nil {
-			b.Fatal(err)
-		}
+		wiretest.ReleaseIncrementally(b, r, 10)
 	}
 	cputime.ReportPerOp(b, cpu0)
 }
