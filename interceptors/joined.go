@@ -38,7 +38,9 @@ const (
 
 // joinedPart returns the kind of e when e is a part whose text readers
 // join with the other parts of its kind in the same array, the member
-// holding that text, and the text; kind -1 otherwise.
+// holding that text, and the text; kind -1 otherwise. The join of the
+// text kind is the text a StreamMediator releases, enforcement.ResponseText
+// (TestTextJoinIsResponseText holds the two to one rule).
 func joinedPart(e any) (kind int, member, text string) {
 	p, ok := e.(map[string]any)
 	if !ok {

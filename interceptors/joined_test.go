@@ -326,6 +326,33 @@ func TestJoinAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { w.tree(one) }); n != 0 {
 		t.Errorf("rewriting one text part: %v allocations, want 0", n)
 	}
+	// String contents, the common request: the walk looks for parts and
+	// finds none.
+	var msgs any = []any{map[string]any{"role": "system", "content": "be brief"}, map[string]any{"role": "user", "content": "some text"}}
+	if n := testing.AllocsPerRun(100, func() { anyText(msgs, match) }); n != 0 {
+		t.Errorf("string contents: %v allocations, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { w.tree(msgs) }); n != 0 {
+		t.Errorf("rewriting string contents: %v allocations, want 0", n)
+	}
+}
+
+// TestTextJoinIsResponseText: the text parts' join these types judge is
+// the text a StreamMediator releases (enforcement.ResponseText): two
+// definitions of one rule, which must not drift apart.
+func TestTextJoinIsResponseText(t *testing.T) {
+	for _, x := range [][]any{
+		{},
+		{textPart("a")},
+		{textPart("a"), textPart(""), textPart("b")},
+		{reasoningPart("r"), textPart("say"), imagePart(), refusalPart("no"), "junk", nil,
+			map[string]any{"type": "text", "text": 3}, map[string]any{"type": "text"}, textPart(" more")},
+	} {
+		c, _ := countJoins(x)
+		if got, want := joined(x, joinText, c.bytes[joinText]), enforcement.ResponseText(x); got != want {
+			t.Errorf("join of %v = %q, ResponseText %q", x, got, want)
+		}
+	}
 }
 
 // TestSettle: edits from several searches are ordered and merged so that

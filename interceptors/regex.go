@@ -200,10 +200,3 @@ func (r *regexInterceptor) appendEdits(dst []edit, s string) []edit {
 	}
 	return dst
 }
-
-// replaceString replaces every match in the view of s and reports whether
-// s changed: the rewrite of one string, the join aside.
-func (r *regexInterceptor) replaceString(s string) (string, bool) {
-	w := textRewriter{find: r.appendEdits}
-	return w.text(s)
-}

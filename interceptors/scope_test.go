@@ -304,7 +304,8 @@ func TestRegexReplaceMatchesStdlib(t *testing.T) {
 			r := &regexInterceptor{re: regexp.MustCompile(pattern), replacement: repl}
 			for _, s := range texts {
 				want := r.re.ReplaceAllLiteralString(s, repl)
-				got, changed := r.replaceString(s)
+				w := textRewriter{find: r.appendEdits}
+				got, changed := w.text(s)
 				if got != want || changed != (want != s) {
 					t.Errorf("%q over %q with %q: got %q (changed %v), want %q", pattern, s, repl, got, changed, want)
 				}

@@ -131,11 +131,11 @@ const (
 )
 
 // callError is err in its envelope for a model call on api (apiNone: an
-// emit API request). An error with
-// no envelope of its own (answered internal_error) is logged and counted
-// first: session, the stage the call was at, the last point it emitted
-// and what failed, the error's type and message. The gateway's errors
-// name fields, types and counts, never payload.
+// emit API request). An error with no envelope of its own (answered
+// internal_error) is logged and counted first: session, the stage the
+// call was at, the last point it emitted and what failed, the error's
+// type and message. The gateway's errors name fields, types and counts,
+// never payload.
 func (s *Server) callError(api wire.API, session, stage string, point enforcement.Point, err error) *apiError {
 	ae, internal := apiErrorOf(err)
 	if internal {

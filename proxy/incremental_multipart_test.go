@@ -182,27 +182,66 @@ func rsSteps(items ...[]string) []string {
 	return steps
 }
 
-// rsSeen is what openai-go's Responses stream gave the application.
-type rsSeen struct {
+// streamSeen is what a client's stream, read on its own goroutine, gave
+// the application: its text deltas so far and, once done is closed, the
+// error it ended with.
+type streamSeen struct {
 	mu     sync.Mutex
 	deltas strings.Builder
-	types  []string
-	seqs   []int64
-	final  *responses.Response
 	err    error
 	done   chan struct{}
 }
 
-func (s *rsSeen) text() string {
+func (s *streamSeen) text() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.deltas.String()
 }
 
+// wait waits until the stream ended.
+func (s *streamSeen) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end")
+	}
+}
+
+// deniedAfterFirst lets the upstream go on once the client holds first,
+// and checks that the stream then ends with an error naming reason, the
+// client holding first and none of withheld.
+func deniedAfterFirst(t *testing.T, up *scriptedSSE, s *streamSeen, first, reason string, withheld ...string) {
+	t.Helper()
+	waitText(t, "first part", s.text, first)
+	up.release()
+	s.wait(t)
+	if s.err == nil || !strings.Contains(s.err.Error(), reason) {
+		t.Fatalf("stream error %v, want the deny %s", s.err, reason)
+	}
+	txt := s.text()
+	for _, w := range withheld {
+		if strings.Contains(txt, w) {
+			t.Fatalf("the client holds %q", txt)
+		}
+	}
+	if !strings.HasPrefix(txt, first) {
+		t.Fatalf("the client holds %q, want it to begin with %q", txt, first)
+	}
+}
+
+// rsSeen is what openai-go's Responses stream gave the application.
+type rsSeen struct {
+	streamSeen
+	types []string
+	seqs  []int64
+	final *responses.Response
+}
+
 // readResponses streams a Responses request through the gateway with
 // openai-go on its own goroutine.
 func readResponses(gw string) *rsSeen {
-	seen := &rsSeen{done: make(chan struct{})}
+	seen := &rsSeen{streamSeen: streamSeen{done: make(chan struct{})}}
 	c := openai.NewClient(option.WithBaseURL(gw+"/v1"), option.WithAPIKey("client-key"), option.WithMaxRetries(0))
 	st := c.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
 		Model: "m", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")},
@@ -227,15 +266,6 @@ func readResponses(gw string) *rsSeen {
 		seen.err = st.Err()
 	}()
 	return seen
-}
-
-func (s *rsSeen) wait(t *testing.T) {
-	t.Helper()
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the Responses stream did not end")
-	}
 }
 
 // waitText waits until the client holds want.
@@ -353,15 +383,10 @@ func TestIncrementalResponsesDenyInSecondItem(t *testing.T) {
 	inc := startModeGateway(t, upURL, config.StreamingIncremental, denyWord)
 	up.script(true, rsSteps([]string{"Hello there. "}, []string{"This is ", "FORBIDDEN text. ", "Bye."})...)
 	got := readResponses(inc.url)
-	waitText(t, "first item", got.text, "Hello there. ")
-	up.release()
-	got.wait(t)
 	// openai-go raises the error event as the stream's error.
-	if got.err == nil || !strings.Contains(got.err.Error(), "policy:forbidden_word") || got.final != nil {
-		t.Fatalf("stream error %v, completed %v, want the deny's error event: %v", got.err, got.final != nil, got.types)
-	}
-	if txt := got.text(); strings.Contains(txt, "FORBIDDEN") || !strings.HasPrefix(txt, "Hello there. ") {
-		t.Fatalf("the client holds %q", txt)
+	deniedAfterFirst(t, up, &got.streamSeen, "Hello there. ", "policy:forbidden_word", "FORBIDDEN")
+	if got.final != nil {
+		t.Fatalf("the stream completed after the deny: %v", got.types)
 	}
 }
 
@@ -399,24 +424,15 @@ func msSteps(stop string, blocks ...[]string) []string {
 
 // msSeen is what anthropic-sdk-go's stream gave the application.
 type msSeen struct {
-	mu     sync.Mutex
-	deltas strings.Builder
+	streamSeen
 	msg    anthropic.Message
 	accErr error
-	err    error
-	done   chan struct{}
-}
-
-func (s *msSeen) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.deltas.String()
 }
 
 // readMessages streams a Messages request through the gateway with
 // anthropic-sdk-go, accumulating the message as the SDK does.
 func readMessages(gw string) *msSeen {
-	seen := &msSeen{done: make(chan struct{})}
+	seen := &msSeen{streamSeen: streamSeen{done: make(chan struct{})}}
 	c := anthropic.NewClient(aoption.WithBaseURL(gw), aoption.WithAPIKey("client-key"), aoption.WithMaxRetries(0))
 	st := c.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{
 		Model: "m", MaxTokens: 64,
@@ -441,15 +457,6 @@ func readMessages(gw string) *msSeen {
 		seen.err = st.Err()
 	}()
 	return seen
-}
-
-func (s *msSeen) wait(t *testing.T) {
-	t.Helper()
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the Messages stream did not end")
-	}
 }
 
 // blocks is the accumulated message's content, one line per block.
@@ -542,15 +549,7 @@ func TestIncrementalMessagesDenyInSecondBlock(t *testing.T) {
 	inc := startModeGateway(t, upURL, config.StreamingIncremental, denyWord)
 	up.script(true, msSteps("end_turn", msTextBlock(0, "Hello there. "), msTextBlock(1, "This is ", "FORBIDDEN text. ", "Bye."))...)
 	got := readMessages(inc.url)
-	waitText(t, "first block", got.text, "Hello there. ")
-	up.release()
-	got.wait(t)
-	if got.err == nil || !strings.Contains(got.err.Error(), "policy:forbidden_word") {
-		t.Fatalf("stream error %v, want the deny", got.err)
-	}
-	if txt := got.text(); strings.Contains(txt, "FORBIDDEN") || !strings.HasPrefix(txt, "Hello there. ") {
-		t.Fatalf("the client holds %q", txt)
-	}
+	deniedAfterFirst(t, up, &got.streamSeen, "Hello there. ", "policy:forbidden_word", "FORBIDDEN")
 }
 
 // ---- Chat Completions ----
@@ -646,28 +645,10 @@ func TestIncrementalSecretSplitAcrossParts(t *testing.T) {
 	const head, tail = "sk-abcdef0123", "456789ghijklmn"
 	t.Run("responses", func(t *testing.T) {
 		up.script(true, rsSteps([]string{"Fine. ", "The key: " + head}, []string{tail + " is it. ", "Bye."})...)
-		got := readResponses(inc.url)
-		waitText(t, "first item", got.text, "Fine. ")
-		up.release()
-		got.wait(t)
-		if got.err == nil || !strings.Contains(got.err.Error(), "policy:credential_leak") {
-			t.Fatalf("stream error %v, want the deny", got.err)
-		}
-		if txt := got.text(); strings.Contains(txt, "sk-") || strings.Contains(txt, tail) {
-			t.Fatalf("the client holds %q", txt)
-		}
+		deniedAfterFirst(t, up, &readResponses(inc.url).streamSeen, "Fine. ", "policy:credential_leak", "sk-", tail)
 	})
 	t.Run("messages", func(t *testing.T) {
 		up.script(true, msSteps("end_turn", msTextBlock(0, "Fine. ", "The key: "+head), msTextBlock(1, tail+" is it. ", "Bye."))...)
-		got := readMessages(inc.url)
-		waitText(t, "first block", got.text, "Fine. ")
-		up.release()
-		got.wait(t)
-		if got.err == nil || !strings.Contains(got.err.Error(), "policy:credential_leak") {
-			t.Fatalf("stream error %v, want the deny", got.err)
-		}
-		if txt := got.text(); strings.Contains(txt, "sk-") || strings.Contains(txt, tail) {
-			t.Fatalf("the client holds %q", txt)
-		}
+		deniedAfterFirst(t, up, &readMessages(inc.url).streamSeen, "Fine. ", "policy:credential_leak", "sk-", tail)
 	})
 }
