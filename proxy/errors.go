@@ -134,16 +134,44 @@ const (
 // emit API request). An error with no envelope of its own (answered
 // internal_error) is logged and counted first: session, the stage the
 // call was at, the last point it emitted and what failed, the error's
-// type and message. The gateway's errors name fields, types and counts,
-// never payload.
+// types and its message without what it quotes. The gateway's own errors
+// name fields, types and counts; an unexpected one from a library may
+// quote what it parsed (strconv's parsing "…", a decoder's invalid
+// character '…'), so quoted spans are left out.
 func (s *Server) callError(api wire.API, session, stage string, point enforcement.Point, err error) *apiError {
 	ae, internal := apiErrorOf(err)
 	if internal {
 		s.log.Error("internal error in a model call", "session", session, "api", string(api), "stage", stage,
-			"point", string(point), "error_type", errorTypes(err), "error", err.Error())
+			"point", string(point), "error_type", errorTypes(err), "error", withoutQuoted(err.Error()))
 		s.metrics.InternalError(string(api), stage)
 	}
 	return ae
+}
+
+// maxLoggedError bounds the error message an internal_error log line
+// carries.
+const maxLoggedError = 300
+
+// withoutQuoted is msg with every span between double quotes, single
+// quotes or backquotes replaced by "…", at most maxLoggedError bytes.
+func withoutQuoted(msg string) string {
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(msg) && b.Len() < maxLoggedError; i++ {
+		c := msg[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+			b.WriteString("…")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // errorTypes names err's Go type and those of the errors it wraps,

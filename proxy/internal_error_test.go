@@ -81,3 +81,18 @@ func TestInternalErrorIsLoggedAndCounted(t *testing.T) {
 		"api=chat_completions,stage=post_model_call": 1,
 	})
 }
+
+// What an unexpected error quotes (a library's parsing "…") stays out of
+// the log line; the rest of its message is kept.
+func TestInternalErrorLogLeavesQuotesOut(t *testing.T) {
+	for in, want := range map[string]string{
+		`strconv.ParseInt: parsing "sk-proj-abc": invalid syntax`: `strconv.ParseInt: parsing …: invalid syntax`,
+		"invalid character 'x' looking for value":                 "invalid character … looking for value",
+		"a segment does not extend the text judged before it":     "a segment does not extend the text judged before it",
+		`unterminated "sk-proj-abc`:                               "unterminated …",
+	} {
+		if got := withoutQuoted(in); got != want {
+			t.Errorf("withoutQuoted(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
