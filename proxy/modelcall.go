@@ -246,7 +246,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 			return err
 		}
 	}
-	var requestID any = newID("callreq-") // boxed once, for pre and post
+	var requestID any = wire.MintID("callreq-") // boxed once, for pre and post
 	upBody, err := mc.preModelCall(ctx, orig, messages, requestID)
 	if err != nil {
 		return err

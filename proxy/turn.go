@@ -3,14 +3,13 @@ package proxy
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -48,16 +47,6 @@ type turn struct {
 		builder enforcement.Builder
 		counter enforcement.Counter
 	}
-}
-
-func newID(prefix string) string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		// crypto/rand does not fail on supported platforms; an id collision
-		// would merge audit trails, so refuse rather than continue.
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return prefix + hex.EncodeToString(b[:])
 }
 
 // withheld answers a call whose session ended while it was in flight. The
@@ -170,7 +159,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	id := s.sessionIDOf(r, pol, p, agentID, model)
 	if id == "" {
 		t := s.newTurn(ctx, r, pol, p, agentID, model)
-		t.builder.SessionID = newID("req-")
+		t.builder.SessionID = wire.MintID("req-")
 		t.builder.Sequence = &t.storage.counter
 		if _, err := t.emit(ctx, enforcement.AgentStartup, enforcement.StartupFields(tools)); err != nil {
 			t.end(ctx, enforcement.ShutdownError)
@@ -193,7 +182,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	// lease (before the startup verdict, its own or the one it waits for,
 	// so the session cannot expire idle meanwhile) and, in an admitted
 	// session, the number of the turn's first emission.
-	call := sessions.Call{ID: newID("call-"), Lease: s.opts.CallLease}
+	call := sessions.Call{ID: wire.MintID("call-"), Lease: s.opts.CallLease}
 	if asserted {
 		call.Agent = agentID
 	}
