@@ -143,20 +143,16 @@ func hostFailure(point enforcement.Point, session, msg string) *apiError {
 	}
 }
 
-// beginTurn resolves the request's session. Without Agent-Hooks-Session the
-// request is a whole session of its own; with it, the session lives in the
-// store, belongs to the key that claimed it, and the first request to claim
+// beginTurn begins the request's turn for agentID (requestAgent) in the
+// session id names (sessionIDOf, resolved once by the caller). Without an
+// id the request is a whole session of its own; with one, the session
+// lives in the store, belongs to the key that claimed it, and the first request to claim
 // it emits agent_startup while the session's other requests wait for the
 // verdict. A managed turn holds a lease on its session until release and,
 // in an admitted session, already holds its first emission's number: the
 // caller's next step must be an emission (a number taken and never
 // recorded would be a hole in the session's sequence).
-func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, model string, tools []string) (*turn, error) {
-	agentID, err := s.requestAgent(r, p)
-	if err != nil {
-		return nil, err
-	}
-	id := s.sessionIDOf(r, pol, p, agentID, model)
+func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, agentID, id, model string, tools []string) (*turn, error) {
 	if id == "" {
 		t := s.newTurn(ctx, r, pol, p, agentID, model)
 		t.builder.SessionID = wire.MintID("req-")
