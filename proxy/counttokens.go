@@ -59,7 +59,7 @@ func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.Hand
 func (mc *modelCall) countTokens(ctx context.Context, r *http.Request, tc tokenCounter) ([]byte, error) {
 	s, req := mc.s, mc.req
 	orig := mc.orig
-	upBody, err := mc.preModelCall(ctx, orig, orig, newID("callreq-"))
+	upBody, err := mc.preModelCall(ctx, orig, orig, wire.MintID("callreq-"))
 	if err != nil {
 		return nil, err
 	}

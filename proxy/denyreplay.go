@@ -130,24 +130,18 @@ func (mc *modelCall) noteDeny(err error) {
 	s.denies.remember(mc.t.key, req, ae, time.Now(), s.opts.DenyReplayWindow)
 }
 
-// replayedDeny returns the deny a managed session remembers for a request
-// identical to this one, if any; the replay is logged and counted.
-func (s *Server) replayedDeny(r *http.Request, pol *Policy, p Principal, api wire.API, model string, body []byte) (apiError, bool) {
-	if s.opts.DenyReplayWindow <= 0 {
-		return apiError{}, false
-	}
-	agentID, err := s.requestAgent(r, p)
-	if err != nil {
-		return apiError{}, false // refused by beginTurn, with its reason
-	}
-	id := s.sessionIDOf(r, pol, p, agentID, model)
-	if id == "" {
+// replayedDeny returns the deny the managed session id (sessionIDOf)
+// remembers for a request identical to this one, if any; the replay is
+// logged and counted. A request without a remembered deny in its session
+// pays one map look-up: its body is hashed only after one.
+func (s *Server) replayedDeny(pol *Policy, p Principal, id string, api wire.API, body []byte) (apiError, bool) {
+	if s.opts.DenyReplayWindow <= 0 || id == "" {
 		return apiError{}, false
 	}
 	k, err := sessionKey(p, id)
 	now := time.Now()
 	if err != nil || !s.denies.has(k, now) {
-		return apiError{}, false
+		return apiError{}, false // a bad id is refused by beginTurn, with its reason
 	}
 	d, ok := s.denies.lookup(k, deniedRequest{api: api, version: pol.Version, body: retryHash(body)}, now)
 	if !ok {

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -66,41 +64,25 @@ func hostileChatSSE(member bool) string {
 }
 
 type chatGateway struct {
-	url  string
-	mu   sync.Mutex
-	body string
-	sse  bool
+	url string
+	up  *fixedUpstream
 }
 
 // startChatGateway is a real gateway under policy, streaming in mode, in
 // front of an upstream that answers with the current body.
 func startChatGateway(t *testing.T, policy, mode string) *chatGateway {
 	t.Helper()
-	g := &chatGateway{}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		g.mu.Lock()
-		body, sse := g.body, g.sse
-		g.mu.Unlock()
-		w.Header().Set("Content-Type", map[bool]string{true: "text/event-stream", false: "application/json"}[sse])
-		// The text first; the rest once incremental mediation had time to
-		// release it, so that its verdict on the whole answer comes after.
-		if i := strings.LastIndex(body, "data: {"); sse && i > 0 {
-			io.WriteString(w, body[:i])
-			w.(http.Flusher).Flush()
-			time.Sleep(200 * time.Millisecond)
-			body = body[i:]
-		}
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(up.Close)
+	g := &chatGateway{up: newFixedUpstream(t)}
+	// The text first; the rest once incremental mediation had time to
+	// release it, so that its verdict on the whole answer comes after.
+	g.up.splitLastEvent(200 * time.Millisecond)
 	t.Setenv("HOSTILE_CHAT_KEY", "upstream-key")
 	doc := `listeners:
   http: "127.0.0.1:0"
 upstreams:
   - name: hostile
     type: openai
-    base_url: ` + up.URL + `/v1
+    base_url: ` + g.up.url + `/v1
     api_key_env: HOSTILE_CHAT_KEY
     models: ["*"]
 sessions:
@@ -116,9 +98,7 @@ interceptors:
 // call has the upstream answer body and returns what the client got.
 func (g *chatGateway) call(t *testing.T, body string, sse bool) (int, string) {
 	t.Helper()
-	g.mu.Lock()
-	g.body, g.sse = body, sse
-	g.mu.Unlock()
+	g.up.answer(body, sse)
 	stream := ""
 	if sse {
 		stream = `"stream":true,`

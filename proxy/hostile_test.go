@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -150,11 +149,9 @@ func hostileCases() []hostileCase {
 // every request with the current case's body.
 type hostileGateway struct {
 	url  string
+	up   *fixedUpstream
 	out  *syncBuffer // records
 	logs *syncBuffer
-	mu   sync.Mutex
-	body string
-	sse  bool
 }
 
 type syncBuffer struct {
@@ -178,32 +175,19 @@ func (s *syncBuffer) String() string {
 // extra is more top-level configuration (streaming, wire).
 func startHostileGateway(t *testing.T, policy string, extra ...string) *hostileGateway {
 	t.Helper()
-	g := &hostileGateway{out: &syncBuffer{}, logs: &syncBuffer{}}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		g.mu.Lock()
-		body, sse := g.body, g.sse
-		g.mu.Unlock()
-		if sse {
-			w.Header().Set("Content-Type", "text/event-stream")
-		} else {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(up.Close)
+	g := &hostileGateway{up: newFixedUpstream(t), out: &syncBuffer{}, logs: &syncBuffer{}}
 	t.Setenv("HOSTILE_TEST_KEY", "upstream-key")
 	doc := `listeners:
   http: "127.0.0.1:0"
 upstreams:
   - name: hostile
     type: openai
-    base_url: ` + up.URL + `/v1
+    base_url: ` + g.up.url + `/v1
     api_key_env: HOSTILE_TEST_KEY
     models: ["*"]
   - name: hostile-anthropic
     type: anthropic
-    base_url: ` + up.URL + `
+    base_url: ` + g.up.url + `
     api_key_env: HOSTILE_TEST_KEY
     models: ["*"]
 sessions:
@@ -219,9 +203,7 @@ records:
 
 func (g *hostileGateway) call(t *testing.T, c hostileCase) (int, string) {
 	t.Helper()
-	g.mu.Lock()
-	g.body, g.sse = c.body, c.stream
-	g.mu.Unlock()
+	g.up.answer(c.body, c.stream)
 	path, req := hostileRequest(c)
 	resp, err := http.Post(g.url+path, "application/json", strings.NewReader(req))
 	if err != nil {

@@ -3,11 +3,8 @@ package proxy_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -42,49 +39,6 @@ func joinLeak(s string) string {
 		}
 	}
 	return ""
-}
-
-// joinUpstream answers every request with its current body and keeps the
-// request bodies it received.
-type joinUpstream struct {
-	url  string
-	mu   sync.Mutex
-	body string
-	sse  bool
-	got  []string
-}
-
-func newJoinUpstream(t *testing.T) *joinUpstream {
-	t.Helper()
-	u := &joinUpstream{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		u.mu.Lock()
-		u.got = append(u.got, string(b))
-		body, sse := u.body, u.sse
-		u.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if sse {
-			w.Header().Set("Content-Type", "text/event-stream")
-		}
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	u.url = srv.URL
-	return u
-}
-
-// answer sets the next answer and forgets the requests received so far.
-func (u *joinUpstream) answer(body string, sse bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.body, u.sse, u.got = body, sse, nil
-}
-
-func (u *joinUpstream) received() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.got...)
 }
 
 // serveJoin serves cfg on a loopback listener and returns its root URL and
@@ -163,7 +117,7 @@ func responsesOutput(ctx context.Context, c openai.Client, stream bool) (string,
 // streamed; the same answer read by openai-go straight from the upstream
 // gives the application the whole key.
 func TestJoinedTextDefaultPolicy(t *testing.T) {
-	up := newJoinUpstream(t)
+	up := newFixedUpstream(t)
 	t.Setenv("OPENAI_API_KEY", "upstream-key")
 	t.Setenv("OPENAI_BASE_URL", up.url+"/v1")
 	t.Setenv("HOOKS_GATEWAY_LISTEN", "")
@@ -214,7 +168,7 @@ var joinPolicies = map[string]string{
 
 // startJoinGateway serves policy in front of up, as an OpenAI and an
 // Anthropic upstream.
-func startJoinGateway(t *testing.T, up *joinUpstream, policy string) (string, *syncBuffer, *syncBuffer) {
+func startJoinGateway(t *testing.T, up *fixedUpstream, policy string) (string, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	t.Setenv("JOIN_TEST_KEY", "upstream-key")
 	doc := `listeners:
@@ -252,7 +206,7 @@ type joinCall struct {
 	// request: the key is in the client's request (judged at
 	// pre_model_call); otherwise in the upstream's answer.
 	request bool
-	call    func(ctx context.Context, root string, up *joinUpstream) (string, error)
+	call    func(ctx context.Context, root string, up *fixedUpstream) (string, error)
 }
 
 func joinCalls() []joinCall {
@@ -277,11 +231,11 @@ func joinCalls() []joinCall {
 	for _, stream := range []bool{false, true} {
 		suffix := map[bool]string{false: " json", true: " sse"}[stream]
 		calls = append(calls,
-			joinCall{name: "responses answer, two message items" + suffix, call: func(ctx context.Context, root string, up *joinUpstream) (string, error) {
+			joinCall{name: "responses answer, two message items" + suffix, call: func(ctx context.Context, root string, up *fixedUpstream) (string, error) {
 				up.answer(twoItemAnswer(stream), stream)
 				return responsesOutput(ctx, oa(root), stream)
 			}},
-			joinCall{name: "messages answer, two text blocks" + suffix, call: func(ctx context.Context, root string, up *joinUpstream) (string, error) {
+			joinCall{name: "messages answer, two text blocks" + suffix, call: func(ctx context.Context, root string, up *fixedUpstream) (string, error) {
 				up.answer(twoBlockAnswer(stream), stream)
 				p := anthropic.MessageNewParams{Model: "m", MaxTokens: 64, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("my key?"))}}
 				if !stream {
@@ -306,7 +260,7 @@ func joinCalls() []joinCall {
 		)
 	}
 	calls = append(calls,
-		joinCall{name: "messages request, two text blocks", request: true, call: func(ctx context.Context, root string, up *joinUpstream) (string, error) {
+		joinCall{name: "messages request, two text blocks", request: true, call: func(ctx context.Context, root string, up *fixedUpstream) (string, error) {
 			up.answer(anthropicMessage(`{"type":"text","text":"noted"}`, ""), false)
 			c := an(root)
 			m, err := c.Messages.New(ctx, anthropic.MessageNewParams{Model: "m", MaxTokens: 64, Messages: []anthropic.MessageParam{
@@ -317,7 +271,7 @@ func joinCalls() []joinCall {
 			}
 			return messagesText(m), nil
 		}},
-		joinCall{name: "responses request, two input_text parts", request: true, call: func(ctx context.Context, root string, up *joinUpstream) (string, error) {
+		joinCall{name: "responses request, two input_text parts", request: true, call: func(ctx context.Context, root string, up *fixedUpstream) (string, error) {
 			up.answer(responseObject(messageItem(outputText("noted", ""), ""), ""), false)
 			c := oa(root)
 			r, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "m", Input: responses.ResponseNewParamsInputUnion{
@@ -331,7 +285,7 @@ func joinCalls() []joinCall {
 			}
 			return r.OutputText(), nil
 		}},
-		joinCall{name: "chat request, two text parts", request: true, call: func(ctx context.Context, root string, up *joinUpstream) (string, error) {
+		joinCall{name: "chat request, two text parts", request: true, call: func(ctx context.Context, root string, up *fixedUpstream) (string, error) {
 			up.answer(completion(`{"role":"assistant","content":"noted"}`, "", ""), false)
 			c := oa(root)
 			r, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{
@@ -358,7 +312,7 @@ func TestJoinedTextSurfaces(t *testing.T) {
 	ctx := context.Background()
 	for _, policy := range []string{"deny", "redact"} {
 		t.Run(policy, func(t *testing.T) {
-			up := newJoinUpstream(t)
+			up := newFixedUpstream(t)
 			root, records, logs := startJoinGateway(t, up, joinPolicies[policy])
 			for _, c := range joinCalls() {
 				t.Run(c.name, func(t *testing.T) {

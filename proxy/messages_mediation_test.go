@@ -4,9 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -26,43 +24,23 @@ const msCanary = "sk-proj-abcdefghijklmnopqrstuvwx"
 // every request with the current answer and records what it received.
 type msGateway struct {
 	url  string
+	up   *fixedUpstream
 	out  *syncBuffer // records
 	logs *syncBuffer
-
-	mu     sync.Mutex
-	answer string
-	sse    bool
-	bodies []string
-	betas  [][]string
 }
 
 // startMessagesGateway starts a gateway under the interceptors given, with
 // the top-level configuration top (streaming, say).
 func startMessagesGateway(t *testing.T, top, interceptors string) *msGateway {
 	t.Helper()
-	g := &msGateway{out: &syncBuffer{}, logs: &syncBuffer{}}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		g.mu.Lock()
-		g.bodies = append(g.bodies, string(body))
-		g.betas = append(g.betas, r.Header.Values("Anthropic-Beta"))
-		answer, sse := g.answer, g.sse
-		g.mu.Unlock()
-		if sse {
-			w.Header().Set("Content-Type", "text/event-stream")
-		} else {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		io.WriteString(w, answer)
-	}))
-	t.Cleanup(up.Close)
+	g := &msGateway{up: newFixedUpstream(t), out: &syncBuffer{}, logs: &syncBuffer{}}
 	t.Setenv("MS_TEST_KEY", "upstream-key")
 	doc := `listeners:
   http: "127.0.0.1:0"
 upstreams:
   - name: anthropic
     type: anthropic
-    base_url: ` + up.URL + `
+    base_url: ` + g.up.url + `
     api_key_env: MS_TEST_KEY
     models: ["*"]
 sessions:
@@ -78,21 +56,16 @@ interceptors:
 }
 
 // answerWith sets the upstream's answer.
-func (g *msGateway) answerWith(body string, sse bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.answer, g.sse = body, sse
-}
+func (g *msGateway) answerWith(body string, sse bool) { g.up.answer(body, sse) }
 
 // lastBody is the body of the last request the upstream received.
 func (g *msGateway) lastBody(t *testing.T) string {
 	t.Helper()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.bodies) == 0 {
+	got := g.up.received()
+	if len(got) == 0 {
 		t.Fatal("the upstream received nothing")
 	}
-	return g.bodies[len(g.bodies)-1]
+	return got[len(got)-1]
 }
 
 // post sends body to /v1/messages with headers h and returns the status
@@ -399,10 +372,7 @@ func TestMessagesAgentSDKSystemMessage(t *testing.T) {
 		if status != http.StatusUnavailableForLegalReasons || !strings.Contains(out, "policy:no_structured_output") {
 			t.Fatalf("status %d, want the CEL deny:\n%s", status, out)
 		}
-		g.mu.Lock()
-		n := len(g.bodies)
-		g.mu.Unlock()
-		if n != 0 {
+		if n := len(g.up.received()); n != 0 {
 			t.Error("the denied request reached the upstream")
 		}
 		// Without the member the same policy allows.
@@ -425,9 +395,7 @@ func TestMessagesHeaderAndModelJudged(t *testing.T) {
 	if status, out := g.post(t, req, h); status != http.StatusOK || !strings.Contains(out, `"model":"claude-x"`) {
 		t.Fatalf("status %d:\n%s", status, out)
 	}
-	g.mu.Lock()
-	got := g.betas[len(g.betas)-1]
-	g.mu.Unlock()
+	got := g.up.lastHeader().Values("Anthropic-Beta")
 	if len(got) != 1 || got[0] != "context-1m-2025-08-07,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14" {
 		t.Errorf("the upstream's anthropic-beta = %q", got)
 	}

@@ -123,12 +123,19 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 			message: fmt.Sprintf("the request ends in %d user messages, each an input emission; at most %d are accepted (limits.max_input_messages)", n, s.opts.MaxInputMessages)})
 		return nil, false
 	}
-	if d, ok := s.replayedDeny(r, pol, p, surf.API(), req.Model(), body); ok {
+	agentID, err := s.requestAgent(r, p)
+	if err != nil {
+		budget.Close()
+		refuse(err)
+		return nil, false
+	}
+	id := s.sessionIDOf(r, pol, p, agentID, req.Model())
+	if d, ok := s.replayedDeny(pol, p, id, surf.API(), body); ok {
 		budget.Close()
 		writeSurfaceError(w, surf, &d)
 		return nil, false
 	}
-	t, err := s.beginTurn(ctx, r, pol, p, req.Model(), req.ToolNames())
+	t, err := s.beginTurn(ctx, r, pol, p, agentID, id, req.Model(), req.ToolNames())
 	if err != nil {
 		budget.Close()
 		refuse(err)
@@ -246,7 +253,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 			return err
 		}
 	}
-	var requestID any = newID("callreq-") // boxed once, for pre and post
+	var requestID any = wire.MintID("callreq-") // boxed once, for pre and post
 	upBody, err := mc.preModelCall(ctx, orig, messages, requestID)
 	if err != nil {
 		return err

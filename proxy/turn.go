@@ -3,14 +3,13 @@ package proxy
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
@@ -48,16 +47,6 @@ type turn struct {
 		builder enforcement.Builder
 		counter enforcement.Counter
 	}
-}
-
-func newID(prefix string) string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		// crypto/rand does not fail on supported platforms; an id collision
-		// would merge audit trails, so refuse rather than continue.
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return prefix + hex.EncodeToString(b[:])
 }
 
 // withheld answers a call whose session ended while it was in flight. The
@@ -154,23 +143,19 @@ func hostFailure(point enforcement.Point, session, msg string) *apiError {
 	}
 }
 
-// beginTurn resolves the request's session. Without Agent-Hooks-Session the
-// request is a whole session of its own; with it, the session lives in the
-// store, belongs to the key that claimed it, and the first request to claim
+// beginTurn begins the request's turn for agentID (requestAgent) in the
+// session id names (sessionIDOf, resolved once by the caller). Without an
+// id the request is a whole session of its own; with one, the session
+// lives in the store, belongs to the key that claimed it, and the first request to claim
 // it emits agent_startup while the session's other requests wait for the
 // verdict. A managed turn holds a lease on its session until release and,
 // in an admitted session, already holds its first emission's number: the
 // caller's next step must be an emission (a number taken and never
 // recorded would be a hole in the session's sequence).
-func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, model string, tools []string) (*turn, error) {
-	agentID, err := s.requestAgent(r, p)
-	if err != nil {
-		return nil, err
-	}
-	id := s.sessionIDOf(r, pol, p, agentID, model)
+func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, agentID, id, model string, tools []string) (*turn, error) {
 	if id == "" {
 		t := s.newTurn(ctx, r, pol, p, agentID, model)
-		t.builder.SessionID = newID("req-")
+		t.builder.SessionID = wire.MintID("req-")
 		t.builder.Sequence = &t.storage.counter
 		if _, err := t.emit(ctx, enforcement.AgentStartup, enforcement.StartupFields(tools)); err != nil {
 			t.end(ctx, enforcement.ShutdownError)
@@ -193,7 +178,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	// lease (before the startup verdict, its own or the one it waits for,
 	// so the session cannot expire idle meanwhile) and, in an admitted
 	// session, the number of the turn's first emission.
-	call := sessions.Call{ID: newID("call-"), Lease: s.opts.CallLease}
+	call := sessions.Call{ID: wire.MintID("call-"), Lease: s.opts.CallLease}
 	if asserted {
 		call.Agent = agentID
 	}
