@@ -668,6 +668,6 @@ func joinArray(elems [][]byte) []byte {
 // appendString appends s as a JSON string; s came out of a JSON decode or
 // a checked target, so it encodes.
 func appendString(b []byte, s string) []byte {
-	out, _ := jsonvalue.AppendCompact(b, s)
+	out, _ := jsonvalue.AppendString(b, s)
 	return out
 }

@@ -2,7 +2,7 @@ package responses
 
 import (
 	"slices"
-	"strconv"
+	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
@@ -363,11 +363,13 @@ func renderPart(p any, role, field string) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string. Invalid UTF-8 never reaches
+// here (targets are checked); were it to, its bad bytes become U+FFFD, as
+// encoding/json writes them, so the output stays JSON.
 func appendString(b []byte, s string) []byte {
-	out, ok := jsonvalue.AppendString(b, s)
-	if !ok {
-		return strconv.AppendQuote(b, s) // invalid UTF-8 never reaches here: targets are checked
+	if out, ok := jsonvalue.AppendString(b, s); ok {
+		return out
 	}
+	out, _ := jsonvalue.AppendString(b, strings.ToValidUTF8(s, "\uFFFD"))
 	return out
 }
