@@ -101,4 +101,6 @@ func openBlob(keys *seal.Keyring, s string) (string, error) {
 
 // isSealShaped reports whether s has the form of a gateway seal, which
 // then must open: a client cannot present a seal-shaped id as its own.
+// The prefix alone decides, not seal.IsSeal (which also wants a valid key
+// id): anything that starts like a seal is held to opening.
 func isSealShaped(s string) bool { return strings.HasPrefix(s, seal.Prefix) }
