@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -26,17 +27,18 @@ const (
 )
 
 // The APIs a key may be allowed (auth.api_keys[].apis): the three model
-// surfaces, the emit API, and the session end endpoint.
+// surfaces, the emit API, the session end endpoint, and the MCP routes.
 const (
 	APIChatCompletions = "chat_completions"
 	APIResponses       = "responses"
 	APIMessages        = "messages"
 	APIEmit            = "emit"
 	APISessions        = "sessions"
+	APIMCP             = "mcp"
 )
 
 // KeyAPIs lists the values auth.api_keys[].apis accepts.
-var KeyAPIs = []string{APIChatCompletions, APIResponses, APIMessages, APIEmit, APISessions}
+var KeyAPIs = []string{APIChatCompletions, APIResponses, APIMessages, APIEmit, APISessions, APIMCP}
 
 // minRateWindow is the shortest rate-limit window: Retry-After counts whole
 // seconds.
@@ -89,6 +91,9 @@ type APIKey struct {
 	Models []string
 	// APIs are the APIs (KeyAPIs) the key may use; empty is all.
 	APIs []string
+	// MCPServers are the MCP servers (mcp.servers[].name) the key may
+	// reach; empty is every one.
+	MCPServers []string
 	// ClientTurnPoints allows the key to send Agent-Hooks-Turn-Points:
 	// client.
 	ClientTurnPoints bool
@@ -133,7 +138,7 @@ func (a Auth) Version() string {
 		field(string(k.Hash[:]))
 		field(k.Tenant)
 		field(k.AgentID)
-		field(fmt.Sprint(k.Models, k.APIs, k.ClientTurnPoints, k.RateLimit.Requests, int64(k.RateLimit.Window), k.Revoked))
+		field(fmt.Sprint(k.Models, k.APIs, k.MCPServers, k.ClientTurnPoints, k.RateLimit.Requests, int64(k.RateLimit.Window), k.Revoked))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -182,6 +187,7 @@ func (d *decoder) apiKey(n *yaml.Node, field string, withEnv bool) APIKey {
 		"agent_id":           func(f string, v *yaml.Node) { k.AgentID = d.str(v, f) },
 		"models":             func(f string, v *yaml.Node) { k.Models = d.strings(v, f) },
 		"apis":               func(f string, v *yaml.Node) { k.APIs = d.strings(v, f) },
+		"mcp_servers":        func(f string, v *yaml.Node) { k.MCPServers = d.strings(v, f) },
 		"client_turn_points": func(f string, v *yaml.Node) { k.ClientTurnPoints = d.bool(v, f) },
 		"revoked":            func(f string, v *yaml.Node) { k.Revoked = d.bool(v, f) },
 		"rate_limit": func(f string, v *yaml.Node) {
@@ -335,7 +341,7 @@ func checkKey(problem problemFunc, f string, k APIKey, inline bool) {
 	for j, api := range k.APIs {
 		switch {
 		case !slices.Contains(KeyAPIs, api):
-			problem(index(f+".apis", j), "must be one of chat_completions, responses, messages, emit, sessions (got %q)", api)
+			problem(index(f+".apis", j), "must be one of %s (got %q)", strings.Join(KeyAPIs, ", "), api)
 		case seen[api]:
 			problem(index(f+".apis", j), "duplicate API %q", api)
 		}

@@ -83,7 +83,7 @@ func TestAuthProblems(t *testing.T) {
 		}},
 		{"bad attributes", openAIUpstream + "auth:\n  api_keys:\n    - name: \"a b\"\n      sha256: " + hashOf("x") + "\n      apis: [chat, emit, emit]\n      models: [\"[\"]\n      rate_limit: {requests: 0, window: 10ms}\n", []string{
 			`gateway.yaml:4: auth.api_keys[0].name: must be 1 to 64 letters, digits, '_', '.' and '-', starting with a letter or digit (got "a b")`,
-			`gateway.yaml:6: auth.api_keys[0].apis[0]: must be one of chat_completions, responses, messages, emit, sessions (got "chat")`,
+			`gateway.yaml:6: auth.api_keys[0].apis[0]: must be one of chat_completions, responses, messages, emit, sessions, mcp (got "chat")`,
 			`gateway.yaml:6: auth.api_keys[0].apis[2]: duplicate API "emit"`,
 			`gateway.yaml:7: auth.api_keys[0].models[0]: must be a model glob in path.Match syntax (got "[")`,
 			"gateway.yaml:8: auth.api_keys[0].rate_limit.requests: must be a positive number of requests (got 0)",
@@ -148,7 +148,7 @@ func TestKeysFile(t *testing.T) {
 	}
 	for _, want := range []string{
 		file + `:2: keys[0].name: duplicate key name "inline" (also auth.api_keys "inline")`,
-		file + ":3: keys[1].key_env: unknown key (expected one of agent_id, apis, client_turn_points, models, name, rate_limit, revoked, sha256, tenant)",
+		file + ":3: keys[1].key_env: unknown key (expected one of agent_id, apis, client_turn_points, mcp_servers, models, name, rate_limit, revoked, sha256, tenant)",
 		file + `:4: keys[2]: holds the same key as auth.api_keys "inline"; each key must identify one client`,
 	} {
 		if !strings.Contains(err.Error(), want) {

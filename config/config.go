@@ -163,6 +163,8 @@ type Config struct {
 	Wire Wire
 	// Seal holds the keys that seal opaque provider blobs for clients.
 	Seal Seal
+	// MCP configures the MCP servers served at /mcp/{name}.
+	MCP MCP
 
 	// lines maps a field path to the line it was read from; Validate uses
 	// it to place problems, falling back to the nearest enclosing field.
@@ -619,6 +621,7 @@ func (c *Config) resolveEnv(lookup func(string) (string, bool)) {
 		c.resolveSinkEnv(i, get)
 	}
 	c.resolveSealEnv(get)
+	c.resolveMCPEnv(get)
 	if k := get(c.Enforcement.IdentityKeyEnv); k != "" {
 		c.Enforcement.IdentityKey = []byte(k)
 	} else {

@@ -257,7 +257,7 @@ func TestProblems(t *testing.T) {
 		}},
 		{"unknown keys", mockUpstream + "    base: x\nlistener:\n  http: :1\n", []string{
 			"gateway.yaml:4: upstreams[0].base: unknown key (expected one of anthropic_version, api_key_env, api_version, base_url, connect_timeout, deployments, models, name, pass_client_key, timeout, type)",
-			"gateway.yaml:5: listener: unknown key (expected one of approvals, auth, enforcement, interceptors, limits, listeners, policy, records, runtime, seal, server, sessions, streaming, tracing, upstreams, wire)",
+			"gateway.yaml:5: listener: unknown key (expected one of approvals, auth, enforcement, interceptors, limits, listeners, mcp, policy, records, runtime, seal, server, sessions, streaming, tracing, upstreams, wire)",
 		}},
 		{"duplicate key", mockUpstream + "    type: openai\n", []string{
 			"gateway.yaml:4: upstreams[0].type: duplicate key (first at line 3)",
@@ -486,7 +486,7 @@ colour: blue
 		{"gateway.yaml", 10, "interceptors[0].points[0]", `unknown interception point "everywhere" (one of agent_startup, input, pre_model_call, post_model_call, pre_tool_call, post_tool_call, output, agent_shutdown)`},
 		{"gateway.yaml", 11, "sessions.redis_url", "is required by the redis store (or set $HOOKS_GATEWAY_REDIS_URL)"},
 		{"gateway.yaml", 13, "sessions.idle_timeout", `must be a duration such as 30s or 5m (got "10")`},
-		{"gateway.yaml", 14, "colour", "unknown key (expected one of approvals, auth, enforcement, interceptors, limits, listeners, policy, records, runtime, seal, server, sessions, streaming, tracing, upstreams, wire)"},
+		{"gateway.yaml", 14, "colour", "unknown key (expected one of approvals, auth, enforcement, interceptors, limits, listeners, mcp, policy, records, runtime, seal, server, sessions, streaming, tracing, upstreams, wire)"},
 		{"gateway.yaml", 0, "listeners.http", `must be host:port, such as :8080 (got "nowhere") (set by $HOOKS_GATEWAY_LISTEN)`},
 	}
 	if !reflect.DeepEqual(cerr.Problems, want) {

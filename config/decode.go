@@ -200,6 +200,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"approvals": func(f string, v *yaml.Node) { d.approvals(v, f, &c.Approvals) },
 		"wire":      func(f string, v *yaml.Node) { d.wire(v, f, &c.Wire) },
 		"seal":      func(f string, v *yaml.Node) { d.seal(v, f, &c.Seal) },
+		"mcp":       func(f string, v *yaml.Node) { d.mcp(v, f, &c.MCP) },
 		"limits": func(f string, v *yaml.Node) {
 			l := &c.Limits
 			d.mapping(v, f, map[string]handler{

@@ -66,6 +66,7 @@ func (c *Config) Summary() string {
 	b.WriteString(c.Approvals.summary())
 	b.WriteString(c.Wire.summary())
 	b.WriteString(c.Seal.summary())
+	b.WriteString(c.MCP.summary())
 	return b.String()
 }
 

@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 	v.approvals()
 	v.wire()
 	v.seal()
+	v.mcp()
 	return v.ps.err()
 }
 

@@ -20,6 +20,7 @@ const (
 	reasonToolNotAllowed     = "policy:tool_not_allowed"
 	reasonToolArgumentDenied = "policy:tool_argument_invalid"
 	reasonToolArgsRewritten  = "policy:tool_arguments_rewritten"
+	reasonToolsWithheld      = "policy:tools_withheld"
 )
 
 // toolsOptions configures the "tools" type.
@@ -55,11 +56,11 @@ func newTools(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	var ps []config.Problem
 	for i, p := range spec.Points {
 		switch enforcement.Point(p) {
-		case enforcement.PostModelCall, enforcement.PreToolCall:
+		case enforcement.PostModelCall, enforcement.PreToolCall, enforcement.PostToolCall:
 		default:
 			if enforcement.Point(p).Valid() {
 				ps = append(ps, spec.Problemf(fmt.Sprintf("points[%d]", i),
-					"tools acts only where tool calls appear: post_model_call and pre_tool_call (got %s)", p))
+					"tools acts only where tool calls appear: post_model_call, pre_tool_call and post_tool_call (a tool listing) (got %s)", p))
 			}
 		}
 	}
@@ -116,6 +117,15 @@ func (t *toolsInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 		if !ok {
 			return enforcement.Verdict{}, fmt.Errorf("tools: pre_tool_call context has no tool_call.name string")
 		}
+		if isMCPMethod(c) {
+			// An MCP request other than tools/call (initialize,
+			// tools/list, resources/read, …): allow lists name tools, so
+			// only a deny glob refuses it.
+			if i := slices.IndexFunc(t.deny, func(g string) bool { return globMatch(g, name) }); i >= 0 {
+				return enforcement.Deny(t.reason, t.deniedMessage("the MCP request", "deny["+strconv.Itoa(i)+"] matches its name")), nil
+			}
+			return enforcement.Allow(), nil
+		}
 		out, changes, deny := t.call("the tool call", name, c.Target())
 		switch {
 		case deny != nil:
@@ -124,8 +134,49 @@ func (t *toolsInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 			return enforcement.Allow(), nil
 		}
 		return t.rewritten(jsonvalue.DeepCopy(out), changes), nil
+	case enforcement.PostToolCall:
+		call, _ := c["tool_call"].(map[string]any)
+		name, _ := call["name"].(string)
+		if prefix, ok := strings.CutSuffix(name, toolListing); ok {
+			return t.listing(prefix, c.Target())
+		}
 	}
 	return enforcement.Allow(), nil
+}
+
+// toolListing ends the tool_call name of an MCP tools/list request
+// (<server prefix>/tools/list, see docs/mcp.md).
+const toolListing = "/tools/list"
+
+// listing keeps, of an MCP tools/list result, the tools the lists allow,
+// named as their calls will be (prefix + the tool's name): a client is
+// never offered a tool its calls would be denied.
+func (t *toolsInterceptor) listing(prefix string, target any) (enforcement.Verdict, error) {
+	result, ok := target.(map[string]any)
+	tools, isList := result["tools"].([]any)
+	if !ok || !isList {
+		return enforcement.Allow(), nil // an error answer, or no listing
+	}
+	kept := make([]any, 0, len(tools))
+	for i, e := range tools {
+		tool, _ := e.(map[string]any)
+		name, ok := tool["name"].(string)
+		if !ok {
+			return enforcement.Verdict{}, fmt.Errorf("tools: the listing's tools[%d] has no name string", i)
+		}
+		if t.nameDenied(prefix+name) == "" {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == len(tools) {
+		return enforcement.Allow(), nil
+	}
+	out := maps.Clone(result)
+	out["tools"] = jsonvalue.DeepCopy(kept)
+	v := enforcement.TransformTo("$target", out)
+	v.Reason = reasonToolsWithheld
+	v.Message = enforcement.TruncateMessage(fmt.Sprintf("%d of %d listed tools withheld by policy %s", len(tools)-len(kept), len(tools), t.policy))
+	return v, nil
 }
 
 // response checks every call of a post_model_call target; the arguments
@@ -182,11 +233,7 @@ func (t *toolsInterceptor) rewritten(value any, changes []string) enforcement.Ve
 // names, never the tool or argument names the model chose.
 func (t *toolsInterceptor) call(at, name string, args any) (map[string]any, []string, *enforcement.Verdict) {
 	if why := t.nameDenied(name); why != "" {
-		msg := t.message
-		if msg == "" {
-			msg = fmt.Sprintf("%s: the tool is not allowed by policy %s (%s)", at, t.policy, why)
-		}
-		v := enforcement.Deny(t.reason, msg)
+		v := enforcement.Deny(t.reason, t.deniedMessage(at, why))
 		return nil, nil, &v
 	}
 	rule := t.ruleFor(name)
@@ -203,6 +250,26 @@ func (t *toolsInterceptor) call(at, name string, args any) (map[string]any, []st
 		changes[i] = at + ": " + ch
 	}
 	return out, changes, nil
+}
+
+// deniedMessage is the not-allowed deny's message: the configured one,
+// or one naming where (at) and why.
+func (t *toolsInterceptor) deniedMessage(at, why string) string {
+	if t.message != "" {
+		return t.message
+	}
+	return fmt.Sprintf("%s: the tool is not allowed by policy %s (%s)", at, t.policy, why)
+}
+
+// isMCPMethod reports whether a tool point's context brackets an MCP
+// request other than tools/call: the gateway names its method in
+// extensions.hooks_gateway.mcp_method, which no client can set (the emit
+// API refuses the gateway's extension namespace).
+func isMCPMethod(c enforcement.Context) bool {
+	ext, _ := c["extensions"].(map[string]any)
+	gw, _ := ext["hooks_gateway"].(map[string]any)
+	m, _ := gw["mcp_method"].(string)
+	return m != "" && m != "tools/call"
 }
 
 // nameDenied applies deny, then allow, and says why a name is refused

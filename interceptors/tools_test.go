@@ -369,7 +369,7 @@ func TestToolsProblems(t *testing.T) {
 `)
 	want := []string{
 		"policy.yaml:4: interceptors[0]: gives no allow, deny or arguments: it would enforce nothing",
-		"policy.yaml:6: interceptors[0].points[1]: tools acts only where tool calls appear: post_model_call and pre_tool_call (got output)",
+		"policy.yaml:6: interceptors[0].points[1]: tools acts only where tool calls appear: post_model_call, pre_tool_call and post_tool_call (a tool listing) (got output)",
 		`policy.yaml:9: interceptors[1].allow[0]: invalid glob "[": syntax error in pattern`,
 		"policy.yaml:9: interceptors[1].allow[1]: must not be empty",
 		`policy.yaml:11: interceptors[1].reason: must not use the reserved host_error: prefix (got "host_error:x")`,

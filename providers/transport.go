@@ -27,6 +27,12 @@ const (
 	readBufferSize = 32 << 10
 )
 
+// NewTransport is the tuned transport of a proxy's upstream, for the
+// gateway's other upstreams (MCP servers); see newTransport.
+func NewTransport(connectTimeout, responseHeaderTimeout time.Duration) *http.Transport {
+	return newTransport(connectTimeout, responseHeaderTimeout)
+}
+
 // newTransport returns the transport an upstream owns. connectTimeout bounds
 // dialing (0 means 30s); responseHeaderTimeout, when set, bounds the wait
 // for the status line after the request is written.

@@ -27,6 +27,8 @@ type Principal struct {
 	Models []string
 	// APIs are the APIs the key may use (config.KeyAPIs); empty is all.
 	APIs []string
+	// MCPServers are the MCP servers the key may reach; empty is all.
+	MCPServers []string
 	// ClientTurnPoints allows the key to send Agent-Hooks-Turn-Points:
 	// client.
 	ClientTurnPoints bool
@@ -65,7 +67,7 @@ func principals(keys []config.APIKey) (map[KeyHash]Principal, map[KeyHash]string
 		}
 		live[k.Hash] = Principal{
 			KeyID: k.Name, AgentID: k.AgentID, Tenant: k.Tenant,
-			Models: slices.Clone(k.Models), APIs: slices.Clone(k.APIs),
+			Models: slices.Clone(k.Models), APIs: slices.Clone(k.APIs), MCPServers: slices.Clone(k.MCPServers),
 			ClientTurnPoints: k.ClientTurnPoints, RateLimit: k.RateLimit,
 		}
 	}

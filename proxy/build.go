@@ -196,7 +196,7 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 		return nil, err
 	}
 	pol := &Policy{Emitter: em, Router: router, Version: doc.Version, Sources: doc.Sources, Routes: routes,
-		ContextExtensions: policyExtensions(doc.Version, "")}
+		ContextExtensions: policyExtensions(doc.Version, ""), MCP: buildMCP(cfg.MCP)}
 	pol.apiExtensions = surfaceExtensions(pol)
 	pol.extensionsOnlyMembers = map[string]any{"extensions": pol.ContextExtensions}
 	pol.RequireKeys, pol.KeysVersion = cfg.Auth.RequiresKeys(), cfg.Auth.Version()

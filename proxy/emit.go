@@ -96,6 +96,13 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 			return "", nil, nil, bad(k, k+" is set by the gateway and must not be sent")
 		}
 	}
+	if ext, ok := obj["extensions"].(map[string]any); ok {
+		if _, ok := ext[ExtensionNamespace]; ok {
+			// Policies read the gateway's facts there (the route, the
+			// surface, an MCP method): a context may not assert them.
+			return "", nil, nil, bad("extensions."+ExtensionNamespace, "extensions."+ExtensionNamespace+" is set by the gateway and must not be sent")
+		}
+	}
 	ps, _ := obj["interception_point"].(string)
 	point := enforcement.Point(ps)
 	if !point.Valid() {

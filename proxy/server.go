@@ -69,6 +69,8 @@ type Policy struct {
 	// Routes select another emitter per request (EmitterFor); Emitter is
 	// the default chain's.
 	Routes []PolicyRoute
+	// MCP are the MCP servers served at /mcp/{server}; nil serves none.
+	MCP *mcpRoutes
 	// ContextExtensions, when set, is the "extensions" member of the
 	// contexts the gateway builds for model calls (extensions take no
 	// part in context identity). Read-only.
@@ -297,6 +299,9 @@ func (s *Server) routes() http.Handler {
 		}
 	}
 	r.Get("/v1/models", s.handleModels)
+	r.Post("/mcp/{server}", s.traced("POST /mcp/{server}", s.handleMCP))
+	r.Get("/mcp/{server}", s.handleMCPGet)
+	r.Delete("/mcp/{server}", s.handleMCPDelete)
 	r.Post("/v1/agent-hooks/emit", s.traced("POST /v1/agent-hooks/emit", s.handleEmit))
 	r.Post("/v1/agent-hooks/sessions/{id}/end", s.handleEndSession)
 	r.Get("/healthz", s.handleHealth)

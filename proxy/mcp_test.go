@@ -1,0 +1,270 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/specschema"
+)
+
+// mcpUpstream is a real MCP server (the official Go SDK) over Streamable
+// HTTP, recording the tool calls that reach it.
+type mcpUpstream struct {
+	url   string
+	mu    sync.Mutex
+	calls []string // "tool args-json"
+}
+
+func (u *mcpUpstream) called() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.calls...)
+}
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+type fetchArgs struct {
+	URL string `json:"url"`
+}
+
+func newMCPUpstream(t *testing.T, stateless bool) *mcpUpstream {
+	t.Helper()
+	u := &mcpUpstream{}
+	record := func(name string, args any) {
+		b, _ := json.Marshal(args)
+		u.mu.Lock()
+		u.calls = append(u.calls, name+" "+string(b))
+		u.mu.Unlock()
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: "Use echo to repeat text.",
+	})
+	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "Repeats text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			record("echo", in)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "fetch", Description: "Fetches a URL."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in fetchArgs) (*mcp.CallToolResult, any, error) {
+			record("fetch", in)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "fetched " + in.URL}}}, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "Says who the operator is."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			record("whoami", struct{}{})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "operator: ops@example.com"}}}, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "delete_repo", Description: "Deletes a repository."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			record("delete_repo", struct{}{})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted"}}}, nil, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	u.url = hs.URL
+	return u
+}
+
+// headerTransport adds headers to every request, as an agent's MCP client
+// configuration does.
+type headerTransport struct {
+	h    map[string]string
+	base http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// startMCPGateway serves a gateway with the MCP server up as "fs" under
+// the interceptors of policy.
+func startMCPGateway(t *testing.T, up *mcpUpstream, policy string) (string, *syncBuffer) {
+	t.Helper()
+	records := &syncBuffer{}
+	doc := `listeners:
+  http: "127.0.0.1:0"
+upstreams:
+  - name: mock
+    type: mock
+mcp:
+  servers:
+    - name: fs
+      url: ` + up.url + `
+sessions:
+  store: memory
+records:
+  sinks:
+    - type: stdout
+interceptors:
+` + policy
+	return serveDoc(t, "mcp.yaml", doc, records, nil), records
+}
+
+const mcpPolicy = `  - name: tools
+    type: tools
+    points: [pre_tool_call, post_tool_call]
+    deny: ["mcp__fs__delete_*"]
+    arguments:
+      - tool: mcp__fs__fetch
+        properties:
+          url: {type: string, pattern: "^https://docs[.]example/", on_violation: replace, replacement: "https://docs.example/"}
+  - name: redact-email
+    type: regex
+    points: [post_tool_call]
+    action: redact
+    scope: target
+    patterns: ['[a-z]+@example[.]com']
+    replacement: "[email]"
+`
+
+func connectMCP(t *testing.T, url string, headers map[string]string, version string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1.0.0"}, nil)
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:   url,
+		HTTPClient: &http.Client{Transport: headerTransport{h: headers, base: http.DefaultTransport}},
+		MaxRetries: -1,
+	}
+	cs, err := client.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect through the gateway: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func textOf(t *testing.T, r *mcp.CallToolResult) string {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range r.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			t.Fatalf("content %T, want text", c)
+		}
+		b.WriteString(tc.Text)
+	}
+	return b.String()
+}
+
+// mcpRecords are the records of the stdout sink, decoded, each checked
+// against the spec's record schema.
+func mcpRecords(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	schemas, err := specschema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(line, `"interception_point"`) {
+			continue
+		}
+		if err := schemas.ValidateJSON("", []byte(line)); err != nil {
+			t.Errorf("record not schema-valid: %v\n%s", err, line)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func TestMCPToolCallsThroughTheGateway(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		stateless bool
+		version   string
+	}{
+		{"2025-06-18 session", false, "2025-06-18"},
+		{"2025-11-25 session", false, "2025-11-25"},
+		{"2026-07-28 stateless", true, "2026-07-28"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newMCPUpstream(t, tc.stateless)
+			gw, out := startMCPGateway(t, up, mcpPolicy)
+			cs := connectMCP(t, gw+"/mcp/fs", map[string]string{"Agent-Hooks-Session": "run-1"}, tc.version)
+			ctx := context.Background()
+
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range tools.Tools {
+				names = append(names, tool.Name)
+			}
+			if strings.Join(names, ",") != "echo,fetch,whoami" {
+				t.Errorf("tools/list through the gateway = %v, want the denied delete_repo withheld", names)
+			}
+
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+			if err != nil || r.IsError || textOf(t, r) != "echo: hello" {
+				t.Fatalf("allowed call: %v %+v", err, r)
+			}
+
+			r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_repo", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.IsError || !strings.Contains(textOf(t, r), "not allowed by policy tools") {
+				t.Errorf("denied call answered %+v, want an error result with the policy's reason", r)
+			}
+			if v, ok := r.Meta["hooks-gateway/verdict"].(map[string]any); !ok || v["code"] != "policy:tool_not_allowed" || v["interception_point"] != "pre_tool_call" {
+				t.Errorf("denied call's _meta verdict = %v", r.Meta)
+			}
+
+			r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"url": "https://evil.example/x"}})
+			if err != nil || r.IsError || textOf(t, r) != "fetched https://docs.example/" {
+				t.Errorf("rewritten call: %v %+v", err, r)
+			}
+
+			r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+			if err != nil || r.IsError || textOf(t, r) != "operator: [email]" {
+				t.Errorf("redacted result: %v %+v", err, r)
+			}
+
+			calls := up.called()
+			want := []string{`echo {"text":"hello"}`, `fetch {"url":"https://docs.example/"}`, `whoami {}`}
+			if fmt.Sprint(calls) != fmt.Sprint(want) {
+				t.Errorf("the server received %q, want %q (the denied call never, the rewrite applied)", calls, want)
+			}
+
+			cs.Close()
+			recs := mcpRecords(t, out.String())
+			var points []string
+			for i, rec := range recs {
+				if rec["session_id"] != "run-1" {
+					t.Errorf("record %d in session %v, want run-1", i, rec["session_id"])
+				}
+				if seq, _ := rec["sequence"].(float64); int(seq) != i {
+					t.Errorf("record %d has sequence %v: the trail has a gap", i, rec["sequence"])
+				}
+				points = append(points, fmt.Sprint(rec["interception_point"]))
+			}
+			if len(points) == 0 || points[0] != "agent_startup" {
+				t.Fatalf("points %v, want the session's agent_startup first", points)
+			}
+			pre, post := strings.Count(strings.Join(points, " "), "pre_tool_call"), strings.Count(strings.Join(points, " "), "post_tool_call")
+			if pre != post+1 { // the denied call has no post
+				t.Errorf("points %v: %d pre_tool_call, %d post_tool_call", points, pre, post)
+			}
+		})
+	}
+}
