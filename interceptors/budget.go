@@ -55,9 +55,12 @@ type budgetOptions struct {
 type budgetLimitOptions struct {
 	Scope  string        `yaml:"scope"`
 	Window time.Duration `yaml:"window"`
-	// Requests caps model calls; Tokens caps prompt+completion tokens.
-	Requests *int64 `yaml:"requests"`
-	Tokens   *int64 `yaml:"tokens"`
+	// Requests caps model calls; Tokens caps prompt+completion tokens;
+	// ToolCalls caps tool calls (MCP tools/call through the gateway, and
+	// the SDK's through the emit API).
+	Requests  *int64 `yaml:"requests"`
+	Tokens    *int64 `yaml:"tokens"`
+	ToolCalls *int64 `yaml:"tool_calls"`
 	// WarnAt is the fraction of a cap past which calls carry a warning.
 	WarnAt *float64 `yaml:"warn_at"`
 }
@@ -68,6 +71,7 @@ type budgetLimit struct {
 	window   time.Duration
 	requests int64
 	tokens   int64
+	tools    int64
 	warnAt   float64 // 0: no warning
 }
 
@@ -122,12 +126,16 @@ func budgetPointProblems(spec config.Interceptor, limits []budgetLimit) []config
 		}
 		return false
 	}
-	var needPre, needPost bool
+	var needPre, needPost, needTool bool
 	for _, l := range limits {
 		needPre = needPre || l.requests > 0 || l.tokens > 0
 		needPost = needPost || l.tokens > 0
+		needTool = needTool || l.tools > 0
 	}
 	var ps []config.Problem
+	if needTool && !has(enforcement.PreToolCall) {
+		ps = append(ps, spec.Problemf("points", "must include pre_tool_call, where tool calls are counted"))
+	}
 	if needPre && !has(enforcement.PreModelCall) {
 		ps = append(ps, spec.Problemf("points", "must include pre_model_call, where budgets are checked"))
 	}
@@ -155,8 +163,13 @@ func budgetLimitOf(spec config.Interceptor, field string, lo budgetLimitOptions)
 		// Window starts are whole Unix seconds in the counters' keys.
 		ps = append(ps, spec.Problemf(field+".window", "must be a whole number of seconds (got %v)", lo.Window))
 	}
-	if lo.Requests == nil && lo.Tokens == nil {
-		ps = append(ps, spec.Problemf(field, "needs requests, tokens or both"))
+	if lo.Requests == nil && lo.Tokens == nil && lo.ToolCalls == nil {
+		ps = append(ps, spec.Problemf(field, "needs requests, tokens or tool_calls"))
+	}
+	if lo.ToolCalls != nil {
+		if l.tools = *lo.ToolCalls; l.tools <= 0 {
+			ps = append(ps, spec.Problemf(field+".tool_calls", "must be positive (got %d)", l.tools))
+		}
 	}
 	if lo.Requests != nil {
 		if l.requests = *lo.Requests; l.requests <= 0 {
@@ -184,6 +197,10 @@ func (b *budgetInterceptor) Intercept(ctx context.Context, c enforcement.Context
 	case enforcement.PostModelCall:
 		if err := b.charge(ctx, c); err != nil {
 			return enforcement.Verdict{}, err
+		}
+	case enforcement.PreToolCall:
+		if !isMCPMethod(c) { // a tool call, not an MCP protocol request
+			return b.reserve(ctx, c, b.now(), "tool_calls", "tool call", func(l budgetLimit) int64 { return l.tools }, nil)
 		}
 	}
 	return enforcement.Allow(), nil
@@ -218,25 +235,33 @@ func (b *budgetInterceptor) admit(ctx context.Context, c enforcement.Context) (e
 			warnings = append(warnings, w)
 		}
 	}
+	return b.reserve(ctx, c, now, "requests", "request", func(l budgetLimit) int64 { return l.requests }, warnings)
+}
+
+// reserve counts one call of kind (the counters' name; what in messages)
+// against every applicable limit whose cap is positive, adding to
+// warnings. A denied call consumes nothing: reservations already made
+// are given back.
+func (b *budgetInterceptor) reserve(ctx context.Context, c enforcement.Context, now time.Time, kind, what string, cap func(budgetLimit) int64, warnings []enforcement.Warning) (enforcement.Verdict, error) {
 	var held []reservation
 	for _, l := range b.limits {
-		id := scopeID(c, l.scope)
-		if id == "" || l.requests == 0 {
+		id, limit := scopeID(c, l.scope), cap(l)
+		if id == "" || limit == 0 {
 			continue
 		}
-		key := l.key("requests", id, now)
-		used, ok, err := b.counters.ReserveCounter(ctx, key, l.window, 1, l.requests)
+		key := l.key(kind, id, now)
+		used, ok, err := b.counters.ReserveCounter(ctx, key, l.window, 1, limit)
 		if err != nil {
-			return enforcement.Verdict{}, errors.Join(fmt.Errorf("budget: reserve request: %w", err), b.release(ctx, held))
+			return enforcement.Verdict{}, errors.Join(fmt.Errorf("budget: reserve %s: %w", what, err), b.release(ctx, held))
 		}
 		if !ok {
 			if err := b.release(ctx, held); err != nil {
 				return enforcement.Verdict{}, err
 			}
-			return enforcement.Deny(b.reason, l.describe("request")+" is exhausted"), nil
+			return enforcement.Deny(b.reason, l.describe(what)+" is exhausted"), nil
 		}
 		held = append(held, reservation{key, l.window})
-		if w, ok := l.warning("request", used, l.requests); ok {
+		if w, ok := l.warning(what, used, limit); ok {
 			warnings = append(warnings, w)
 		}
 	}

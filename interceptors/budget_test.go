@@ -216,7 +216,7 @@ func TestBudgetProblems(t *testing.T) {
 	want := []string{
 		`limits[0].scope: must be session, agent or tenant (got "team")`,
 		`limits[0].window: is required and must be positive`,
-		`limits[0]: needs requests, tokens or both`,
+		`limits[0]: needs requests, tokens or tool_calls`,
 		`limits[0].warn_at: must be a fraction`,
 		`limits[1].window: must be a whole number of seconds`,
 		`limits[1].requests: must be positive (got 0)`,
@@ -279,5 +279,39 @@ func TestBudgetPointsProblems(t *testing.T) {
 		if !strings.Contains(msg, w) {
 			t.Errorf("problems lack %q:\n%s", w, msg)
 		}
+	}
+}
+
+func TestBudgetToolCallsPerSession(t *testing.T) {
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	b := buildBudget(t, `  - name: budgets
+    type: budget
+    limits:
+      - {scope: session, window: 1h, tool_calls: 2}
+`, sessions.NewMemory(sessions.Options{}), &now)
+	toolCall := func(session, method string) enforcement.Context {
+		c := modelCall(enforcement.PreToolCall, session, "a", "")
+		if method != "" {
+			c["extensions"] = map[string]any{"hooks_gateway": map[string]any{"mcp_method": method}}
+		}
+		return c
+	}
+	// Model calls and MCP protocol requests are not tool calls.
+	for _, c := range []enforcement.Context{modelCall(enforcement.PreModelCall, "s", "a", ""), toolCall("s", "tools/list"), toolCall("s", "initialize")} {
+		if v := intercept(t, b, c); v.Decision != enforcement.DecisionAllow {
+			t.Fatalf("%v: %+v", c["interception_point"], v)
+		}
+	}
+	for i, c := range []enforcement.Context{toolCall("s", ""), toolCall("s", "tools/call")} {
+		if v := intercept(t, b, c); v.Decision != enforcement.DecisionAllow {
+			t.Fatalf("tool call %d: %+v", i+1, v)
+		}
+	}
+	v := intercept(t, b, toolCall("s", "tools/call"))
+	if v.Decision != enforcement.DecisionDeny || v.Reason != budgetExhausted || !strings.Contains(v.Message, "session tool call budget for the 1h window") {
+		t.Fatalf("third tool call = %+v; want the session's tool call budget exhausted", v)
+	}
+	if v := intercept(t, b, toolCall("s2", "")); v.Decision != enforcement.DecisionAllow {
+		t.Errorf("another session's first tool call = %+v", v)
 	}
 }
