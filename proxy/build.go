@@ -116,7 +116,13 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 	if cfg.Seal.Ephemeral() {
 		logger.Warn("no seal.keys configured: opaque provider blobs (encrypted reasoning, thinking signatures, item ids) are sealed under a key of this process only; conversations that carry them do not survive a restart or move to another replica")
 	}
+	mcpSeal, err := cfg.Seal.Keyring()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	opts := Options{
+		MCPSeal:              mcpSeal,
 		Policy:               pol,
 		Store:                store,
 		MaxRequestBytes:      cfg.Limits.MaxRequestBytes,

@@ -19,6 +19,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/mcp"
 	"github.com/hooks-gateway/hooks-gateway/providers"
@@ -134,13 +135,13 @@ func (s *Server) handleMCPDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	sessionID, ok := s.openMCPSession(w, r, srv, nil)
+	if !ok {
+		return
+	}
 	h := srv.headers.Clone()
-	if sid := r.Header.Get(mcp.HeaderSessionID); sid != "" {
-		if !sessionIDPattern.MatchString(sid) {
-			writeError(w, &apiError{status: http.StatusBadRequest, typ: typeInvalid, code: "invalid_request", message: "Mcp-Session-Id must be visible ASCII", param: mcp.HeaderSessionID})
-			return
-		}
-		h.Set(mcp.HeaderSessionID, sid)
+	if sessionID != "" {
+		h.Set(mcp.HeaderSessionID, sessionID)
 	}
 	if v := r.Header.Get(mcp.HeaderProtocolVersion); protocolVersionPattern.MatchString(v) {
 		h.Set(mcp.HeaderProtocolVersion, v)
@@ -228,7 +229,11 @@ func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mc
 		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidParams, "the notification cannot be written")))
 		return
 	}
-	resp, err := srv.post(r.Context(), r.Header, m.Method, params, nil, body)
+	sessionID, ok := s.openMCPSession(w, r, srv, nil)
+	if !ok {
+		return
+	}
+	resp, err := srv.post(r.Context(), r.Header, sessionID, m.Method, params, nil, body)
 	if err != nil {
 		writeError(w, errorf(http.StatusBadGateway, typeUpstream, "mcp_server_unreachable", "the MCP server %s could not be reached", srv.name))
 		return
@@ -266,6 +271,10 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(m.ID, rpcError(err)))
 		return
 	}
+	mcpSession, ok := s.openMCPSession(w, r, srv, m)
+	if !ok {
+		return
+	}
 	agentID, err := s.requestAgent(r, p)
 	if err != nil {
 		writeError(w, err)
@@ -277,7 +286,7 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 		s.mcpFailure(w, m, asAPIError(err))
 		return
 	}
-	mc := &mcpCallState{s: s, t: t, srv: srv, m: m, call: call}
+	mc := &mcpCallState{s: s, t: t, srv: srv, m: m, call: call, session: mcpSession}
 	status, body, sessionID := mc.run(ctx, r)
 	reason := enforcement.ShutdownCompleted
 	if ctx.Err() != nil {
@@ -285,9 +294,33 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 	}
 	t.end(ctx, reason)
 	if sessionID != "" {
-		w.Header().Set(mcp.HeaderSessionID, sessionID)
+		w.Header().Set(mcp.HeaderSessionID, s.opts.MCPSeal.SealString(mcpSessionKind(srv), sessionID))
 	}
 	writeRPC(w, status, body)
+}
+
+// mcpSessionKind binds a sealed MCP session id to its server: a seal made
+// for one server does not open for another.
+func mcpSessionKind(srv *mcpServer) seal.Kind { return seal.Kind("mcp.session." + srv.name) }
+
+// openMCPSession opens the client's Mcp-Session-Id: the client holds the
+// gateway's seal of the id the server issued (which no verdict could
+// judge), and the server gets back exactly its own. A value the gateway
+// did not seal for this server is an unknown session: 404, the status
+// that tells a client to start a new MCP session. m is the request being
+// answered (nil for a notification or DELETE).
+func (s *Server) openMCPSession(w http.ResponseWriter, r *http.Request, srv *mcpServer, m *mcp.Message) (string, bool) {
+	v := r.Header.Get(mcp.HeaderSessionID)
+	if v == "" {
+		return "", true
+	}
+	sid, err := s.opts.MCPSeal.OpenString(mcpSessionKind(srv), v)
+	if err != nil || !sessionIDPattern.MatchString(sid) {
+		writeRPC(w, http.StatusNotFound, mcp.ErrorBody(idOf(m), mcp.Errorf(mcp.CodeInvalidRequest,
+			"the %s header names no MCP session this gateway opened for this server; initialize a new one", mcp.HeaderSessionID)))
+		return "", false
+	}
+	return sid, true
 }
 
 // mcpCallState is one bracketed call in flight.
@@ -299,6 +332,8 @@ type mcpCallState struct {
 	call *mcp.Call
 	// args are the verdicted arguments, the ones the server received.
 	args map[string]any
+	// session is the server's MCP session id the client's seal opened to.
+	session string
 }
 
 // run emits the call's points around the server's answer and returns the
@@ -322,7 +357,7 @@ func (mc *mcpCallState) run(ctx context.Context, r *http.Request) (int, []byte, 
 	paramHeaders, _ := mcp.ParamHeaders(r.Header, mc.args) // checked against the client's arguments already
 	mc.t.stage = stageUpstream
 	start := time.Now()
-	answer, sessionID, err := mc.srv.call(ctx, r.Header, m, params, paramHeaders, body, mc.s.opts.StreamBufferLimit)
+	answer, sessionID, err := mc.srv.call(ctx, r.Header, mc.session, m, params, paramHeaders, body, mc.s.opts.StreamBufferLimit)
 	if err != nil {
 		var status *mcpStatusError
 		if errors.As(err, &status) && status.code == http.StatusNotFound {
@@ -528,11 +563,11 @@ func serverFailure(err error) string {
 
 var errNoAnswer = errors.New("its stream ended without the answer")
 
-// post sends one message to the server, with the client's transport
-// headers that carry no content (its MCP session and protocol revision),
+// post sends one message to the server, with the client's MCP session
+// (sessionID, opened from the client's seal) and protocol revision,
 // the standard headers computed from the verdicted method and params, and
 // the server's configured headers.
-func (srv *mcpServer) post(ctx context.Context, client http.Header, method string, params map[string]any, paramHeaders http.Header, body []byte) (*http.Response, error) {
+func (srv *mcpServer) post(ctx context.Context, client http.Header, sessionID, method string, params map[string]any, paramHeaders http.Header, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -540,8 +575,8 @@ func (srv *mcpServer) post(ctx context.Context, client http.Header, method strin
 	h := srv.headers.Clone()
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	if sid := client.Get(mcp.HeaderSessionID); sessionIDPattern.MatchString(sid) {
-		h.Set(mcp.HeaderSessionID, sid)
+	if sessionID != "" {
+		h.Set(mcp.HeaderSessionID, sessionID)
 	}
 	if v := client.Get(mcp.HeaderProtocolVersion); protocolVersionPattern.MatchString(v) {
 		h.Set(mcp.HeaderProtocolVersion, v)
@@ -561,8 +596,8 @@ func (srv *mcpServer) post(ctx context.Context, client http.Header, method strin
 // the server makes of the client meanwhile are refused to the server by
 // the gateway; its notifications are not relayed (their text would reach
 // the client unjudged).
-func (srv *mcpServer) call(ctx context.Context, client http.Header, m *mcp.Message, params map[string]any, paramHeaders http.Header, body []byte, limit int64) (*mcp.Message, string, error) {
-	resp, err := srv.post(ctx, client, m.Method, params, paramHeaders, body)
+func (srv *mcpServer) call(ctx context.Context, client http.Header, sessionID string, m *mcp.Message, params map[string]any, paramHeaders http.Header, body []byte, limit int64) (*mcp.Message, string, error) {
+	resp, err := srv.post(ctx, client, sessionID, m.Method, params, paramHeaders, body)
 	if err != nil {
 		return nil, "", err
 	}
@@ -570,8 +605,8 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, m *mcp.Messa
 	if resp.StatusCode/100 != 2 {
 		return nil, "", &mcpStatusError{code: resp.StatusCode}
 	}
-	sessionID := resp.Header.Get(mcp.HeaderSessionID)
-	if sessionID != "" && !sessionIDPattern.MatchString(sessionID) {
+	issued := resp.Header.Get(mcp.HeaderSessionID)
+	if issued != "" && !sessionIDPattern.MatchString(issued) {
 		return nil, "", errors.New("the server's session id is not visible ASCII")
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -587,7 +622,7 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, m *mcp.Messa
 		if a.Kind != mcp.Response || !mcp.SameID(a.ID, m.ID) {
 			return nil, "", errors.New("the server answered with another message than the response to the request")
 		}
-		return a, sessionID, nil
+		return a, issued, nil
 	}
 	events := mcp.NewEventReader(resp.Body, limit)
 	for {
@@ -601,10 +636,10 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, m *mcp.Messa
 		switch a.Kind {
 		case mcp.Response:
 			if mcp.SameID(a.ID, m.ID) {
-				return a, sessionID, nil
+				return a, issued, nil
 			}
 		case mcp.Request:
-			srv.refuse(ctx, client, a)
+			srv.refuse(ctx, client, sessionID, a)
 		}
 	}
 }
@@ -613,9 +648,9 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, m *mcp.Messa
 // behalf: the gateway relays none (sampling, elicitation and roots would
 // carry content in both directions outside any verdict), and the
 // capabilities it forwards declare none.
-func (srv *mcpServer) refuse(ctx context.Context, client http.Header, req *mcp.Message) {
+func (srv *mcpServer) refuse(ctx context.Context, client http.Header, sessionID string, req *mcp.Message) {
 	body := mcp.ErrorBody(req.ID, mcp.Errorf(mcp.CodeMethodNotFound, "the gateway relays no server request to its clients"))
-	resp, err := srv.post(ctx, client, "", nil, nil, body)
+	resp, err := srv.post(ctx, client, sessionID, "", nil, nil, body)
 	if err == nil {
 		resp.Body.Close()
 	}

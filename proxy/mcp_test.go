@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -267,4 +268,57 @@ func TestMCPToolCallsThroughTheGateway(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMCPSessionIDsAreSealed: the client holds the gateway's seal of the
+// MCP session id the server issued, never the id itself; an id the
+// gateway did not seal is an unknown session (404: start a new one).
+func TestMCPSessionIDsAreSealed(t *testing.T) {
+	up := newMCPUpstream(t, false)
+	gw, _ := startMCPGateway(t, up, mcpPolicy)
+	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	status, hdr, body := mcpPost(t, gw+"/mcp/fs", initBody, h)
+	sid := hdr.Get("Mcp-Session-Id")
+	if status != 200 || !strings.HasPrefix(sid, "hgs1_") {
+		t.Fatalf("initialize: %d, session id %q, body %s; want the gateway's seal", status, sid, body)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	h["Mcp-Session-Id"] = sid
+	h["Mcp-Protocol-Version"] = "2025-11-25"
+	if status, _, body := mcpPost(t, gw+"/mcp/fs", list, h); status != 200 || !strings.Contains(string(body), `"echo"`) {
+		t.Fatalf("tools/list in the sealed session: %d %s", status, body)
+	}
+	t.Cleanup(func() { // end the server's session: its goroutines with it
+		req, _ := http.NewRequest(http.MethodDelete, gw+"/mcp/fs", nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	for _, forged := range []string{"not-a-seal", sid[:len(sid)-2] + "AA"} {
+		h["Mcp-Session-Id"] = forged
+		if status, _, body := mcpPost(t, gw+"/mcp/fs", list, h); status != http.StatusNotFound || !strings.Contains(string(body), "initialize a new one") {
+			t.Errorf("session id %q: %d %s, want 404", forged, status, body)
+		}
+	}
+}
+
+// mcpPost posts body to url with headers h.
+func mcpPost(t *testing.T, url, body string, h map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/membudget"
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	chatwire "github.com/hooks-gateway/hooks-gateway/internal/wire/chat"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
@@ -174,6 +175,9 @@ type Options struct {
 	// (see surfacePath); nil serves chat completions with the standard
 	// members only. Build makes them from the wire configuration.
 	Surfaces []wire.Surface
+	// MCPSeal seals the MCP session ids servers issue before clients hold
+	// them; nil seals under a key of this process.
+	MCPSeal *seal.Keyring
 }
 
 // Server is the gateway's HTTP handler and its background session sweeper.
@@ -245,6 +249,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.MCPSeal == nil {
+		opts.MCPSeal = seal.Ephemeral()
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New(metrics.Options{})
