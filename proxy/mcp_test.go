@@ -1,19 +1,23 @@
 package proxy_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/specschema"
+	"github.com/hooks-gateway/hooks-gateway/sessions/redistest"
 )
 
 // mcpUpstream is a real MCP server (the official Go SDK) over Streamable
@@ -321,4 +325,66 @@ func mcpPost(t *testing.T, url, body string, h map[string]string) (int, http.Hea
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b
+}
+
+// One agent run across two replicas on one Redis: its model calls through
+// one replica and its MCP tool calls through the other are one trail, in
+// the order they were made, gapless.
+func TestMCPAndModelCallsShareOneTrailAcrossReplicas(t *testing.T) {
+	rs := redistest.StartServer(t)
+	t.Setenv(config.EnvRedisURL, "")
+	up := newMCPUpstream(t, true)
+	replica := func() (string, *syncBuffer) {
+		records := &syncBuffer{}
+		doc := `listeners:
+  http: "127.0.0.1:0"
+upstreams:
+  - {name: mock, type: mock}
+mcp:
+  servers:
+    - {name: fs, url: "` + up.url + `"}
+sessions:
+  store: redis
+  redis_url: ` + rs.URL() + `
+records:
+  sinks:
+    - type: stdout
+interceptors:
+  - {name: pass, type: allow}
+`
+		return serveDoc(t, "replica.yaml", doc, records, nil), records
+	}
+	a, recA := replica()
+	b, recB := replica()
+	session := map[string]string{"Agent-Hooks-Session": "run-across"}
+
+	chat := func() {
+		status, _, body := mcpPost(t, a+"/v1/chat/completions", `{"model":"mock","messages":[{"role":"user","content":"hi"}]}`,
+			map[string]string{"Content-Type": "application/json", "Agent-Hooks-Session": "run-across"})
+		if status != 200 {
+			t.Fatalf("model call: %d %s", status, body)
+		}
+	}
+	chat()
+	cs := connectMCP(t, b+"/mcp/fs", session, "2026-07-28")
+	if r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil || r.IsError {
+		t.Fatalf("tool call: %v %+v", err, r)
+	}
+	chat()
+
+	recs := append(mcpRecords(t, recA.String()), mcpRecords(t, recB.String())...)
+	slices.SortFunc(recs, func(x, y map[string]any) int { return cmp.Compare(x["sequence"].(float64), y["sequence"].(float64)) })
+	var got []string
+	for i, r := range recs {
+		if r["session_id"] != "run-across" || int(r["sequence"].(float64)) != i {
+			t.Fatalf("record %d: session %v sequence %v: want one gapless trail", i, r["session_id"], r["sequence"])
+		}
+		if p := r["interception_point"].(string); p != "input" && p != "output" {
+			got = append(got, p)
+		}
+	}
+	want := "agent_startup pre_model_call post_model_call pre_tool_call post_tool_call pre_tool_call post_tool_call pre_model_call post_model_call"
+	if strings.Join(got, " ") != want { // server/discover, then the tool call
+		t.Errorf("trail %v\nwant %s", got, want)
+	}
 }
