@@ -65,6 +65,11 @@ func drive(ctx context.Context, args []string) error {
 	}
 	rep := &Report{Started: time.Now().UTC(), Machine: machine(), Command: "go run ./bench " + strings.Join(args, " "),
 		Plan: fmt.Sprintf("%d round(s) × %s per target, %s warm-up", p.rounds, p.duration, p.warmup)}
+	for _, sc := range selected {
+		if sc.duration > 0 && !p.durationSet {
+			rep.Plan += fmt.Sprintf(" (%s: %s per target)", sc.name, sc.duration)
+		}
+	}
 
 	dir, err := os.MkdirTemp("", "hooks-bench-")
 	if err != nil {

@@ -15,10 +15,10 @@ type plan struct {
 	// durationSet says duration was asked for (--duration, --quick): it
 	// then overrides a scenario's own.
 	durationSet bool
-	warmup   time.Duration // per target, before the first round
-	rate     int           // overrides the scenario's rate when positive
-	keep     bool          // keep each scenario's directory (logs, config, records)
-	peers    peerOptions   // nginx, Caddy, Portkey beside the bare proxy
+	warmup      time.Duration // per target, before the first round
+	rate        int           // overrides the scenario's rate when positive
+	keep        bool          // keep each scenario's directory (logs, config, records)
+	peers       peerOptions   // nginx, Caddy, Portkey beside the bare proxy
 	// overloadRate and rssCeiling are the overload scenario's rate (0:
 	// twice the gateway's saturation rate, searched first) and the
 	// gateway's RSS ceiling.

@@ -31,12 +31,12 @@ type scenario struct {
 	duration time.Duration
 	// mcp marks a scenario of MCP tool calls: peers that route only model
 	// calls (Portkey) are left out, and a denied call is checked first.
-	mcp bool
-	rate        int    // requests per second
-	request     []byte
-	upstream    upstreamOptions
-	managed     bool // managed sessions in Redis (needs redis-server)
-	quick       bool // part of --quick
+	mcp      bool
+	rate     int // requests per second
+	request  []byte
+	upstream upstreamOptions
+	managed  bool // managed sessions in Redis (needs redis-server)
+	quick    bool // part of --quick
 	// denyProbe sends the deny probe through the gateway before the load
 	// (incremental scenarios: no unverdicted byte may reach the client).
 	denyProbe bool
