@@ -50,8 +50,10 @@ func mcpHandler(contentBytes int) http.Handler {
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted"}}}, nil, nil
 		})
+	// The SDK refuses a loopback request whose Host is not loopback (DNS
+	// rebinding); nginx sends its upstream pool's name.
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
+		&mcp.StreamableHTTPOptions{Stateless: true, DisableLocalhostProtection: true})
 }
 
 // mcpReportText is n bytes of report text.
