@@ -196,6 +196,13 @@ func TestDefaultPolicyMatchesEmbeddedDefault(t *testing.T) {
 			t.Errorf("%s interceptors differ from config/default.yaml's", f)
 		}
 	}
+	// The MCP scenario's policy is the default's plus a tools deny list.
+	mcpList, _ := interceptors("configs/mcp.yaml").([]any)
+	if len(mcpList) == 0 || !equalYAML(mcpList[:len(mcpList)-1], want) {
+		t.Error("configs/mcp.yaml's interceptors are not config/default.yaml's plus one")
+	} else if last, _ := mcpList[len(mcpList)-1].(map[string]any); last["type"] != "tools" {
+		t.Errorf("configs/mcp.yaml's added interceptor is %v, want the tools deny list", last["type"])
+	}
 }
 
 func equalYAML(a, b any) bool {

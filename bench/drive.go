@@ -54,8 +54,10 @@ func drive(ctx context.Context, args []string) error {
 	}
 	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate, keep: *keep,
 		peers: peerOptions{enabled: *withPeers, npmDir: *peersDir}, overloadRate: *overloadRate, rssCeiling: int64(*rssCeiling) << 20}
+	fl.Visit(func(f *flag.Flag) { p.durationSet = p.durationSet || f.Name == "duration" })
 	if *quick {
 		p.rounds, p.duration, p.warmup = 1, 2*time.Second, 500*time.Millisecond
+		p.durationSet = true
 	}
 	selected, err := selectScenarios(*names, *quick, *saturate || *soak)
 	if err != nil {
@@ -63,6 +65,11 @@ func drive(ctx context.Context, args []string) error {
 	}
 	rep := &Report{Started: time.Now().UTC(), Machine: machine(), Command: "go run ./bench " + strings.Join(args, " "),
 		Plan: fmt.Sprintf("%d round(s) × %s per target, %s warm-up", p.rounds, p.duration, p.warmup)}
+	for _, sc := range selected {
+		if sc.duration > 0 && !p.durationSet {
+			rep.Plan += fmt.Sprintf(" (%s: %s per target)", sc.name, sc.duration)
+		}
+	}
 
 	dir, err := os.MkdirTemp("", "hooks-bench-")
 	if err != nil {

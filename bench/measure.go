@@ -12,10 +12,13 @@ import (
 type plan struct {
 	rounds   int
 	duration time.Duration // per target per round
-	warmup   time.Duration // per target, before the first round
-	rate     int           // overrides the scenario's rate when positive
-	keep     bool          // keep each scenario's directory (logs, config, records)
-	peers    peerOptions   // nginx, Caddy, Portkey beside the bare proxy
+	// durationSet says duration was asked for (--duration, --quick): it
+	// then overrides a scenario's own.
+	durationSet bool
+	warmup      time.Duration // per target, before the first round
+	rate        int           // overrides the scenario's rate when positive
+	keep        bool          // keep each scenario's directory (logs, config, records)
+	peers       peerOptions   // nginx, Caddy, Portkey beside the bare proxy
 	// overloadRate and rssCeiling are the overload scenario's rate (0:
 	// twice the gateway's saturation rate, searched first) and the
 	// gateway's RSS ceiling.
@@ -109,7 +112,10 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 		return nil, fmt.Errorf("%s: %w", sc.name, err)
 	}
 	defer st.stop()
-	started, notes := startPeers(ctx, dir, st.upstream.url(), p.peers)
+	if sc.duration > 0 && !p.durationSet {
+		p.duration = sc.duration
+	}
+	started, notes := startPeers(ctx, dir, st.upstream.url(), scenarioPeers(sc, p.peers))
 	defer func() {
 		for _, sp := range started {
 			sp.proc.stop()
@@ -142,6 +148,13 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 			}
 			return nil, fmt.Errorf("%s: %w", sc.name, err)
 		}
+	}
+	if sc.mcp {
+		if err := mcpDenyCheck(ctx, base[2].url); err != nil {
+			res.Failed = err.Error()
+			return res, nil
+		}
+		res.Notes = append(res.Notes, "deny check: a tools/call of "+mcpDeniedTool+" through the gateway was answered with an isError result, policy:tool_not_allowed at pre_tool_call")
 	}
 	if sc.denyProbe {
 		d, err := runDenyProbe(ctx, st.gateway.url()+sc.path, sc)
@@ -240,6 +253,15 @@ func compare(res *ScenarioResult) {
 
 // gatewayOf is the gateway's result: the last target.
 func (res *ScenarioResult) gatewayOf() TargetResult { return res.Targets[len(res.Targets)-1] }
+
+// scenarioPeers are the peer options for sc: an MCP scenario leaves out
+// the peers that route model calls only.
+func scenarioPeers(sc scenario, o peerOptions) peerOptions {
+	if sc.mcp {
+		o.skipModelRouters = true
+	}
+	return o
+}
 
 // peerTarget is the target of a started peer.
 func peerTarget(sc scenario, sp startedPeer, upstream *child) *target {

@@ -30,6 +30,9 @@ type peer struct {
 type peerOptions struct {
 	enabled bool
 	npmDir  string // bench/peers: package.json, package-lock.json, node_modules
+	// skipModelRouters leaves out the peers that route model calls only
+	// (those with routing headers: Portkey), with a note.
+	skipModelRouters bool
 }
 
 // peers lists the peers, in report order.
@@ -177,6 +180,10 @@ func startPeers(ctx context.Context, dir, upstreamURL string, o peerOptions) (st
 		return nil, nil
 	}
 	for _, p := range peers(o) {
+		if o.skipModelRouters && p.headers != nil {
+			notes = append(notes, p.name+" skipped: it routes model calls, not MCP")
+			continue
+		}
 		c, err := p.start(ctx, dir, upstreamURL)
 		if err != nil {
 			var skip *errSkip

@@ -156,7 +156,7 @@ func writeScenario(w io.Writer, s *ScenarioResult) {
 			ms(t.Latency.P50), ms(t.Latency.P90), ms(t.Latency.P99), ms(t.Latency.Max), ttfb50, ttfb99,
 			t.CPUPer1k, up, float64(t.PeakRSS)/(1<<20), t.Requests, t.Errors)
 	}
-	fmt.Fprintf(w, "\nGateway over direct: +%s p50, +%s p99", ms(s.AddedP50), ms(s.AddedP99))
+	fmt.Fprintf(w, "\nGateway over direct: %s p50, %s p99", signedMS(s.AddedP50), signedMS(s.AddedP99))
 	if s.TTFBAdded != nil {
 		fmt.Fprintf(w, "; time to first byte +%s p50, +%s p99", ms(s.TTFBAdded.P50), ms(s.TTFBAdded.P99))
 	}

@@ -18,12 +18,25 @@ type scenario struct {
 	name        string
 	description string
 	config      string // file under configs/
-	path        string // the model-call route: chatPath, responsesPath or messagesPath
-	rate        int    // requests per second
-	request     []byte
-	upstream    upstreamOptions
-	managed     bool // managed sessions in Redis (needs redis-server)
-	quick       bool // part of --quick
+	path        string // the model-call route: chatPath, responsesPath or messagesPath (mcpPath)
+	// gatewayPath, when set, is the gateway's route where it differs from
+	// the upstream's (mcpGatewayPath: the gateway serves MCP servers by
+	// name).
+	gatewayPath string
+	// headers are sent with every request, beside Content-Type (the MCP
+	// transport's).
+	headers map[string]string
+	// duration, when set, is the load per target per round unless
+	// --duration is given: a scenario kept short in the default run.
+	duration time.Duration
+	// mcp marks a scenario of MCP tool calls: peers that route only model
+	// calls (Portkey) are left out, and a denied call is checked first.
+	mcp      bool
+	rate     int // requests per second
+	request  []byte
+	upstream upstreamOptions
+	managed  bool // managed sessions in Redis (needs redis-server)
+	quick    bool // part of --quick
 	// denyProbe sends the deny probe through the gateway before the load
 	// (incremental scenarios: no unverdicted byte may reach the client).
 	denyProbe bool
@@ -84,6 +97,9 @@ func scenarios() []scenario {
 		{name: "messages_stream_paced_incremental", description: "as stream_paced_incremental over the Messages API",
 			config: "messages_incremental.yaml", path: messagesPath, rate: 200, request: messagesRequest(2048, true, false), upstream: paced,
 			check: expect("event: message_stop"), denyProbe: true},
+		{name: "mcp", description: "MCP tools/call (2026-07-28, stateless) to an official Go SDK server answering 1 KiB of text; default policy plus a tools deny list, per-request sessions",
+			config: "mcp.yaml", path: mcpPath, gatewayPath: mcpGatewayPath, headers: mcpHeaders(mcpTool), rate: 500,
+			request: mcpRequest(), upstream: json1k, duration: 4 * time.Second, mcp: true, quick: true, check: checkMCPResult},
 	}
 }
 

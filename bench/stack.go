@@ -82,13 +82,17 @@ type target struct {
 
 // targets are direct, bare proxy and gateway, in round order.
 func (st *stack) targets(sc scenario) []*target {
-	mk := func(name string, proc *child, base string, extra ...*child) *target {
-		return &target{name: name, proc: proc, url: base + sc.path, reqs: requestsFor(sc, base+sc.path), extra: extra}
+	mk := func(name string, proc *child, url string, extra ...*child) *target {
+		return &target{name: name, proc: proc, url: url, reqs: requestsFor(sc, url), extra: extra}
+	}
+	gwPath := sc.path
+	if sc.gatewayPath != "" {
+		gwPath = sc.gatewayPath
 	}
 	return []*target{
-		mk("direct", st.upstream, st.upstream.url()),
-		mk("bare proxy", st.bare, st.bare.url(), st.upstream),
-		mk("gateway", st.gateway, st.gateway.url(), st.upstream),
+		mk("direct", st.upstream, st.upstream.url()+sc.path),
+		mk("bare proxy", st.bare, st.bare.url()+sc.path, st.upstream),
+		mk("gateway", st.gateway, st.gateway.url()+gwPath, st.upstream),
 	}
 }
 
@@ -107,6 +111,9 @@ func requestsFor(sc scenario, url string) []vegeta.Target {
 // peer's routing headers).
 func requestsWith(sc scenario, url string, extra map[string]string) []vegeta.Target {
 	h := http.Header{"Content-Type": []string{"application/json"}}
+	for k, v := range sc.headers {
+		h.Set(k, v)
+	}
 	for k, v := range extra {
 		h.Set(k, v)
 	}

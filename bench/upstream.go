@@ -73,6 +73,7 @@ func upstreamMux(o upstreamOptions) *http.ServeMux {
 	mux.Handle("POST "+chatPath, answer(upstreamJSON(o), chatStream(o), chatStream(deny), o.interval))
 	mux.Handle("POST "+responsesPath, answer(responsesJSON(o), responsesStream(o), responsesStream(deny), o.interval))
 	mux.Handle("POST "+messagesPath, answer(messagesJSON(o), messagesStream(o), messagesStream(deny), o.interval))
+	mux.Handle(mcpPath, mcpHandler(o.contentBytes))
 	return mux
 }
 

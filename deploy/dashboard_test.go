@@ -189,6 +189,7 @@ func TestDashboard(t *testing.T) {
 		"agent_hooks_sessions_active",              // active sessions
 		"agent_hooks_policy_info",                  // policy version
 		"agent_hooks_policy_reloads_total",         // reloads
+		"hooks_gateway_mcp_requests_total",         // MCP deny rate by server
 	} {
 		if !used[m] {
 			t.Errorf("no panel queries %s", m)

@@ -79,6 +79,7 @@ var specMetrics = map[string]metricSpec{
 	"hooks_gateway_buffer_budget_limit_bytes":     {"gauge", nil},
 	"hooks_gateway_buffer_budget_refusals_total":  {"counter", []string{"stage"}},
 	"hooks_gateway_overload_refusals_total":       {"counter", []string{"reason"}},
+	"hooks_gateway_mcp_requests_total":            {"counter", []string{"server", "method", "outcome"}},
 	"hooks_gateway_requests_in_flight":            {"gauge", nil},
 	"hooks_gateway_denies_replayed_total":         {"counter", []string{"api"}},
 }

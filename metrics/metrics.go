@@ -8,9 +8,11 @@
 // package-level mutable state), so two gateways in one process, or two
 // tests, never share a series. Label values are bounded by construction:
 // interception points, decisions, modes, the reserved host_error:* reasons,
-// a configured list of policy reasons, configured interceptor, upstream and
-// sink names, chi route patterns and HTTP status codes. Session ids, model
-// names sent by clients and free text never become labels.
+// a configured list of policy reasons, configured interceptor, upstream,
+// MCP server and sink names, the gateway's known MCP methods, chi route
+// patterns and HTTP status codes. Session ids, model names sent by
+// clients, MCP tool names and arguments, and free text never become
+// labels.
 //
 // # Metrics
 //
@@ -32,7 +34,7 @@
 //
 // Gateway:
 //
-//	hooks_gateway_requests_total{route, code}                                 counter
+//	hooks_gateway_requests_total{route, api, code}                            counter
 //	hooks_gateway_request_duration_seconds{route, stream}                     histogram
 //	hooks_gateway_overhead_seconds{route}                                     histogram
 //	hooks_gateway_upstream_requests_total{upstream, code}                     counter
@@ -49,6 +51,7 @@
 //	hooks_gateway_overload_refusals_total{reason}                             counter
 //	hooks_gateway_requests_in_flight                                          gauge
 //	hooks_gateway_connections_open{pool}                                      gauge
+//	hooks_gateway_mcp_requests_total{server, method, outcome}                 counter
 //
 // plus the Go runtime (go_*), process (process_*) and promhttp_* series.
 //
@@ -144,6 +147,8 @@ type Metrics struct {
 	// series, each hashing its label values under a lock.
 	requestSeries  seriesCache[requestSeriesKey, requestSeriesSet]
 	upstreamSeries seriesCache[upstreamSeriesKey, upstreamSeriesSet]
+	mcpRequests    *prometheus.CounterVec
+	mcpSeries      seriesCache[mcpSeriesKey, prometheus.Counter]
 
 	labels labelSet
 	// Lazily resolved children, indexed by label-value indices, so the hot
@@ -229,7 +234,7 @@ func New(opts Options) *Metrics {
 
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hooks_gateway_requests_total",
-		Help: "HTTP requests answered, by route pattern, API surface (none outside model calls) and status code.",
+		Help: "HTTP requests answered, by route pattern, API surface (chat, responses, messages, mcp; none elsewhere) and status code.",
 	}, []string{"route", "api", "code"})
 	m.requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "hooks_gateway_request_duration_seconds",
@@ -304,6 +309,7 @@ func New(opts Options) *Metrics {
 		m.budgetInUse, m.budgetLimit, m.budgetRefusals, m.internalErrors,
 	)
 	m.overload = newOverload(m.reg)
+	m.mcpRequests = newMCPRequests(m.reg)
 	m.denyReplays = newDenyReplays(m.reg)
 	if !opts.NoRuntimeCollectors {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -22,6 +22,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/mcp"
+	"github.com/hooks-gateway/hooks-gateway/metrics"
 	"github.com/hooks-gateway/hooks-gateway/providers"
 )
 
@@ -86,19 +87,22 @@ var sessionIDPattern = regexp.MustCompile(`^[\x21-\x7e]{1,256}$`)
 
 // handleMCP serves POST /mcp/{server}: one JSON-RPC message, mediated.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
-	if o := observation(r.Context()); o != nil {
-		o.api = apiMCP
+	obs := observation(r.Context())
+	if obs != nil {
+		obs.api = apiMCP
 	}
 	pol, srv, p, ok := s.admitMCP(w, r)
 	if !ok {
 		return
 	}
+	obs.countMCP(srv.name)
 	body, err := readBody(w, r, s.opts.MaxRequestBytes)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	m, err := mcp.Parse(body)
+	obs.mcpMessage(m)
 	if err == nil && (m.Kind == mcp.Request || m.Kind == mcp.Notification) {
 		err = mcp.CheckStandardHeaders(r.Header, m)
 	}
@@ -116,11 +120,13 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	default:
 		switch {
 		case m.Method == mcp.MethodPing:
+			obs.mcpDone(metrics.MCPAllowed)
 			b, _ := mcp.ResultBody(m.ID, map[string]any{})
 			writeRPC(w, http.StatusOK, b)
 		case slices.Contains(bracketedMethods, m.Method) || slices.Contains(pol.mcp().allowMethods, m.Method):
 			s.mcpCall(w, r, pol, p, srv, m)
 		default:
+			obs.mcpDone(metrics.MCPDenied) // refused by configuration
 			writeRPC(w, http.StatusOK, mcp.ErrorBody(m.ID, mcp.Errorf(mcp.CodeMethodNotFound,
 				"the gateway does not mediate the method %s (mcp.allow_methods lists extra methods)", strconv.Quote(m.Method))))
 		}
@@ -283,11 +289,14 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 	id := s.sessionIDOf(r, pol, p, agentID, "")
 	t, err := s.beginTurn(ctx, r, pol, p, agentID, id, "", nil)
 	if err != nil {
-		s.mcpFailure(w, m, asAPIError(err))
+		ae := asAPIError(err)
+		observation(ctx).mcpDone(mcpOutcomeOf(ae))
+		s.mcpFailure(w, m, ae)
 		return
 	}
 	mc := &mcpCallState{s: s, t: t, srv: srv, m: m, call: call, session: mcpSession}
 	status, body, sessionID := mc.run(ctx, r)
+	observation(ctx).mcpDone(mc.outcome)
 	reason := enforcement.ShutdownCompleted
 	if ctx.Err() != nil {
 		reason = enforcement.ShutdownCancelled
@@ -334,6 +343,10 @@ type mcpCallState struct {
 	args map[string]any
 	// session is the server's MCP session id the client's seal opened to.
 	session string
+	// outcome is the call's metrics outcome once known ("" for an error);
+	// transformed says a verdict rewrote the arguments or the result.
+	outcome     string
+	transformed bool
 }
 
 // run emits the call's points around the server's answer and returns the
@@ -348,6 +361,7 @@ func (mc *mcpCallState) run(ctx context.Context, r *http.Request) (int, []byte, 
 	if err != nil {
 		return mc.blocked(err)
 	}
+	mc.transformed = appliedTransform(pre)
 	mc.args, _ = pre.Context.Target().(map[string]any)
 	params := call.Params(m.Method, mc.args)
 	body, err := mcp.RequestBody(m.ID, m.Method, params)
@@ -358,6 +372,9 @@ func (mc *mcpCallState) run(ctx context.Context, r *http.Request) (int, []byte, 
 	mc.t.stage = stageUpstream
 	start := time.Now()
 	answer, sessionID, err := mc.srv.call(ctx, r.Header, mc.session, m, params, paramHeaders, body, mc.s.opts.StreamBufferLimit)
+	if o := observation(ctx); o != nil {
+		o.upstream += time.Since(start) // the server's time is not the gateway's overhead
+	}
 	if err != nil {
 		var status *mcpStatusError
 		if errors.As(err, &status) && status.code == http.StatusNotFound {
@@ -386,9 +403,14 @@ func (mc *mcpCallState) run(ctx context.Context, r *http.Request) (int, []byte, 
 		return status, body, sessionID
 	}
 	mc.t.stage = stageRelease
+	mc.transformed = mc.transformed || appliedTransform(post)
 	out, err := mc.render(answer, post.Context.Target(), isError)
 	if err != nil {
 		return mc.blocked(errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted result could not be written: %v", err))
+	}
+	mc.outcome = metrics.MCPAllowed
+	if mc.transformed {
+		mc.outcome = metrics.MCPTransformed
 	}
 	return http.StatusOK, out, sessionID
 }
@@ -444,6 +466,7 @@ func (mc *mcpCallState) render(answer *mcp.Message, value any, isError bool) ([]
 // JSON-RPC error.
 func (mc *mcpCallState) blocked(err error) (int, []byte, string) {
 	ae := mc.s.callError(apiMCP, mc.t.builder.SessionID, mc.t.stage, mc.t.point, err)
+	mc.outcome = mcpOutcomeOf(ae)
 	return mcpDenial(mc.m, ae)
 }
 

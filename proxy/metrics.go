@@ -47,6 +47,10 @@ type requestObs struct {
 	// event carrying data was written to a streaming client.
 	start     time.Time
 	firstData bool
+	// mcpServer, mcpMethod and mcpOutcome label an MCP request's count
+	// (hooks_gateway_mcp_requests_total); mcpServer is empty on requests
+	// not counted there.
+	mcpServer, mcpMethod, mcpOutcome string
 }
 
 // streamData observes the first data written to a streaming client (o may
@@ -122,6 +126,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			sw.status = http.StatusOK
 		}
 		s.metrics.ObserveRequest(route, string(obs.api), sw.status, obs.stream, time.Since(start), obs.upstream)
+		if obs.mcpServer != "" {
+			s.metrics.ObserveMCP(obs.mcpServer, obs.mcpMethod, obs.mcpOutcome)
+		}
 	})
 }
 
