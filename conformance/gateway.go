@@ -148,11 +148,16 @@ type gatewayHarness struct {
 	// when named, replaces GatewayDeclaration (the incremental harness).
 	streaming   config.Streaming
 	declaration Declaration
-	v           *Vector
-	recorder    *contextRecorder
-	records     *recordCollector
-	upstream    *httptest.Server
-	gateway     *httptest.Server
+	// mcpTools serves the vector's tools from an MCP server behind the
+	// gateway's /mcp/{name} route, where the tool calls go (see
+	// GatewayMCPHarness).
+	mcpTools bool
+	tools    *mcpToolServer
+	v        *Vector
+	recorder *contextRecorder
+	records  *recordCollector
+	upstream *httptest.Server
+	gateway  *httptest.Server
 }
 
 func (h *gatewayHarness) Declaration() Declaration {
@@ -196,8 +201,15 @@ func (h *gatewayHarness) Setup(v *Vector) error {
 	if err != nil {
 		return err
 	}
+	pol := &proxy.Policy{Emitter: em, Router: router, Version: "ctk-" + v.ID}
+	if h.mcpTools {
+		if h.tools, err = newMCPToolServer(v.Scenario.Tools); err != nil {
+			return err
+		}
+		pol.ServeMCP(h.tools.config())
+	}
 	srv := proxy.New(proxy.Options{
-		Policy:    &proxy.Policy{Emitter: em, Router: router, Version: "ctk-" + v.ID},
+		Policy:    pol,
 		Store:     sessions.NewMemory(sessions.Options{}),
 		Logger:    slog.New(slog.DiscardHandler),
 		Surfaces:  surfaces,
@@ -215,6 +227,9 @@ func (h *gatewayHarness) Teardown() {
 	}
 	if h.upstream != nil {
 		h.upstream.Close()
+	}
+	if h.tools != nil {
+		h.tools.close()
 	}
 }
 
@@ -239,7 +254,16 @@ func (h *gatewayHarness) Run(ctx context.Context) (*RunRecord, error) {
 	modelClient := &http.Client{Transport: session.Transport(httpClient.Transport)}
 	model := h.surface.newModel(h.gateway.URL, modelClient, h.v.Scenario.Tools)
 	loop := &agentLoop{v: h.v, session: session, model: model}
+	if h.tools != nil {
+		loop.tools = &mcpToolSeam{url: h.gateway.URL + mcpRoutePrefix + mcpServerName, client: modelClient}
+	}
 	runErr := loop.run(ctx)
+	if h.tools != nil {
+		// The tools ran behind the gateway: their failures and their log
+		// are the server's.
+		runErr = errors.Join(h.tools.failure(), runErr)
+		loop.invocations = h.tools.invocations()
+	}
 	if err := sdkFailures(sdkRecords.take()); err != nil {
 		// The cause first: the loop's own error usually follows from it.
 		return nil, errors.Join(err, runErr)

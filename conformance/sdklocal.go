@@ -301,9 +301,13 @@ func fillRecords(rr *RunRecord, records []*enforcement.Record) error {
 // The model side is a modelSeam, so that the same loop drives a model call
 // bracketed by the Session (SDK-local) or by a gateway over HTTP.
 type agentLoop struct {
-	v           *Vector
-	session     *sdk.Session
-	model       modelSeam
+	v       *Vector
+	session *sdk.Session
+	model   modelSeam
+	// tools, when set, carries the tool calls (a gateway's MCP route,
+	// which brackets them itself); nil brackets them with the session
+	// around the mock tools.
+	tools       toolSeam
 	outcome     string
 	final       any
 	invocations []ToolInvocation
@@ -324,6 +328,15 @@ type modelSeam interface {
 	toolMessage(tc enforcement.ToolCall, content any) error
 	// closeTurn ends a tool-calling turn once all its tool messages are in.
 	closeTurn(resp enforcement.ModelResponse)
+}
+
+// toolSeam is the agent loop's tool side when the tool points are not the
+// session's to emit.
+type toolSeam interface {
+	// call runs tool call tc and returns the tool message answering it:
+	// the result, or "blocked: <reason>" when the tool seam denied. An
+	// error is a harness error.
+	call(ctx context.Context, tc enforcement.ToolCall) (any, error)
 }
 
 // errModelCallBlocked is matched by the error of a model call that a host
@@ -373,13 +386,9 @@ func (l *agentLoop) turn(ctx context.Context) error {
 			break
 		}
 		for _, tc := range resp.ToolCalls {
-			res, err := l.session.ToolCall(ctx, tc, l.tool(tc.Name))
+			msg, err := l.toolCall(ctx, tc)
 			if err != nil {
 				return err
-			}
-			var msg any = res.Value
-			if res.Blocked != nil {
-				msg = res.Message()
 			}
 			if err := l.model.toolMessage(tc, msg); err != nil {
 				return err
@@ -396,6 +405,22 @@ func (l *agentLoop) turn(ctx context.Context) error {
 	}
 	l.final = out
 	return nil
+}
+
+// toolCall runs tc through the tool seam, or brackets the mock tool with
+// the session, and returns the tool message answering it.
+func (l *agentLoop) toolCall(ctx context.Context, tc enforcement.ToolCall) (any, error) {
+	if l.tools != nil {
+		return l.tools.call(ctx, tc)
+	}
+	res, err := l.session.ToolCall(ctx, tc, l.tool(tc.Name))
+	if err != nil {
+		return nil, err
+	}
+	if res.Blocked != nil {
+		return res.Message(), nil
+	}
+	return res.Value, nil
 }
 
 // localModel is the SDK-local model seam: Session.ModelCall around the

@@ -6,8 +6,10 @@
 //	hooks-ctk [--harness NAME] [--surface API|all] [--vectors DIR] [--golden FILE] [--format markdown|json]
 //
 // --surface picks the API surface of a harness that has several (the
-// gateway: chat_completions, the default, responses or messages); all runs
-// the vectors on each in turn and reports per surface.
+// gateway harnesses: chat_completions, the default, responses or
+// messages); all runs the vectors on each in turn and reports per surface.
+// The gateway-mcp harness is the gateway harness with its tool calls sent
+// through the gateway's MCP route (/mcp/{server}) to a real MCP server.
 //
 // Exit status: 0 when every applicable vector passes, 1 when any vector
 // fails, 2 on usage or vector-loading errors.
@@ -53,6 +55,14 @@ func harnesses() map[string]conformance.HarnessFactory {
 	for _, api := range conformance.GatewayAPIs() {
 		if f, err := conformance.GatewayHarness(api); err == nil { // every listed API has a harness
 			reg["gateway/"+string(api)] = f
+		}
+	}
+	for i, api := range conformance.GatewayAPIs() {
+		if f, err := conformance.GatewayMCPHarness(api); err == nil {
+			reg["gateway-mcp/"+string(api)] = f
+			if i == 0 {
+				reg["gateway-mcp"] = f
+			}
 		}
 	}
 	for i, api := range conformance.GatewayIncrementalAPIs() {

@@ -197,6 +197,30 @@ func TestGatewayRegistered(t *testing.T) {
 	}
 }
 
+// TestGatewayMCPRegistered runs the MCP harness by name: with its tool
+// calls through the gateway's MCP route it passes every applicable vector,
+// like the gateway harness; --surface all reports each surface.
+func TestGatewayMCPRegistered(t *testing.T) {
+	code, out, errOut := runCmd(t, harnesses(), "--harness", "gateway-mcp")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	for _, want := range []string{"conformance report — gateway-mcp/chat_completions", "Total: **47 passed, 0 failed, 4 skipped** of 51."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	runs, err := selectRuns(harnesses(), "gateway-mcp", surfaceAll, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"chat_completions", "responses", "messages"} {
+		if i >= len(runs) || runs[i].surface != want || runs[i].factory().Declaration().Name != "gateway-mcp/"+want {
+			t.Errorf("gateway-mcp surfaces: run %d is not %s", i, want)
+		}
+	}
+}
+
 // TestSurfaceSelection: --surface picks one surface's entry, all runs each
 // in report order with a summary table, and no flag runs the plain name.
 func TestSurfaceSelection(t *testing.T) {
