@@ -120,8 +120,9 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		case slices.Contains(bracketedMethods, m.Method) || slices.Contains(pol.mcp().allowMethods, m.Method):
 			s.mcpCall(w, r, pol, p, srv, m)
 		default:
+			// The method is not quoted back: it is the client's text.
 			writeRPC(w, http.StatusOK, mcp.ErrorBody(m.ID, mcp.Errorf(mcp.CodeMethodNotFound,
-				"the gateway does not mediate the method %s (mcp.allow_methods lists extra methods)", strconv.Quote(m.Method))))
+				"the gateway does not mediate this method (mcp.allow_methods lists extra methods)")))
 		}
 	}
 }
@@ -216,12 +217,13 @@ func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mc
 		return
 	case !slices.Contains(forwardedNotifications, m.Method):
 		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeMethodNotFound,
-			"the gateway does not pass the notification %s", strconv.Quote(m.Method))))
+			"the gateway does not pass this notification")))
 		return
 	}
-	params := m.Params
-	if meta, ok := params["_meta"].(map[string]any); ok {
-		params = withMember(params, "_meta", mcp.StripMeta(meta))
+	params, err := forwardedParams(m)
+	if err != nil {
+		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, rpcError(err)))
+		return
 	}
 	body, err := mcp.RequestBody(nil, m.Method, params)
 	if err != nil {
@@ -241,14 +243,28 @@ func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mc
 	w.WriteHeader(resp.StatusCode)
 }
 
-// withMember is m with k set to v, m itself unchanged.
-func withMember(m map[string]any, k string, v any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for key, val := range m {
-		out[key] = val
+// forwardedParams are the params of a forwarded notification as the
+// gateway rebuilds them: no verdict judges a notification, so it carries
+// only what the gateway reads the meaning of. notifications/initialized
+// has none; notifications/cancelled names the request (an id, as the
+// client's requests carry them) and loses its free-text reason and _meta.
+func forwardedParams(m *mcp.Message) (map[string]any, error) {
+	if m.Method != "notifications/cancelled" {
+		return nil, nil
 	}
-	out[k] = v
-	return out
+	id := m.Params["requestId"]
+	valid := false
+	switch v := id.(type) {
+	case string:
+		valid = true
+	case json.Number:
+		_, err := strconv.ParseInt(string(v), 10, 64)
+		valid = err == nil
+	}
+	if !valid {
+		return nil, mcp.Errorf(mcp.CodeInvalidParams, "notifications/cancelled needs params.requestId, a string or an integer")
+	}
+	return map[string]any{"requestId": id}, nil
 }
 
 // mcpCall is one bracketed request: pre_tool_call over what the server
