@@ -536,13 +536,20 @@ func serverFailure(err error) string {
 		return mcp.ErrTooLarge.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		return "it timed out"
-	case errors.Is(err, errNoAnswer):
-		return errNoAnswer.Error()
+	case errors.Is(err, errNoAnswer), errors.Is(err, errTooManyRequests):
+		return err.Error()
 	}
 	return "the exchange failed"
 }
 
-var errNoAnswer = errors.New("its stream ended without the answer")
+var (
+	errNoAnswer        = errors.New("its stream ended without the answer")
+	errTooManyRequests = fmt.Errorf("it sent more than %d requests of its own before the answer", maxServerRequests)
+)
+
+// maxServerRequests bounds the server requests the gateway answers (with
+// a refusal) while it waits for one answer.
+const maxServerRequests = 8
 
 // post sends one message to the server, with the client's transport
 // headers that carry no content (its MCP session and protocol revision),
@@ -606,6 +613,7 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, m *mcp.Messa
 		return a, sessionID, nil
 	}
 	events := mcp.NewEventReader(resp.Body, limit)
+	refused := 0
 	for {
 		a, err := events.Next()
 		if errors.Is(err, io.EOF) {
@@ -620,6 +628,11 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, m *mcp.Messa
 				return a, sessionID, nil
 			}
 		case mcp.Request:
+			// Each refusal is a request the gateway makes: a server that
+			// keeps asking is cut off rather than answered without end.
+			if refused++; refused > maxServerRequests {
+				return nil, "", errTooManyRequests
+			}
 			srv.refuse(ctx, client, a)
 		}
 	}

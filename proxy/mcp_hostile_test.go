@@ -244,6 +244,28 @@ func TestMCPHostileServerRequestsAndNotifications(t *testing.T) {
 	}
 }
 
+// A server that keeps asking is cut off: the gateway answers a bounded
+// number of its requests, then fails the call closed.
+func TestMCPHostileServerRequestFlood(t *testing.T) {
+	up := newHostileMCP(t)
+	rig := startMCPRig(t, oneServer(up.url, ""), "", "")
+	up.answer(func(w http.ResponseWriter, m rpcMsg) {
+		var events []string
+		for i := range 200 {
+			events = append(events, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"roots/list"}`, 1000+i))
+		}
+		writeSSE(w, append(events, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]}}`)...)
+	})
+	status, _, body := rig.post(t, "/mcp/fs", toolsCall, nil)
+	_, code, _ := rpcAnswer(t, body)
+	if status != 200 || code != -32002 {
+		t.Errorf("client got %d %s, want a -32002 error", status, body)
+	}
+	if n := len(up.received()); n > 1+16 {
+		t.Errorf("the gateway answered %d server requests of one call", n-1)
+	}
+}
+
 // Every malformed or misdirected answer fails the call closed with a
 // -32002 error that quotes nothing of it; a well-formed answer's members
 // outside the projection never reach the client.
