@@ -55,7 +55,9 @@ type hostileMCP struct {
 
 func newHostileMCP(t *testing.T) *hostileMCP {
 	t.Helper()
-	h := &hostileMCP{reply: func(w http.ResponseWriter, m rpcMsg) { writeJSONRPC(w, m.ID, `{"content":[{"type":"text","text":"ok"}]}`) }}
+	h := &hostileMCP{reply: func(w http.ResponseWriter, m rpcMsg) {
+		writeJSONRPC(w, m.ID, `{"content":[{"type":"text","text":"ok"}]}`)
+	}}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		var m rpcMsg
