@@ -127,8 +127,9 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 			s.mcpCall(w, r, pol, p, srv, m)
 		default:
 			obs.mcpDone(metrics.MCPDenied) // refused by configuration
+			// The method is not quoted back: it is the client's text.
 			writeRPC(w, http.StatusOK, mcp.ErrorBody(m.ID, mcp.Errorf(mcp.CodeMethodNotFound,
-				"the gateway does not mediate the method %s (mcp.allow_methods lists extra methods)", strconv.Quote(m.Method))))
+				"the gateway does not mediate this method (mcp.allow_methods lists extra methods)")))
 		}
 	}
 }
@@ -223,12 +224,13 @@ func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mc
 		return
 	case !slices.Contains(forwardedNotifications, m.Method):
 		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeMethodNotFound,
-			"the gateway does not pass the notification %s", strconv.Quote(m.Method))))
+			"the gateway does not pass this notification")))
 		return
 	}
-	params := m.Params
-	if meta, ok := params["_meta"].(map[string]any); ok {
-		params = withMember(params, "_meta", mcp.StripMeta(meta))
+	params, err := forwardedParams(m)
+	if err != nil {
+		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, rpcError(err)))
+		return
 	}
 	body, err := mcp.RequestBody(nil, m.Method, params)
 	if err != nil {
@@ -252,14 +254,28 @@ func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mc
 	w.WriteHeader(resp.StatusCode)
 }
 
-// withMember is m with k set to v, m itself unchanged.
-func withMember(m map[string]any, k string, v any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for key, val := range m {
-		out[key] = val
+// forwardedParams are the params of a forwarded notification as the
+// gateway rebuilds them: no verdict judges a notification, so it carries
+// only what the gateway reads the meaning of. notifications/initialized
+// has none; notifications/cancelled names the request (an id, as the
+// client's requests carry them) and loses its free-text reason and _meta.
+func forwardedParams(m *mcp.Message) (map[string]any, error) {
+	if m.Method != "notifications/cancelled" {
+		return nil, nil
 	}
-	out[k] = v
-	return out
+	id := m.Params["requestId"]
+	valid := false
+	switch v := id.(type) {
+	case string:
+		valid = true
+	case json.Number:
+		_, err := strconv.ParseInt(string(v), 10, 64)
+		valid = err == nil
+	}
+	if !valid {
+		return nil, mcp.Errorf(mcp.CodeInvalidParams, "notifications/cancelled needs params.requestId, a string or an integer")
+	}
+	return map[string]any{"requestId": id}, nil
 }
 
 // mcpCall is one bracketed request: pre_tool_call over what the server
@@ -578,13 +594,20 @@ func serverFailure(err error) string {
 		return mcp.ErrTooLarge.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		return "it timed out"
-	case errors.Is(err, errNoAnswer):
-		return errNoAnswer.Error()
+	case errors.Is(err, errNoAnswer), errors.Is(err, errTooManyRequests):
+		return err.Error()
 	}
 	return "the exchange failed"
 }
 
-var errNoAnswer = errors.New("its stream ended without the answer")
+var (
+	errNoAnswer        = errors.New("its stream ended without the answer")
+	errTooManyRequests = fmt.Errorf("it sent more than %d requests of its own before the answer", maxServerRequests)
+)
+
+// maxServerRequests bounds the server requests the gateway answers (with
+// a refusal) while it waits for one answer.
+const maxServerRequests = 8
 
 // post sends one message to the server, with the client's MCP session
 // (sessionID, opened from the client's seal) and protocol revision,
@@ -648,6 +671,7 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, sessionID st
 		return a, issued, nil
 	}
 	events := mcp.NewEventReader(resp.Body, limit)
+	refused := 0
 	for {
 		a, err := events.Next()
 		if errors.Is(err, io.EOF) {
@@ -662,6 +686,11 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, sessionID st
 				return a, issued, nil
 			}
 		case mcp.Request:
+			// Each refusal is a request the gateway makes: a server that
+			// keeps asking is cut off rather than answered without end.
+			if refused++; refused > maxServerRequests {
+				return nil, "", errTooManyRequests
+			}
 			srv.refuse(ctx, client, sessionID, a)
 		}
 	}

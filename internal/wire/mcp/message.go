@@ -116,7 +116,9 @@ func fromObject(obj map[string]any) (*Message, error) {
 		switch k {
 		case "jsonrpc", "id", "method", "params", "result", "error":
 		default:
-			return nil, Errorf(CodeInvalidRequest, "a JSON-RPC message has no member %s", strconv.Quote(k))
+			// The name is not quoted: it is the peer's text, and errors
+			// reach logs and the other party.
+			return nil, Errorf(CodeInvalidRequest, "a JSON-RPC message has a member besides jsonrpc, id, method, params, result and error")
 		}
 	}
 	m := &Message{}

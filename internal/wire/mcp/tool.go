@@ -55,6 +55,9 @@ func (c *Call) Tool() string { return c.tool }
 func ProjectCall(m *Message, prefix string) (*Call, error) {
 	params := m.Params
 	if m.Method != MethodToolsCall {
+		if foldCollision(params) || foldsOnto(params, "_meta", "capabilities") {
+			return nil, Errorf(CodeInvalidParams, "params has a member whose name differs from another's only in letter case")
+		}
 		args := make(map[string]any, len(params))
 		for k, v := range params {
 			if k != "_meta" {
@@ -78,6 +81,13 @@ func ProjectCall(m *Message, prefix string) (*Call, error) {
 			return nil, Errorf(CodeInvalidParams, "tools/call params.arguments must be an object")
 		}
 	}
+	// Go's encoding/json, and servers built on it, match member names
+	// case-insensitively: "Name" beside "name", or "PATH" beside "path" in
+	// the arguments, could be read by the server as the member the
+	// verdict did not judge.
+	if foldCollision(params) || foldCollision(c.Args) || foldsOnto(params, "name", "arguments", "_meta") {
+		return nil, Errorf(CodeInvalidParams, "tools/call params has two members whose names differ only in letter case")
+	}
 	for k, v := range params {
 		if k == "name" || k == "arguments" {
 			continue
@@ -91,6 +101,50 @@ func ProjectCall(m *Message, prefix string) (*Call, error) {
 		c.Rest["_meta"] = StripMeta(meta)
 	}
 	return c, nil
+}
+
+// foldCollision reports whether some object in v, at any depth, has two
+// member names equal under Unicode case folding.
+func foldCollision(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) > 1 {
+			seen := make(map[string]struct{}, len(x))
+			for k := range x {
+				f := strings.ToLower(strings.ToUpper(k))
+				if _, dup := seen[f]; dup {
+					return true
+				}
+				seen[f] = struct{}{}
+			}
+		}
+		for _, e := range x {
+			if foldCollision(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if foldCollision(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// foldsOnto reports whether params has a member that is not one of known
+// but equals one under case folding (a lone "_META" a server would read as
+// the _meta the gateway strips).
+func foldsOnto(params map[string]any, known ...string) bool {
+	for k := range params {
+		for _, n := range known {
+			if k != n && strings.EqualFold(k, n) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MethodName is the tool_call name of a request of method other than

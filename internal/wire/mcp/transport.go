@@ -45,6 +45,10 @@ func NameOf(method string, params map[string]any) string {
 // header disagrees with its body: a middlebox that routes by the header
 // and a server that acts on the body would disagree on what was asked.
 func CheckStandardHeaders(h http.Header, m *Message) error {
+	// A repeated header is ambiguous: a middlebox may read either value.
+	if len(h.Values(HeaderMethod)) > 1 || len(h.Values(HeaderName)) > 1 {
+		return Errorf(CodeHeaderMismatch, "the %s and %s headers may appear once each", HeaderMethod, HeaderName)
+	}
 	if v, ok := headerValue(h, HeaderMethod); ok && v != m.Method {
 		return Errorf(CodeHeaderMismatch, "the %s header does not match the body's method", HeaderMethod)
 	}
@@ -172,10 +176,11 @@ func (e *EventReader) Next() (*Message, error) {
 	for {
 		line, err := e.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long line: gather it whole (still bounded by left).
+			// A long line: gather it whole, failing as soon as what was
+			// read passes the bound (each byte counted once).
 			buf := append([]byte(nil), line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
-				if e.left -= int64(len(line)); e.left < 0 {
+				if int64(len(buf)) > e.left {
 					return nil, ErrTooLarge
 				}
 				line, err = e.r.ReadSlice('\n')

@@ -1,0 +1,121 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// canary stands for a secret a hostile peer plants in what it sends: no
+// error the package makes may carry it.
+const canary = "sk-proj-CANARYq9Zt7Lm2Xv8Pw4Rk"
+
+func TestParseRefusesWhatIsNotOneMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		code       int64
+	}{
+		{"not JSON", `{"jsonrpc":"2.0",` + canary, CodeParseError},
+		{"duplicate member", `{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping"}`, CodeParseError},
+		{"duplicate nested", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"` + canary + `"}}`, CodeParseError},
+		{"lone surrogate", `{"jsonrpc":"2.0","id":1,"method":"x\ud800"}`, CodeParseError},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest},
+		{"empty batch", `[]`, CodeInvalidRequest},
+		{"string", `"` + canary + `"`, CodeInvalidRequest},
+		{"null", `null`, CodeInvalidRequest},
+		{"no jsonrpc", `{"id":1,"method":"ping"}`, CodeInvalidRequest},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, CodeInvalidRequest},
+		{"unknown member", `{"jsonrpc":"2.0","id":1,"method":"ping","` + canary + `":1}`, CodeInvalidRequest},
+		{"case variant member", `{"jsonrpc":"2.0","id":1,"method":"ping","Method":"tools/call"}`, CodeInvalidRequest},
+		{"id null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest},
+		{"id float", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, CodeInvalidRequest},
+		{"id exponent", `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, CodeInvalidRequest},
+		{"id bool", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, CodeInvalidRequest},
+		{"id object", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest},
+		{"id beyond int64", `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, CodeInvalidRequest},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, CodeInvalidRequest},
+		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":7}`, CodeInvalidRequest},
+		{"params array", `{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}`, CodeInvalidParams},
+		{"params null", `{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, CodeInvalidParams},
+		{"request with result", `{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}`, CodeInvalidRequest},
+		{"result and error", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest},
+		{"response with params", `{"jsonrpc":"2.0","id":1,"result":{},"params":{}}`, CodeInvalidRequest},
+		{"result array", `{"jsonrpc":"2.0","id":1,"result":["` + canary + `"]}`, CodeInvalidRequest},
+		{"result string", `{"jsonrpc":"2.0","id":1,"result":"` + canary + `"}`, CodeInvalidRequest},
+		{"error not object", `{"jsonrpc":"2.0","id":1,"error":"` + canary + `"}`, CodeInvalidRequest},
+		{"error code float", `{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`, CodeInvalidRequest},
+		{"error code string", `{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"m"}}`, CodeInvalidRequest},
+		{"error without message", `{"jsonrpc":"2.0","id":1,"error":{"code":1}}`, CodeInvalidRequest},
+		{"neither", `{"jsonrpc":"2.0","id":1}`, CodeInvalidRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Parse([]byte(tc.body))
+			var re *RPCError
+			if !errors.As(err, &re) {
+				t.Fatalf("Parse = %+v, %v; want an *RPCError", m, err)
+			}
+			if re.Code != tc.code {
+				t.Errorf("code %d (%s), want %d", re.Code, re.Message, tc.code)
+			}
+			if strings.Contains(re.Message, canary) || strings.Contains(re.Message, "CANARY") {
+				t.Errorf("the error quotes the message: %s", re.Message)
+			}
+		})
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		kind Kind
+		id   any
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, Request, json.Number("1")},
+		{`{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{}}`, Request, "a"},
+		{`{"jsonrpc":"2.0","id":-3,"method":"tools/list"}`, Request, json.Number("-3")},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, Notification, nil},
+		{`{"jsonrpc":"2.0","id":2,"result":{}}`, Response, json.Number("2")},
+		{`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"m","data":{"x":1}}}`, Response, json.Number("2")},
+	} {
+		m, err := Parse([]byte(tc.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		if m.Kind != tc.kind || m.ID != tc.id {
+			t.Errorf("%s: kind %d id %#v, want %d %#v", tc.body, m.Kind, m.ID, tc.kind, tc.id)
+		}
+	}
+}
+
+func TestSameID(t *testing.T) {
+	for _, tc := range []struct {
+		a, b any
+		same bool
+	}{
+		{json.Number("1"), json.Number("1"), true},
+		{json.Number("1"), "1", false},
+		{"1", json.Number("1"), false},
+		{"a", "a", true},
+		{"a", "A", false},
+		{json.Number("-0"), json.Number("0"), true},
+		{json.Number("1"), json.Number("2"), false},
+		{nil, nil, false},
+		{json.Number("1.0"), json.Number("1"), false},
+	} {
+		if got := SameID(tc.a, tc.b); got != tc.same {
+			t.Errorf("SameID(%#v, %#v) = %v", tc.a, tc.b, got)
+		}
+	}
+}
+
+func TestErrorBodyDropsDataThatCannotBeWritten(t *testing.T) {
+	b := ErrorBody(json.Number("3"), &RPCError{Code: -1, Message: "m", Data: func() {}})
+	if string(b) != `{"error":{"code":-1,"message":"m"},"id":3,"jsonrpc":"2.0"}` {
+		t.Errorf("ErrorBody = %s", b)
+	}
+	if b := ErrorBody(nil, Errorf(CodeParseError, "bad")); string(b) != `{"error":{"code":-32700,"message":"bad"},"id":null,"jsonrpc":"2.0"}` {
+		t.Errorf("ErrorBody(nil) = %s", b)
+	}
+}
