@@ -130,7 +130,7 @@ const mcpInterceptors = `
 // headerLog keeps the headers of the requests a gateway's /mcp/ route
 // and its model routes received.
 type headerLog struct {
-	mu        sync.Mutex
+	mu         sync.Mutex
 	mcp, model []http.Header
 	calls      []string
 }
