@@ -499,3 +499,72 @@ func wantMCPToolRound(t *testing.T, points []string, recs []map[string]any) {
 		t.Errorf("points %v: between the model calls %d pre_tool_call (%d denied), %d post_tool_call; want 2 (1), 1", points, pre, denied, post)
 	}
 }
+
+// TestCodexMCP runs Codex with an MCP server through the gateway, as
+// TestClaudeCodeMCP runs Claude Code. Codex sends no run id on MCP
+// requests either (measured: only Mcp-Session-Id), and its model calls'
+// Session-Id is a thread id it makes up at start, so the configuration
+// sends Agent-Hooks-Session, from the environment, on both: the model
+// provider's env_http_headers and the MCP server's. Codex declares MCP
+// tools as namespace tools (mcp__fs with deploy, echo, whoami): the mock's
+// "mcp__fs.deploy" is a call into that namespace.
+func TestCodexMCP(t *testing.T) {
+	bin := cliBinary(t, "codex")
+	up := startMCPUpstream(t)
+	trail := &recordTrail{}
+	gw, seen := serveMCPGateway(t, up.url, trail)
+	prompt := "/tool mcp__fs.deploy" + ` {"env":"prod"}` + "\n/tool mcp__fs.echo" + ` {"text":"after the deny"}`
+	args := []string{
+		"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json",
+		"-m", codexModel,
+		"-c", `model_provider="gateway"`,
+		"-c", `model_providers.gateway={name="gateway", base_url="` + gw + `/v1", wire_api="responses", env_key="GATEWAY_API_KEY", env_http_headers={"Agent-Hooks-Session"="RUN_ID"}}`,
+		"-c", `mcp_servers.fs={url="` + gw + `/mcp/fs", env_http_headers={"Agent-Hooks-Session"="RUN_ID"}}`,
+		prompt,
+	}
+	run := runCLI(t, bin, []string{"CODEX_HOME=" + t.TempDir(), "GATEWAY_API_KEY=unused-with-the-mock", "RUN_ID=codex-run-1"}, args...)
+	if run.err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	}
+	type mcpItem struct {
+		status, text string
+	}
+	calls := map[string]mcpItem{}
+	var answer string
+	for _, ev := range jsonLines(run.stdout) {
+		item, _ := ev["item"].(map[string]any)
+		if ev["type"] != "item.completed" || item == nil {
+			continue
+		}
+		switch item["type"] {
+		case "mcp_tool_call":
+			result, _ := item["result"].(map[string]any)
+			one := map[string]any{"message": map[string]any{"content": []any{map[string]any{"type": "r", "content": result["content"]}}}}
+			calls[fmt.Sprint(item["tool"])] = mcpItem{fmt.Sprint(item["status"]), strings.Join(blockTexts(one, "r"), "")}
+		case "agent_message":
+			answer, _ = item["text"].(string)
+		}
+	}
+	if c := calls["deploy"]; c.status != "failed" || !strings.Contains(c.text, mcpDenyMessage) {
+		t.Errorf("the denied call shown as %+v, want a failed call carrying %q", c, mcpDenyMessage)
+	}
+	if c := calls["echo"]; c.status != "completed" || c.text != "echo: after the deny" {
+		t.Errorf("the allowed call shown as %+v", c)
+	}
+	if !strings.HasPrefix(answer, "tool results:") {
+		t.Errorf("final answer %q, want the model's answer to the results", answer)
+	}
+	if got, want := fmt.Sprint(up.called()), fmt.Sprint([]string{`echo {"text":"after the deny"}`}); got != want {
+		t.Errorf("the server received %s, want %s", got, want)
+	}
+	recs := pointRecords(trail.since(0))
+	session, points := checkTrail(t, recs)
+	if session != "codex-run-1" {
+		t.Errorf("the run's session is %q, want the Agent-Hooks-Session codex-run-1", session)
+	}
+	wantMCPToolRound(t, points, recs)
+	t.Logf("MCP requests (method, Mcp-Method, Mcp-Protocol-Version): %q", seen.calls)
+	t.Logf("MCP request headers: %v; %v", seen.names(), seen.values(false, runHeaders...))
+	t.Logf("model request headers: %v", seen.values(true, runHeaders...))
+	t.Logf("points %v", points)
+}
