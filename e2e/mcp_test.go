@@ -346,6 +346,7 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 		t.Errorf("pre_tool_call decisions %s, want %s", got, want)
 	}
 	t.Logf("protocol %s; points %v", r.ProtocolVersion, points)
+	t.Logf("MCP requests (method, Mcp-Method, Mcp-Protocol-Version): %q", seen.calls)
 	t.Logf("MCP request headers: %v; session headers %v", seen.names(), seen.values(false, runHeaders...))
 }
 
