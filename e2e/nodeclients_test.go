@@ -96,9 +96,9 @@ func nodeBinary(t *testing.T) string {
 // same with stream keep-alives, and with incremental streaming.
 type gateways struct{ root, committed, incremental string }
 
-// runScript runs one client script against the gateways and decodes its
-// report.
-func runScript(t *testing.T, node, script string, g gateways, prompts string) map[string]json.RawMessage {
+// runScript runs one client script against the gateways, with env added
+// to its environment, and decodes its report.
+func runScript(t *testing.T, node, script string, g gateways, prompts string, env ...string) map[string]json.RawMessage {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
@@ -116,6 +116,7 @@ func runScript(t *testing.T, node, script string, g gateways, prompts string) ma
 		"OPENAI_AGENTS_DISABLE_TRACING=1",
 		"NO_COLOR=1",
 	}
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -87,7 +87,10 @@
 //	                         results follow the prompt, the reply is the text
 //	                         "tool results: " and the results, one per line,
 //	                         cut to 200 runes ("…" marks a cut), so agent
-//	                         loops end.
+//	                         loops end. On the Responses surface a NAME
+//	                         "NS.FN" is a call of FN in the namespace tool
+//	                         NS (function_call namespace and name), as
+//	                         Codex declares MCP tools.
 //	/say TEXT                the reply is exactly TEXT (the rest of the
 //	                         segment, newlines included).
 //	/error CODE [MESSAGE]    HTTP CODE (200–599) with the surface's error

@@ -288,3 +288,36 @@ func TestMockServesEverySurface(t *testing.T) {
 		t.Errorf("unknown operation: err = %v", err)
 	}
 }
+
+// TestMockResponsesNamespaceCall: a /tool name "NS.FN" is, on the
+// Responses surface, a function_call of FN in namespace NS, streamed or
+// not; other surfaces keep the name whole.
+func TestMockResponsesNamespaceCall(t *testing.T) {
+	const prompt = `/tool mcp__fs.deploy {\"env\":\"prod\"}`
+	_, body := sendMock(t, wire.OpResponses, `{"model":"m","input":"`+prompt+`"}`)
+	var v struct {
+		Output []struct{ Type, Name, Namespace, Arguments string } `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Output) != 1 || v.Output[0].Type != "function_call" || v.Output[0].Namespace != "mcp__fs" || v.Output[0].Name != "deploy" || v.Output[0].Arguments != `{"env":"prod"}` {
+		t.Errorf("output %+v, want a call of deploy in namespace mcp__fs", v.Output)
+	}
+	_, stream := sendMock(t, wire.OpResponses, `{"model":"m","stream":true,"input":"`+prompt+`"}`)
+	if !strings.Contains(stream, `"name":"deploy","namespace":"mcp__fs"`) || strings.Contains(stream, `mcp__fs.deploy`) {
+		t.Errorf("stream does not carry the namespaced call:\n%s", stream)
+	}
+	if _, tools := replyText(t, wire.OpChatCompletions, mustSend(t, wire.OpChatCompletions, `{"model":"m","messages":[{"role":"user","content":"`+prompt+`"}]}`)); len(tools) != 1 || tools[0] != "mcp__fs.deploy" {
+		t.Errorf("chat tools %v, want the name whole", tools)
+	}
+	if _, body := sendMock(t, wire.OpResponses, `{"model":"m","input":"/tool get_weather {}"}`); strings.Contains(body, "namespace") {
+		t.Errorf("a plain call carries a namespace: %s", body)
+	}
+}
+
+func mustSend(t *testing.T, op wire.Operation, body string) string {
+	t.Helper()
+	_, b := sendMock(t, op, body)
+	return b
+}

@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -66,6 +67,9 @@ type responsesFunctionCallItem struct {
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	// Namespace is set for a call into a namespace tool (a tool name
+	// "NAMESPACE.NAME" of the directive), as Codex declares MCP tools.
+	Namespace string `json:"namespace,omitempty"`
 }
 
 type responsesLifecycleEvent struct {
@@ -175,10 +179,16 @@ func (w responsesWriter) messageItem(status, text string) responsesMessageItem {
 }
 
 func (w responsesWriter) functionCallItem(i int, status, args string) responsesFunctionCallItem {
-	return responsesFunctionCallItem{
+	item := responsesFunctionCallItem{
 		ID: w.functionCallID(i), Type: "function_call", Status: status,
 		Arguments: args, CallID: callID(i), Name: w.reply.toolCalls[i].name,
 	}
+	// A function name has no '.', so one in the directive's name splits
+	// a namespace off (the gateway projects such a call the same way).
+	if ns, name, ok := strings.Cut(item.Name, "."); ok && ns != "" && name != "" {
+		item.Namespace, item.Name = ns, name
+	}
+	return item
 }
 
 func outputText(text string) responsesTextPart {
