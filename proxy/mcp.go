@@ -460,7 +460,7 @@ func (mc *mcpCallState) render(answer *mcp.Message, value any, isError bool) ([]
 			}
 			msg = string(b)
 		}
-		return mcp.ErrorBody(id, &mcp.RPCError{Code: answer.Error.Code, Message: msg}), nil
+		return mcp.ErrorBody(id, &mcp.RPCError{Code: mcp.RelayedCode(answer.Error.Code), Message: msg}), nil
 	}
 	if mc.m.Method == mcp.MethodToolsCall {
 		result, err := mcp.WriteToolResult(value, isError)

@@ -207,6 +207,17 @@ func readError(v any) (*RPCError, error) {
 	return &RPCError{Code: code, Message: msg, Data: obj["data"]}, nil
 }
 
+// RelayedCode is the error code a client receives for a server's code:
+// JSON-RPC's reserved range (-32768 to -32000, which holds the protocol's
+// and MCP's codes) as it is; any other integer, which a server is free to
+// fill with anything, becomes -32603 (internal error).
+func RelayedCode(code int64) int64 {
+	if code >= -32768 && code <= -32000 {
+		return code
+	}
+	return CodeInternalError
+}
+
 // IDString is an id as a tool call carries it: a string as it is, an
 // integer in decimal.
 func IDString(id any) string {

@@ -119,3 +119,15 @@ func TestErrorBodyDropsDataThatCannotBeWritten(t *testing.T) {
 		t.Errorf("ErrorBody(nil) = %s", b)
 	}
 }
+
+func TestRelayedCode(t *testing.T) {
+	for _, tc := range []struct{ in, want int64 }{
+		{-32602, -32602}, {-32768, -32768}, {-32000, -32000}, {-32002, -32002},
+		{-31999, CodeInternalError}, {-32769, CodeInternalError}, {0, CodeInternalError},
+		{1 << 52, CodeInternalError}, {-(1 << 62), CodeInternalError},
+	} {
+		if got := RelayedCode(tc.in); got != tc.want {
+			t.Errorf("RelayedCode(%d) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
