@@ -112,6 +112,24 @@ func (e *ProjectionError) HostFailure() HostFailure {
 	return HostFailure{Point: e.Point, SessionID: e.SessionID, Sequence: e.Sequence, Timestamp: e.Timestamp, Message: e.Err.Error()}
 }
 
+// Failure takes the next sequence number and the time for a record of
+// point that stands where no context can be built at all (pass it to
+// Emitter.RecordHostFailure): a model call cut before its response has
+// no response to build its post_model_call from. message names the
+// failure, never content. A failure to take the number is returned as is.
+func (b *Builder) Failure(ctx context.Context, point Point, message string) (HostFailure, error) {
+	seq, err := b.Sequence.Next(ctx)
+	if err != nil {
+		return HostFailure{}, fmt.Errorf("agent-hooks: sequence for %s: %w", point, err)
+	}
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	ts, _ := b.timestamp(now())
+	return HostFailure{Point: point, SessionID: b.SessionID, Sequence: seq, Timestamp: ts, Message: message}, nil
+}
+
 // TimestampFormat is RFC 3339 UTC with milliseconds.
 const TimestampFormat = "2006-01-02T15:04:05.000Z"
 

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/internal/specschema"
 )
 
 // partial marks upstream content that must never reach the client.
@@ -262,11 +264,39 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 			waitFor(t, 5*time.Second, "agent_shutdown", func() bool {
 				return countPoint(gw.records.all(), enforcement.AgentShutdown) == 1
 			})
-			equalPoints(t, gw.records.points(""), enforcement.AgentStartup, enforcement.Input, enforcement.PreModelCall, enforcement.AgentShutdown)
+			equalPoints(t, gw.records.points(""), enforcement.AgentStartup, enforcement.Input, enforcement.PreModelCall, enforcement.PostModelCall, enforcement.AgentShutdown)
 			checkGapless(t, gw.records.all())
+			checkCutPost(t, gw.records.all()[3])
+			if len(log.at(enforcement.PostModelCall)) != 0 {
+				t.Fatal("an interceptor was given a post_model_call context for a call that has no response")
+			}
 			if got := log.shutdownReasons(""); len(got) != 1 || got[0] != enforcement.ShutdownCancelled {
 				t.Fatalf("shutdown reasons = %v, want [cancelled]", got)
 			}
 		})
+	}
+}
+
+// checkCutPost checks the post_model_call record of a call cut before its
+// response: a schema-valid host failure (deny host_error:context_invalid,
+// null identities, no interceptor decided) that quotes nothing.
+func checkCutPost(t *testing.T, rec *enforcement.Record) {
+	t.Helper()
+	if rec.InterceptionPoint != enforcement.PostModelCall || rec.Verdict.Decision != enforcement.DecisionDeny || rec.Verdict.Reason != enforcement.ReasonContextInvalid {
+		t.Fatalf("cut call's record: %s %s %s, want post_model_call deny %s", rec.InterceptionPoint, rec.Verdict.Decision, rec.Verdict.Reason, enforcement.ReasonContextInvalid)
+	}
+	if rec.InputIdentity != nil || rec.EnforcedIdentity != nil || rec.DecidedBy != nil || rec.Timestamp == nil || rec.Sequence < 0 {
+		t.Fatalf("cut call's record: identities %v/%v, decided_by %v, timestamp %v, sequence %d", rec.InputIdentity, rec.EnforcedIdentity, rec.DecidedBy, rec.Timestamp, rec.Sequence)
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := specschema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemas.ValidateJSON("", b); err != nil {
+		t.Fatalf("cut call's record violates the record schema: %v\n%s", err, b)
 	}
 }

@@ -349,8 +349,18 @@ func TestClientsDisconnectMidStreamUnderLoad(t *testing.T) {
 			t.Fatalf("shutdown reason %q for a client that left", r)
 		}
 	}
-	if n := countPoint(gw.records.all(), enforcement.PostModelCall); n != 0 {
-		t.Fatalf("%d post_model_call records for streams that never ended", n)
+	// Each cut call has its post_model_call, the host failure that judges
+	// nothing: no interceptor saw a response of a stream that never ended.
+	if n := countPoint(gw.records.all(), enforcement.PostModelCall); n != total {
+		t.Fatalf("%d post_model_call records for %d cut calls", n, total)
+	}
+	for _, r := range gw.records.all() {
+		if r.InterceptionPoint == enforcement.PostModelCall && r.Verdict.Reason != enforcement.ReasonContextInvalid {
+			t.Fatalf("a cut call's post_model_call has reason %q", r.Verdict.Reason)
+		}
+	}
+	if n := len(log.at(enforcement.PostModelCall)); n != 0 {
+		t.Fatalf("%d post_model_call contexts judged for streams that never ended", n)
 	}
 }
 

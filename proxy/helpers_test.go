@@ -163,6 +163,8 @@ type gatewayConfig struct {
 	maxRequests int
 	// denyReplay is sessions.deny_replay_window; 0 is off.
 	denyReplay time.Duration
+	// endWait is Options.EndWait; 0 is the default.
+	endWait time.Duration
 	// surfaces, when set, replace the chat surface the gateway serves.
 	surfaces []wire.Surface
 	// sink, when set, takes the records as the emitter's own sink (not
@@ -226,6 +228,7 @@ func newGateway(t *testing.T, gc gatewayConfig) *gateway {
 		Streaming:         gc.streaming,
 		MaxRequests:       gc.maxRequests,
 		DenyReplayWindow:  gc.denyReplay,
+		EndWait:           gc.endWait,
 		MaxRequestBytes:   gc.maxBody,
 		Logger:            slog.New(slog.NewTextHandler(gc.log, nil)),
 		Metrics:           m,

@@ -258,6 +258,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
+	t.postOwed = true // from here the call ends with its post_model_call, or is cut (turn.end)
 	post := &postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn}
 	post.upstream = upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}
 	defer post.upstream.doneStatus() // every path records it earlier; this is the safety net

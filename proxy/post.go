@@ -363,6 +363,7 @@ func (pc *postCall) streamFailure(ctx context.Context, err error) error {
 // interceptor dispatched (§12.1's refusal of a stream).
 func (pc *postCall) refuse(ctx context.Context, response map[string]any, reason, why string) (*enforcement.Outcome, error) {
 	t := pc.mc.t
+	t.postOwed = false
 	c, err := t.builder.Build(ctx, enforcement.PostModelCall, pc.postFields(response, nil))
 	if err != nil {
 		if errors.Is(err, sessions.ErrSessionSealed) || errors.Is(err, sessions.ErrUnknownSession) {

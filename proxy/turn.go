@@ -41,6 +41,11 @@ type turn struct {
 	mode  enforcement.Mode
 	// ended is set once a per-request session emitted its agent_shutdown.
 	ended bool
+	// postOwed is set while the turn's model call owes the trail its
+	// post_model_call: its pre_model_call proceeded and no post_model_call
+	// was emitted (or withheld) since. A call cut before its response
+	// settles it in end (cutPost).
+	postOwed bool
 	// storage holds what newTurn's builder points to, in the turn's own
 	// allocation: the builder, and a per-request session's counter.
 	storage struct {
@@ -75,6 +80,9 @@ func (t *turn) emit(ctx context.Context, point enforcement.Point, fields map[str
 // emitContext is emit within the emission's span.
 func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields map[string]any, opts ...enforcement.EmitOption) (*enforcement.Outcome, error) {
 	em := t.emitter()
+	if point == enforcement.PostModelCall {
+		t.postOwed = false // whatever follows records it, or withholds it in a sealed session
+	}
 	c, err := t.builder.Build(ctx, point, fields)
 	if err != nil {
 		var pe *enforcement.ProjectionError
@@ -360,6 +368,9 @@ func (t *turn) release(ctx context.Context) {
 // rely on the session's trail being complete. Managed sessions end on the
 // end endpoint, the emit API or idle expiry instead.
 func (t *turn) end(ctx context.Context, reason string) {
+	if t.postOwed && ctx.Err() != nil {
+		t.cutPost(ctx)
+	}
 	if t.managed {
 		if !t.releaseLate {
 			t.release(ctx)
@@ -377,6 +388,36 @@ func (t *turn) end(ctx context.Context, reason string) {
 			t.s.log.Warn("agent_shutdown emission failed", "session", t.builder.SessionID, "error", err)
 		}
 	}
+}
+
+// cutMessage is the message of a cut call's post_model_call record.
+const cutMessage = "the model call was cut before its response arrived (the client went away or the gateway stopped): there is no response to build post_model_call from"
+
+// cutPost records the post_model_call of a model call cut before its
+// response (the client went away, or the gateway's drain cut it off), so
+// that its pre_model_call has its post_model_call in the trail (spec
+// §3.1(4)), ahead of the session's agent_shutdown. No response exists to
+// build the context from, so the record is the host failure of §6.3 and
+// §10.3: deny host_error:context_invalid, null identities, no interceptor
+// dispatched, with the next sequence number. In a session sealed
+// meanwhile nothing may follow its agent_shutdown: the post is withheld,
+// and logged. No other reserved reason fits: streaming_unsupported is
+// for a stream the host received and could not buffer (§12.1), and the
+// timeout reasons name interceptors and resolvers.
+func (t *turn) cutPost(ctx context.Context) {
+	t.postOwed = false
+	ctx = context.WithoutCancel(ctx)
+	f, err := t.builder.Failure(ctx, enforcement.PostModelCall, cutMessage)
+	switch {
+	case errors.Is(err, sessions.ErrSessionSealed), errors.Is(err, sessions.ErrUnknownSession):
+		t.s.log.Info("the session ended while a cut call was in flight: its post_model_call is withheld", "session", t.builder.SessionID)
+		return
+	case err != nil:
+		t.s.log.Warn("session store failure", "session", t.builder.SessionID, "point", enforcement.PostModelCall, "error", err)
+		f = enforcement.HostFailure{Point: enforcement.PostModelCall, SessionID: t.builder.SessionID, Sequence: -1,
+			Message: "session store unavailable: no sequence number"}
+	}
+	t.emitter().RecordHostFailure(ctx, f)
 }
 
 // parseTraceparent extracts W3C Trace Context ids ("00-<trace>-<span>-<flags>").

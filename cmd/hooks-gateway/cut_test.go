@@ -47,6 +47,7 @@ type cutRecord struct {
 	Point   string `json:"interception_point"`
 	Session string `json:"session_id"`
 	Verdict struct {
+		Reason   string `json:"reason"`
 		Warnings []struct {
 			Reason string `json:"reason"`
 		} `json:"warnings"`
@@ -54,11 +55,12 @@ type cutRecord struct {
 }
 
 // SIGTERM with requests still running past the drain timeout: the process
-// cuts them off instead of dying under them. The per-request session of a
-// call in flight gets its agent_shutdown (cancelled) before the process
-// exits, its client gets no answer, the managed session's call releases
-// its lease (the session stays open for another replica), and run
-// reports the incomplete drain.
+// cuts them off instead of dying under them. Each cut call gets its
+// post_model_call (the host failure of a call without a response), and the
+// per-request session of a call in flight its agent_shutdown (cancelled)
+// after it, before the process exits; its client gets no answer, the
+// managed session's call releases its lease (the session stays open for
+// another replica), and run reports the incomplete drain.
 func TestRunCutsOffPastDrainTimeout(t *testing.T) {
 	redis := redistest.StartServer(t)
 	g := start(t, "--config", writeConfig(t, strings.Replace(cutConfig, "REDIS_URL", redis.URL(), 1)), "--drain-timeout", "300ms")
@@ -139,6 +141,9 @@ func TestRunCutsOffPastDrainTimeout(t *testing.T) {
 	bySession := map[string][]cutRecord{}
 	for _, r := range recs {
 		bySession[r.Session] = append(bySession[r.Session], r)
+		if r.Point == "post_model_call" && r.Verdict.Reason != "host_error:context_invalid" {
+			t.Errorf("session %s: a cut call's post_model_call has reason %q, want host_error:context_invalid", r.Session, r.Verdict.Reason)
+		}
 	}
 	if len(bySession) != 3 {
 		t.Fatalf("%d sessions in the trail, want 3", len(bySession))
@@ -151,12 +156,12 @@ func TestRunCutsOffPastDrainTimeout(t *testing.T) {
 		got := strings.Join(points, ",")
 		if id == "kept-open" {
 			// The managed session is not ended: another replica may go on.
-			if got != "agent_startup,input,pre_model_call" {
+			if got != "agent_startup,input,pre_model_call,post_model_call" {
 				t.Errorf("managed session trail %s", got)
 			}
 			continue
 		}
-		if got != "agent_startup,input,pre_model_call,agent_shutdown" {
+		if got != "agent_startup,input,pre_model_call,post_model_call,agent_shutdown" {
 			t.Errorf("session %s: trail %s, want it closed by agent_shutdown", id, got)
 			continue
 		}
@@ -178,5 +183,57 @@ func TestRunCutsOffPastDrainTimeout(t *testing.T) {
 	st, exists, err := store.Status(context.Background(), sessions.Key{ID: "kept-open"})
 	if err != nil || !exists || st.Ended {
 		t.Fatalf("managed session status %+v (exists %v, %v): it must stay open", st, exists, err)
+	}
+}
+
+// SIGTERM past the drain timeout on the memory store: the managed
+// session's cut call gets its post_model_call, and the session, which
+// ends with the process, its agent_shutdown (cancelled) after it.
+func TestRunCutsOffMemorySessionPastDrainTimeout(t *testing.T) {
+	g := start(t, "--config", writeConfig(t, strings.Replace(strings.Replace(cutConfig, "store: redis", "store: memory", 1), "  redis_url: REDIS_URL\n", "", 1)), "--drain-timeout", "300ms")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body := `{"model":"mock","messages":[{"role":"user","content":"/sleep 5s too late"}]}`
+		req, _ := http.NewRequest(http.MethodPost, "http://"+g.addr+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Agent-Hooks-Session", "cut-run")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(g.stdout.String(), `"pre_model_call"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the call never reached the model; stdout:\n%s", g.stdout.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code := g.stop(t); code != 1 {
+		t.Fatalf("exit %d, want 1 (drain incomplete); stderr:\n%s", code, g.stderr.String())
+	}
+	<-done
+	var points []string
+	var last cutRecord
+	for _, line := range strings.Split(strings.TrimSpace(g.stdout.String()), "\n") {
+		var r cutRecord
+		if json.Unmarshal([]byte(line), &r) != nil || r.Point == "" {
+			continue
+		}
+		if r.Session != "cut-run" {
+			t.Fatalf("record of session %q", r.Session)
+		}
+		points = append(points, r.Point)
+		last = r
+		if r.Point == "post_model_call" && r.Verdict.Reason != "host_error:context_invalid" {
+			t.Errorf("the cut call's post_model_call has reason %q", r.Verdict.Reason)
+		}
+	}
+	if got := strings.Join(points, ","); got != "agent_startup,input,pre_model_call,post_model_call,agent_shutdown" {
+		t.Fatalf("trail %s, want the cut call's post before the session's shutdown", got)
+	}
+	if w := last.Verdict.Warnings; len(w) != 1 || w[0].Reason != "policy:shutdown_cancelled" {
+		t.Errorf("agent_shutdown warnings %+v, want the reason cancelled", w)
 	}
 }
