@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -386,5 +387,50 @@ interceptors:
 	want := "agent_startup pre_model_call post_model_call pre_tool_call post_tool_call pre_tool_call post_tool_call pre_model_call post_model_call"
 	if strings.Join(got, " ") != want { // server/discover, then the tool call
 		t.Errorf("trail %v\nwant %s", got, want)
+	}
+}
+
+// Resources and prompts carry a server's text to the model: they reach
+// the client only through post_tool_call, where the redaction applies, and
+// a deny glob on a method refuses it before the server is asked.
+func TestMCPResourcesAndPromptsAreJudged(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
+	var reads atomic.Int32
+	server.AddResource(&mcp.Resource{URI: "file:///team.md", Name: "team", MIMEType: "text/markdown"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			reads.Add(1)
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: "owner: lead@example.com"}}}, nil
+		})
+	server.AddPrompt(&mcp.Prompt{Name: "review", Description: "Review as ops@example.com would."},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "ask ops@example.com first"}}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(hs.Close)
+	policy := mcpPolicy + `  - name: no-templates
+    type: tools
+    deny: ["mcp__fs__/resources/templates/list"]
+`
+	gw, _ := startMCPGateway(t, &mcpUpstream{url: hs.URL}, policy)
+	cs := connectMCP(t, gw+"/mcp/fs", nil, "2025-11-25")
+	ctx := context.Background()
+
+	r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///team.md"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "owner: [email]" {
+		t.Fatalf("resources/read: %v %+v", err, r)
+	}
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Description != "Review as [email] would." {
+		t.Fatalf("prompts/list: %v %+v", err, prompts)
+	}
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review"})
+	if err != nil || len(p.Messages) != 1 || p.Messages[0].Content.(*mcp.TextContent).Text != "ask [email] first" {
+		t.Fatalf("prompts/get: %v %+v", err, p)
+	}
+	if _, err := cs.ListResourceTemplates(ctx, nil); err == nil || !strings.Contains(err.Error(), "not allowed by policy no-templates") {
+		t.Errorf("a denied method: %v, want the policy's refusal", err)
+	}
+	if reads.Load() != 1 {
+		t.Errorf("the server read the resource %d times", reads.Load())
 	}
 }
