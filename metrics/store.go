@@ -29,6 +29,7 @@ const (
 	OpBeginCall     = "begin_call"
 	OpInputsJudged  = "inputs_judged"
 	OpMarkInputs    = "mark_inputs"
+	OpNextMarking   = "next_marking_inputs"
 )
 
 // Indexes into storeOps, one per op.
@@ -49,10 +50,11 @@ const (
 	opBeginCall
 	opInputsJudged
 	opMarkInputs
+	opNextMarking
 )
 
 // storeOps is the op label's closed set, in index order.
-var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall, OpBeginCall, OpInputsJudged, OpMarkInputs}
+var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall, OpBeginCall, OpInputsJudged, OpMarkInputs, OpNextMarking}
 
 // ActiveCounter is a store that can count its live sessions
 // ([sessions.Memory] and [sessions.Redis] are).
@@ -203,6 +205,12 @@ func (s *instrumentedStore) MarkInputsJudged(ctx context.Context, k sessions.Key
 	err := s.Store.MarkInputsJudged(ctx, k, ids)
 	s.count(opMarkInputs, err)
 	return err
+}
+
+func (s *instrumentedStore) NextMarkingInputs(ctx context.Context, k sessions.Key, ids []string) (int64, error) {
+	n, err := s.Store.NextMarkingInputs(ctx, k, ids)
+	s.count(opNextMarking, err)
+	return n, err
 }
 
 // activeCollector reads agent_hooks_sessions_active from the store at

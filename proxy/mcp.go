@@ -303,7 +303,7 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 		return
 	}
 	id := s.sessionIDOf(r, pol, p, agentID, "")
-	t, err := s.beginTurn(ctx, r, pol, p, agentID, id, "", nil)
+	t, err := s.beginTurn(ctx, r, pol, p, agentID, id, "", nil, nil)
 	if err != nil {
 		ae := asAPIError(err)
 		observation(ctx).mcpDone(mcpOutcomeOf(ae))

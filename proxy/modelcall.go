@@ -135,7 +135,11 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		writeSurfaceError(w, surf, &d)
 		return nil, false
 	}
-	t, err := s.beginTurn(ctx, r, pol, p, agentID, id, req.Model(), req.ToolNames())
+	var userInputsOf func() ([]int, []string)
+	if inputs && !clientTurn && id != "" {
+		userInputsOf = func() ([]int, []string) { return userInputs(orig) }
+	}
+	t, err := s.beginTurn(ctx, r, pol, p, agentID, id, req.Model(), req.ToolNames(), userInputsOf)
 	if err != nil {
 		budget.Close()
 		refuse(err)
@@ -405,13 +409,10 @@ func (s *Server) emitInputs(ctx context.Context, t *turn, messages []any) ([]any
 			messages[i] = cp
 		}
 	}
-	// Recorded once every input proceeded: a denied one is judged again
-	// when the client sends it again.
-	if len(ids) > 0 {
-		if err := s.opts.Store.MarkInputsJudged(ctx, t.key, ids); err != nil {
-			return nil, s.sessionStoreError(ctx, t.pol, err, t.builder.SessionID, enforcement.Input)
-		}
-	}
+	// Recorded once every input proceeded (a denied one is judged again
+	// when the client sends it again), by the step that numbers the
+	// turn's next emission, pre_model_call.
+	t.pendingInputs = ids
 	return messages, nil
 }
 
@@ -434,24 +435,19 @@ func (s *Server) inputsToJudge(ctx context.Context, t *turn, messages []any) ([]
 		}
 		return which, nil, nil
 	}
-	var at []int
-	var ids []string
-	for i, m := range messages {
-		if m.(map[string]any)["role"] != "user" {
-			continue
-		}
-		id, err := inputIdentity(m)
-		if err != nil {
-			continue // outside the canonical domain: pre_model_call judges it (and refuses it)
-		}
-		at, ids = append(at, i), append(ids, id)
+	at, ids := t.inputAt, t.inputIDs
+	if ids == nil {
+		at, ids = userInputs(messages)
 	}
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
-	judged, err := s.opts.Store.InputsJudged(ctx, t.key, ids)
-	if err != nil {
-		return nil, nil, s.sessionStoreError(ctx, t.pol, err, t.builder.SessionID, enforcement.Input)
+	judged := t.judged
+	if len(judged) != len(ids) { // BeginCall could not tell (the session was Starting)
+		var err error
+		if judged, err = s.opts.Store.InputsJudged(ctx, t.key, ids); err != nil {
+			return nil, nil, s.sessionStoreError(ctx, t.pol, err, t.builder.SessionID, enforcement.Input)
+		}
 	}
 	var which []int
 	var fresh []string
@@ -464,6 +460,22 @@ func (s *Server) inputsToJudge(ctx context.Context, t *turn, messages []any) ([]
 		which, fresh = which[n:], fresh[n:]
 	}
 	return which, fresh, nil
+}
+
+// userInputs are the indexes and identities (inputIdentity) of the user
+// messages of messages, a managed session's candidates for input.
+func userInputs(messages []any) (at []int, ids []string) {
+	for i, m := range messages {
+		if m.(map[string]any)["role"] != "user" {
+			continue
+		}
+		id, err := inputIdentity(m)
+		if err != nil {
+			continue // outside the canonical domain: pre_model_call judges it (and refuses it)
+		}
+		at, ids = append(at, i), append(ids, id)
+	}
+	return at, ids
 }
 
 // inputIdentity identifies a user message across turns: the SHA-256 of

@@ -46,6 +46,15 @@ type turn struct {
 	// was emitted (or withheld) since. A call cut before its response
 	// settles it in end (cutPost).
 	postOwed bool
+	// inputAt and inputIDs are a managed turn's user messages (their
+	// indexes and identities, userInputs) and judged, when its BeginCall
+	// could tell, which of them the session judged. pendingInputs are the
+	// identities whose inputs proceeded, recorded judged by the turn's
+	// next sequence number (markingSequence).
+	inputAt       []int
+	inputIDs      []string
+	judged        []bool
+	pendingInputs []string
 	// storage holds what newTurn's builder points to, in the turn's own
 	// allocation: the builder, and a per-request session's counter.
 	storage struct {
@@ -160,7 +169,7 @@ func hostFailure(point enforcement.Point, session, msg string) *apiError {
 // in an admitted session, already holds its first emission's number: the
 // caller's next step must be an emission (a number taken and never
 // recorded would be a hole in the session's sequence).
-func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, agentID, id, model string, tools []string) (*turn, error) {
+func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p Principal, agentID, id, model string, tools []string, inputs func() ([]int, []string)) (*turn, error) {
 	if id == "" {
 		t := s.newTurn(ctx, r, pol, p, agentID, model)
 		t.builder.SessionID = wire.MintID("req-")
@@ -190,6 +199,11 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if asserted {
 		call.Agent = agentID
 	}
+	var inputAt []int
+	if inputs != nil {
+		// Asked in the same step: which user messages the session judged.
+		inputAt, call.Inputs = inputs()
+	}
 	cs, err := s.opts.Store.BeginCall(ctx, key, sessions.Owner{KeyID: p.KeyID, AgentID: agentID}, call)
 	if err != nil {
 		return nil, s.sessionStoreError(ctx, pol, err, id, enforcement.AgentStartup)
@@ -213,6 +227,7 @@ func (s *Server) beginTurn(ctx context.Context, r *http.Request, pol *Policy, p 
 	if cs.Leased {
 		t.lease = call.ID
 	}
+	t.inputAt, t.inputIDs, t.judged = inputAt, call.Inputs, cs.Judged
 	return t, nil
 }
 
@@ -253,7 +268,7 @@ func (s *Server) startManagedTurn(ctx context.Context, r *http.Request, pol *Pol
 	t := s.newTurn(ctx, r, pol, p, agentID, model)
 	t.managed, t.key = true, key
 	t.builder.SessionID = trailSessionID(key)
-	t.builder.Sequence = sessions.Sequence(s.opts.Store, key)
+	t.builder.Sequence = &markingSequence{t: t, next: sessions.Sequence(s.opts.Store, key)}
 	// The first emission's number is already taken: by the claim (0, for
 	// this startup) or by BeginCall in an admitted session (which is
 	// neither ended nor blocked, checked above from the same step).
@@ -440,6 +455,21 @@ func isLowerHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// markingSequence is a managed turn's sequence source: the number that
+// follows the turn's inputs also records them judged, in one store step.
+type markingSequence struct {
+	t    *turn
+	next enforcement.SequenceSource
+}
+
+func (q *markingSequence) Next(ctx context.Context) (int64, error) {
+	if ids := q.t.pendingInputs; len(ids) > 0 {
+		q.t.pendingInputs = nil
+		return q.t.s.opts.Store.NextMarkingInputs(ctx, q.t.key, ids)
+	}
+	return q.next.Next(ctx)
 }
 
 // reservedFirst hands out a number already taken (n: 0 for the startup a

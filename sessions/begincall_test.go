@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -46,12 +47,12 @@ func TestBeginCallLifecycle(t *testing.T) {
 
 		cs := beginCall(t, a, k, owner, "call-1", "")
 		want := sessions.CallStart{Claimed: true, Status: sessions.Status{Started: true, Starting: true, Owner: owner}, Leased: true, Seq: -1}
-		if cs != want {
+		if !reflect.DeepEqual(cs, want) {
 			t.Fatalf("claim = %+v; want %+v", cs, want)
 		}
 		cs = beginCall(t, b, k, owner, "call-2", owner.AgentID)
 		want = sessions.CallStart{Status: sessions.Status{Started: true, Starting: true, Owner: owner}, Leased: true, Seq: -1}
-		if cs != want {
+		if !reflect.DeepEqual(cs, want) {
 			t.Fatalf("join while Starting = %+v; want %+v", cs, want)
 		}
 		if n := inFlight(t, a, k); n != 2 {
@@ -67,7 +68,7 @@ func TestBeginCallLifecycle(t *testing.T) {
 		admitted := sessions.Status{Started: true, Owner: owner}
 		for i, s := range []sessions.Store{b, a, b} {
 			cs = beginCall(t, s, k, owner, fmt.Sprintf("call-%d", i+3), "")
-			if want := (sessions.CallStart{Status: admitted, Leased: true, Seq: int64(i + 2)}); cs != want {
+			if want := (sessions.CallStart{Status: admitted, Leased: true, Seq: int64(i + 2)}); !reflect.DeepEqual(cs, want) {
 				t.Fatalf("join %d once admitted = %+v; want %+v", i, cs, want)
 			}
 		}
@@ -80,7 +81,7 @@ func TestBeginCallLifecycle(t *testing.T) {
 
 		// Another agent asserted: neither lease nor number.
 		cs = beginCall(t, a, k, owner, "call-other", "other-agent")
-		if want := (sessions.CallStart{Status: admitted, Seq: -1}); cs != want {
+		if want := (sessions.CallStart{Status: admitted, Seq: -1}); !reflect.DeepEqual(cs, want) {
 			t.Fatalf("another agent = %+v; want %+v", cs, want)
 		}
 		// Another key: foreign, nothing changes.
@@ -100,7 +101,7 @@ func TestBeginCallLifecycle(t *testing.T) {
 			t.Fatalf("End = %v, %v", won, err)
 		}
 		cs = beginCall(t, b, k, owner, "call-late", "")
-		if want := (sessions.CallStart{Status: sessions.Status{Started: true, Ended: true, Owner: owner}, Seq: -1}); cs != want {
+		if want := (sessions.CallStart{Status: sessions.Status{Started: true, Ended: true, Owner: owner}, Seq: -1}); !reflect.DeepEqual(cs, want) {
 			t.Fatalf("after End = %+v; want %+v", cs, want)
 		}
 		if n := inFlight(t, a, k); n != 5 {
@@ -127,7 +128,7 @@ func TestBeginCallBlocked(t *testing.T) {
 			t.Fatal(err)
 		}
 		cs := beginCall(t, b, k, owner, "call-2", "")
-		if want := (sessions.CallStart{Status: sessions.Status{Started: true, Blocked: true, Owner: owner}, Seq: -1}); cs != want {
+		if want := (sessions.CallStart{Status: sessions.Status{Started: true, Blocked: true, Owner: owner}, Seq: -1}); !reflect.DeepEqual(cs, want) {
 			t.Fatalf("blocked = %+v; want %+v", cs, want)
 		}
 		if n := inFlight(t, b, k); n != 1 {

@@ -190,6 +190,12 @@ func (m *Memory) BeginCall(_ context.Context, k Key, owner Owner, call Call) (cs
 		}
 		m.lease(s, call.ID, now.Add(call.Lease))
 		cs.Leased = true
+		if len(call.Inputs) > 0 && (cs.Claimed || !s.starting) {
+			cs.Judged = make([]bool, len(call.Inputs))
+			for i, id := range call.Inputs {
+				_, cs.Judged[i] = s.inputs[id]
+			}
+		}
 		if !cs.Claimed && !s.starting {
 			cs.Seq = s.seq
 			s.seq++
@@ -418,17 +424,42 @@ func (m *Memory) MarkInputsJudged(_ context.Context, k Key, ids []string) error 
 		case s.sealed:
 			return ErrSessionSealed
 		}
-		if s.inputs == nil {
-			s.inputs = make(map[string]struct{}, len(ids))
+		markInputs(s, ids)
+		return nil
+	})
+}
+
+// NextMarkingInputs implements [Store.NextMarkingInputs] under one lock.
+func (m *Memory) NextMarkingInputs(_ context.Context, k Key, ids []string) (n int64, err error) {
+	err = m.with(k, func(s *memSession, now time.Time) error {
+		switch {
+		case s == nil:
+			return ErrUnknownSession
+		case s.sealed:
+			return ErrSessionSealed
 		}
-		for _, id := range ids {
-			if len(s.inputs) >= MaxJudgedInputs {
-				break
-			}
-			s.inputs[strings.Clone(id)] = struct{}{}
+		markInputs(s, ids)
+		n = s.seq
+		s.seq++
+		if !s.ended {
+			m.touch(s, now)
 		}
 		return nil
 	})
+	return n, err
+}
+
+// markInputs records ids as judged in s, up to MaxJudgedInputs.
+func markInputs(s *memSession, ids []string) {
+	if s.inputs == nil {
+		s.inputs = make(map[string]struct{}, len(ids))
+	}
+	for _, id := range ids {
+		if len(s.inputs) >= MaxJudgedInputs {
+			break
+		}
+		s.inputs[strings.Clone(id)] = struct{}{}
+	}
 }
 
 // OpenToolCall implements [Store.OpenToolCall]. It works until the session

@@ -330,8 +330,16 @@ func (r *Redis) BeginCall(ctx context.Context, k Key, owner Owner, call Call) (C
 		return CallStart{}, err
 	}
 	var leased, seq int64
-	code, st, err := r.runStatus(ctx, "begin call", beginCallScript, k, []*int64{&leased, &seq},
-		owner.KeyID, owner.AgentID, k.Tenant, k.ID, call.ID, ceilMS(call.Lease), call.Agent)
+	tail := make([]*int64, 2+len(call.Inputs))
+	judged := make([]int64, len(call.Inputs))
+	tail[0], tail[1] = &leased, &seq
+	args := make([]any, 0, 7+len(call.Inputs))
+	args = append(args, owner.KeyID, owner.AgentID, k.Tenant, k.ID, call.ID, ceilMS(call.Lease), call.Agent)
+	for i, id := range call.Inputs {
+		tail[2+i] = &judged[i]
+		args = append(args, id)
+	}
+	code, st, err := r.runStatus(ctx, "begin call", beginCallScript, k, tail, args...)
 	if err != nil {
 		return CallStart{}, err
 	}
@@ -346,7 +354,14 @@ func (r *Redis) BeginCall(ctx context.Context, k Key, owner Owner, call Call) (C
 		}
 		return CallStart{}, err
 	}
-	return CallStart{Claimed: code == 1, Status: st, Leased: leased == 1, Seq: seq}, nil
+	cs := CallStart{Claimed: code == 1, Status: st, Leased: leased == 1, Seq: seq}
+	if len(judged) > 0 && judged[0] >= 0 {
+		cs.Judged = make([]bool, len(judged))
+		for i, j := range judged {
+			cs.Judged[i] = j == 1
+		}
+	}
+	return cs, nil
 }
 
 // index puts k into its idle-index shard after a begin script replied
@@ -481,6 +496,17 @@ func (r *Redis) InputsJudged(ctx context.Context, k Key, ids []string) ([]bool, 
 		out[i] = n == 1
 	}
 	return out, nil
+}
+
+// NextMarkingInputs implements [Store.NextMarkingInputs] in one
+// round-trip.
+func (r *Redis) NextMarkingInputs(ctx context.Context, k Key, ids []string) (int64, error) {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, MaxJudgedInputs)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return r.runCode(ctx, "next marking inputs", nextMarkingScript, k, args...)
 }
 
 // MarkInputsJudged implements [Store.MarkInputsJudged] in one round-trip.

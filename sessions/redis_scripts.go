@@ -81,11 +81,13 @@ if f[4] or redis.call('HEXISTS', KEYS[1], 'unindexed') == 0 then return reply(0,
 return reply(2, f)
 `)
 
-// beginCallScript is beginScript followed by acquireScript and nextScript
-// in one step: ARGV[3..6] as for beginScript, ARGV[7] call id, ARGV[8]
-// lease ms, ARGV[9] the asserted agent (empty for none). Replies beginScript's
-// status followed by leased (1 or 0) and the first sequence number (-1 for
-// none), or {codeForeign}. The lease is taken unless the session ended, is
+// beginCallScript is beginScript followed by acquireScript, nextScript and
+// inputsJudgedScript in one step: ARGV[3..6] as for beginScript, ARGV[7]
+// call id, ARGV[8] lease ms, ARGV[9] the asserted agent (empty for none),
+// ARGV[10..] input identities. Replies beginScript's status followed by
+// leased (1 or 0), the first sequence number (-1 for none) and, per input
+// identity, 1 when the session judged it, 0 when not, -1 when the step
+// did not look (no lease, or Starting); or {codeForeign}. The lease is taken unless the session ended, is
 // blocked or belongs to another agent than ARGV[9]; the number only on an
 // admitted session (not claimed now, not Starting). Code 2 takes none,
 // so an indexing error after it leaves no hole (a session still marked
@@ -106,6 +108,7 @@ elseif not f[4] and redis.call('HEXISTS', KEYS[1], 'unindexed') == 1 then
 end
 local r = reply(code, f)
 r[8], r[9] = 0, -1
+for i = 10, #ARGV do r[i] = -1 end
 if f[4] then return r end
 redis.call('HSET', KEYS[1], 'deadline', now + idle)
 if f[3] or (ARGV[9] ~= '' and f[7] ~= ARGV[9]) then
@@ -117,6 +120,11 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZADD', KEYS[2], now + lease, ARGV[7])
 stretch(math.max(idle, lease) + retain)
 r[8] = 1
+if code == 1 then
+  for i = 10, #ARGV do r[i] = 0 end
+elseif not f[2] then
+  for i = 10, #ARGV do r[i] = redis.call('SISMEMBER', KEYS[4], ARGV[i]) end
+end
 if code == 0 and not f[2] then r[9] = redis.call('HINCRBY', KEYS[1], 'seq', 1) - 1 end
 return r
 `)
@@ -242,6 +250,23 @@ for i = 4, #ARGV do
 end
 stretch(0)
 return 1
+`)
+
+// nextMarkingScript is markInputsScript followed by nextScript:
+// ARGV[3] the most identities a session records, ARGV[4..] input
+// identities. Replies the sequence number, codeUnknown or codeSealed.
+var nextMarkingScript = newScript(sessionPrelude + `
+local f = redis.call('HMGET', KEYS[1], 'started', 'sealed', 'ended')
+if not f[1] then return -1 end
+if f[2] then return -3 end
+local n = redis.call('SCARD', KEYS[4])
+for i = 4, #ARGV do
+  if n >= tonumber(ARGV[3]) then break end
+  n = n + redis.call('SADD', KEYS[4], ARGV[i])
+end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+if not f[3] then touch() else stretch(0) end
+return seq - 1
 `)
 
 // closeToolScript: ARGV[3] tool-call id. Replies 1 to the one caller that

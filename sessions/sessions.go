@@ -90,6 +90,10 @@ type Call struct {
 	// Agent, when non-empty, is the agent the request asserts: in a session
 	// of another agent the call takes neither lease nor number.
 	Agent string
+	// Inputs are identities of the request's user messages: a call that
+	// takes its lease learns in the same step which of them the session
+	// judged (CallStart.Judged), as InputsJudged would tell.
+	Inputs []string
 }
 
 // CallStart is what BeginCall did.
@@ -103,6 +107,10 @@ type CallStart struct {
 	// Seq is the number taken for the turn's first emission, -1 when none
 	// was (not leased, claimed by this call, or Starting).
 	Seq int64
+	// Judged says, for each of Call.Inputs, whether the session judged it;
+	// nil when the step could not tell (no lease, or a session still
+	// Starting): the caller asks InputsJudged then.
+	Judged []bool
 }
 
 // Expired is a session ClaimExpired ended; the caller emits its
@@ -232,6 +240,10 @@ type Store interface {
 	// session is sealed. Judged inputs are forgotten with the session.
 	InputsJudged(ctx context.Context, k Key, ids []string) ([]bool, error)
 	MarkInputsJudged(ctx context.Context, k Key, ids []string) error
+	// NextMarkingInputs is MarkInputsJudged(ids) and Next in one step: the
+	// emission that follows a turn's inputs records them judged as it
+	// takes its number.
+	NextMarkingInputs(ctx context.Context, k Key, ids []string) (int64, error)
 
 	// Status reports a session's state; exists is false for an unknown (or
 	// expired-and-forgotten) session.
