@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // ctxLog keeps every context the test policy saw, in arrival order.
@@ -153,11 +154,21 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// of returns the records of session.
+// trailName is a session's trail id less the incarnation the memory
+// store mints ("~" and sessions.IncarnationLen hex digits): the name the
+// tests give the session.
+func trailName(trail string) string {
+	if n := len(trail) - sessions.IncarnationLen - 1; n > 0 && trail[n] == '~' && isLowerHex(trail[n+1:]) {
+		return trail[:n]
+	}
+	return trail
+}
+
+// of returns the records of session (its name, see trailName).
 func of(recs []*enforcement.Record, session string) []*enforcement.Record {
 	var out []*enforcement.Record
 	for _, r := range recs {
-		if r.SessionID == session {
+		if trailName(r.SessionID) == session {
 			out = append(out, r)
 		}
 	}
