@@ -39,9 +39,10 @@ func sessionKey(p Principal, id string) (sessions.Key, error) {
 	return sessions.Key{Tenant: p.Tenant, ID: id}, nil
 }
 
-// sessionName is how a managed session is named to its client (the
-// Agent-Hooks-Session response header): the client's id, qualified by
-// its tenant as "<tenant>/<id>".
+// sessionName is a managed session's name in the trail: the client's
+// id, qualified by its tenant as "<tenant>/<id>". Its client names it by
+// its id alone (Agent-Hooks-Session both ways, the end endpoint, the emit
+// API's session.id), inside its key's tenant.
 func sessionName(k sessions.Key) string {
 	if k.Tenant == "" {
 		return k.ID
