@@ -113,8 +113,10 @@ func runContexts(t *testing.T, factory HarnessFactory, v *Vector) []callContext 
 		t.Errorf("%s on %s: records in %d sessions %v, want one", v.ID, name, len(sessions), sessions)
 	}
 	out := make([]callContext, 0, len(rr.Interceptions))
+	var trail string
 	for _, c := range rr.Interceptions {
 		m := c.(map[string]any)
+		nameSession(t, m, "ctk-"+v.ID, &trail)
 		ext, _ := m["extensions"].(map[string]any)
 		delete(m, "extensions")
 		delete(m, "request_id")
@@ -123,6 +125,9 @@ func runContexts(t *testing.T, factory HarnessFactory, v *Vector) []callContext 
 			delete(model, "params")
 		}
 		out = append(out, callContext{ctx: m, ext: ext})
+	}
+	if len(sessions) == 1 && trail != "" && sessions[0] != trail {
+		t.Errorf("%s on %s: records in session %q, contexts in %q", v.ID, name, sessions[0], trail)
 	}
 	return out
 }

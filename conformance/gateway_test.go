@@ -15,6 +15,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // TestGatewayConformance runs every vendored vector through the gateway
@@ -331,11 +332,13 @@ func surfaceContexts(t *testing.T, api wire.API, v *Vector) []string {
 		t.Fatalf("%s on %s: %v", v.ID, api, err)
 	}
 	out := make([]string, 0, len(rr.Interceptions))
+	var trail string
 	for _, c := range rr.Interceptions {
 		m, ok := c.(map[string]any)
 		if !ok {
 			t.Fatalf("%s on %s: a context is a %T", v.ID, api, c)
 		}
+		nameSession(t, m, "ctk-"+v.ID, &trail)
 		delete(m, "request_id")
 		delete(m, "timestamp")
 		if model, ok := m["model"].(map[string]any); ok {
@@ -349,4 +352,25 @@ func surfaceContexts(t *testing.T, api wire.API, v *Vector) []string {
 		out = append(out, string(b))
 	}
 	return out
+}
+
+// nameSession checks that context m names its session by a memory-store
+// trail id of the session named name (name~<incarnation>), the same as
+// *trail, the run's trail id (set from the run's first context), and puts
+// name in its place: two gateway runs mint two incarnations.
+func nameSession(t *testing.T, m map[string]any, name string, trail *string) {
+	t.Helper()
+	s, _ := m["session"].(map[string]any)
+	id, _ := s["id"].(string)
+	inc, ok := strings.CutPrefix(id, name+"~")
+	if !ok || len(inc) != sessions.IncarnationLen || strings.Trim(inc, "0123456789abcdef") != "" {
+		t.Errorf("%s context: session.id %q, want %s~<incarnation>", m["interception_point"], id, name)
+		return
+	}
+	if *trail == "" {
+		*trail = id
+	} else if id != *trail {
+		t.Errorf("%s context: session.id %q, the run's earlier contexts %q", m["interception_point"], id, *trail)
+	}
+	s["id"] = name
 }

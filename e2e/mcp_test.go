@@ -19,6 +19,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/specschema"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // mcpUpstream is a real MCP server (the official Go SDK) over Streamable
@@ -338,8 +339,8 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 
 	recs := pointRecords(trail.since(0))
 	session, points := checkTrail(t, recs)
-	if session != "ts-run-1" {
-		t.Errorf("the records are in session %q, want the client's Agent-Hooks-Session ts-run-1", session)
+	if !memoryTrailOf(session, "ts-run-1") {
+		t.Errorf("the records are in session %q, want the client's Agent-Hooks-Session ts-run-1 (and the memory store's incarnation)", session)
 	}
 	// initialize, tools/list, then the four calls.
 	if got, want := fmt.Sprint(preToolDecisions(recs)), "[allow allow allow deny deny allow]"; got != want {
@@ -463,8 +464,8 @@ func TestClaudeCodeMCP(t *testing.T) {
 
 	recs := pointRecords(trail.since(0))
 	session, points := checkTrail(t, recs)
-	if session != "claude-code:"+mcpRunID {
-		t.Errorf("the run's session is %q, want claude-code:%s", session, mcpRunID)
+	if !memoryTrailOf(session, "claude-code:"+mcpRunID) {
+		t.Errorf("the run's session is %q, want claude-code:%s (and the memory store's incarnation)", session, mcpRunID)
 	}
 	wantMCPToolRound(t, points, recs)
 	t.Logf("MCP requests (method, Mcp-Method, Mcp-Protocol-Version): %q", seen.calls)
@@ -560,12 +561,20 @@ func TestCodexMCP(t *testing.T) {
 	}
 	recs := pointRecords(trail.since(0))
 	session, points := checkTrail(t, recs)
-	if session != "codex-run-1" {
-		t.Errorf("the run's session is %q, want the Agent-Hooks-Session codex-run-1", session)
+	if !memoryTrailOf(session, "codex-run-1") {
+		t.Errorf("the run's session is %q, want the Agent-Hooks-Session codex-run-1 (and the memory store's incarnation)", session)
 	}
 	wantMCPToolRound(t, points, recs)
 	t.Logf("MCP requests (method, Mcp-Method, Mcp-Protocol-Version): %q", seen.calls)
 	t.Logf("MCP request headers: %v; %v", seen.names(), seen.values(false, runHeaders...))
 	t.Logf("model request headers: %v", seen.values(true, runHeaders...))
 	t.Logf("points %v", points)
+}
+
+// memoryTrailOf reports whether trail is the trail id the gateway's
+// memory store gives the session named name: name, "~" and
+// sessions.IncarnationLen lowercase hex digits.
+func memoryTrailOf(trail, name string) bool {
+	inc, ok := strings.CutPrefix(trail, name+"~")
+	return ok && len(inc) == sessions.IncarnationLen && strings.Trim(inc, "0123456789abcdef") == ""
 }

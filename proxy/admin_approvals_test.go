@@ -144,7 +144,7 @@ func pendingFor(t *testing.T, baseURL, session string) approvals.Approval {
 			t.Fatal(err)
 		}
 		for _, a := range list.Approvals {
-			if a.SessionID == session {
+			if trailName(a.SessionID) == session {
 				found = a
 				return true
 			}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -40,8 +41,12 @@ const canarySession = "sess-" + canary
 
 // withoutSessionID drops the members that carry canarySession by design.
 func withoutSessionID(s string) string {
-	return strings.ReplaceAll(s, `"session_id":"`+canarySession+`"`, `"session_id":"…"`)
+	return sessionIDMember.ReplaceAllString(s, `"session_id":"…"`)
 }
+
+// sessionIDMember is a session_id member naming canarySession's trail, with
+// the incarnation the memory store appends or without.
+var sessionIDMember = regexp.MustCompile(`"session_id":"` + canarySession + `(~[0-9a-f]{12})?"`)
 
 // canaryHeaders are sent with every chat request: header values are
 // payload too.

@@ -42,7 +42,7 @@ func (s *Server) handleCountTokens(surf wire.Surface, tc tokenCounter) http.Hand
 			return
 		}
 		h := w.Header()
-		h.Set(HeaderSession, mc.t.builder.SessionID)
+		h.Set(HeaderSession, mc.t.sessionHeader())
 		if mc.t.worst != "" {
 			h.Set(HeaderDecision, string(mc.t.worst))
 		}

@@ -149,7 +149,7 @@ func (s *Server) replayedDeny(pol *Policy, p Principal, id string, api wire.API,
 	}
 	s.metrics.DenyReplayed(string(api))
 	s.log.Info("a retry of a denied request answered with its deny, without an upstream call",
-		"session", trailSessionID(k), "point", d.point, "reason", d.code)
+		"session", sessionName(k), "point", d.point, "reason", d.code)
 	return d, true
 }
 

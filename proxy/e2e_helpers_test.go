@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // ctxLog keeps every context the test policy saw, in arrival order.
@@ -47,11 +48,11 @@ func (l *ctxLog) at(point enforcement.Point) []enforcement.Context {
 }
 
 // shutdownReasons lists summary.reason of every agent_shutdown context seen
-// for session ("" = any session).
+// for session (its name, see trailName; "" = any session).
 func (l *ctxLog) shutdownReasons(session string) []string {
 	var out []string
 	for _, c := range l.at(enforcement.AgentShutdown) {
-		if session != "" && c.SessionID() != session {
+		if session != "" && trailName(c.SessionID()) != session {
 			continue
 		}
 		s, _ := c["summary"].(map[string]any)
@@ -153,11 +154,48 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// of returns the records of session.
+// trailName is a session's trail id less the incarnation the memory
+// store mints ("~" and sessions.IncarnationLen hex digits): the name the
+// tests give the session.
+func trailName(trail string) string {
+	if n := len(trail) - sessions.IncarnationLen - 1; n > 0 && trail[n] == '~' && isLowerHex(trail[n+1:]) {
+		return trail[:n]
+	}
+	return trail
+}
+
+// memoryTrail reports whether trail is the trail id the memory store gives
+// the session named name: name~<incarnation>.
+func memoryTrail(trail, name string) bool {
+	return trail != name && trailName(trail) == name
+}
+
+// oneTrail checks that the trail ids it is shown for the session named
+// name are one memory-store trail id (memoryTrail), and keeps it.
+type oneTrail struct {
+	name, id string
+}
+
+// is reports whether trail names o's session; a second trail id of it is
+// an error.
+func (o *oneTrail) is(t *testing.T, trail string) bool {
+	t.Helper()
+	if !memoryTrail(trail, o.name) {
+		return false
+	}
+	if o.id == "" {
+		o.id = trail
+	} else if trail != o.id {
+		t.Errorf("session %s under two trail ids: %s and %s", o.name, o.id, trail)
+	}
+	return true
+}
+
+// of returns the records of session (its name, see trailName).
 func of(recs []*enforcement.Record, session string) []*enforcement.Record {
 	var out []*enforcement.Record
 	for _, r := range recs {
-		if r.SessionID == session {
+		if trailName(r.SessionID) == session {
 			out = append(out, r)
 		}
 	}

@@ -183,7 +183,7 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, p Principal, point en
 	if err != nil {
 		return nil, err
 	}
-	b.SessionID = trailSessionID(key)
+	b.SessionID = trailSessionID(key, "") // with its incarnation once the store named it
 	model, _ := fields["model"].(map[string]any)
 	modelID, _ := model["id"].(string)
 	em := pol.EmitterFor(routeRequest(p, b.Agent.ID, modelID))
@@ -210,6 +210,7 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, p Principal, point en
 		case !claimed:
 			return nil, conflict("session_already_started", "agent_startup was already emitted for this session")
 		}
+		b.SessionID = trailSessionID(key, st.Incarnation)
 		b.Sequence = &reservedFirst{next: b.Sequence}
 	default:
 		st, exists, err := store.Status(ctx, key)
@@ -223,6 +224,7 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, p Principal, point en
 		case st.Owner.AgentID != b.Agent.ID:
 			return nil, agentMismatch(id, point)
 		}
+		b.SessionID = trailSessionID(key, st.Incarnation)
 		if st, err = s.awaitStartup(ctx, key, st); err != nil {
 			if ae, ok := startupWaitError(err, id, point); ok {
 				return nil, ae

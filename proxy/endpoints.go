@@ -91,7 +91,7 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request) {
 	if st.Blocked {
 		reason = enforcement.ShutdownError // spec §6.1a: a session denied at startup ends in error
 	}
-	rec := s.shutdownManaged(r.Context(), key, st.Owner, reason)
+	rec := s.shutdownManaged(r.Context(), key, st.Owner, st.Incarnation, reason)
 	w.Header().Set("Content-Type", "application/json")
 	out := map[string]any{"session_id": id, "ended": true, "reason": reason}
 	if rec != nil {

@@ -100,7 +100,7 @@ func (s *recordSink) all() []*enforcement.Record {
 func (s *recordSink) points(session string) []enforcement.Point {
 	var out []enforcement.Point
 	for _, r := range s.all() {
-		if session == "" || r.SessionID == session {
+		if session == "" || trailName(r.SessionID) == session {
 			out = append(out, r.InterceptionPoint)
 		}
 	}

@@ -39,15 +39,30 @@ func sessionKey(p Principal, id string) (sessions.Key, error) {
 	return sessions.Key{Tenant: p.Tenant, ID: id}, nil
 }
 
-// trailSessionID is the session.id a managed session's contexts and
-// records carry: the client's id, qualified by its tenant as
-// "<tenant>/<id>", so that the sessions of two tenants that chose the same
-// id never share a trail (records carry no tenant).
-func trailSessionID(k sessions.Key) string {
+// sessionName is a managed session's name in the trail: the client's
+// id, qualified by its tenant as "<tenant>/<id>". Its client names it by
+// its id alone (Agent-Hooks-Session both ways, the end endpoint, the emit
+// API's session.id), inside its key's tenant.
+func sessionName(k sessions.Key) string {
 	if k.Tenant == "" {
 		return k.ID
 	}
 	return k.Tenant + "/" + k.ID
+}
+
+// trailSessionID is the session.id a managed session's contexts and
+// records carry: its name (sessionName), so that the sessions of two
+// tenants that chose the same id never share a trail (records carry no
+// tenant), followed by "~<incarnation>" where the store mints one per
+// claim (the memory store): a client that goes on sending an id after the
+// gateway restarted, or after the id's retention ran out, opens a new
+// trail at sequence 0 instead of numbering a second agent_startup 0 in
+// the earlier session's trail.
+func trailSessionID(k sessions.Key, incarnation string) string {
+	if incarnation == "" {
+		return sessionName(k)
+	}
+	return sessionName(k) + "~" + incarnation
 }
 
 // routeRequest is what selects a request's policy route. Only what the
@@ -177,9 +192,10 @@ func (q sealSequence) Next(ctx context.Context) (int64, error) { return q.store.
 // shutdownManaged closes a managed session this replica ended: it waits for
 // the calls in flight, seals the session and emits its agent_shutdown with
 // the session's own agent and tenant, and with reason error whatever the
-// caller asked when the session's startup was denied. It returns the shutdown's record (nil
+// caller asked when the session's startup was denied; incarnation is the
+// session's (sessions.Status). It returns the shutdown's record (nil
 // when none could be made).
-func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sessions.Owner, reason string) *enforcement.Record {
+func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sessions.Owner, incarnation, reason string) *enforcement.Record {
 	ctx = context.WithoutCancel(ctx) // the shutdown closes the trail even when the client went away
 	s.awaitCalls(ctx, k)
 	// A session that ended while its agent_startup was being judged learns
@@ -192,7 +208,7 @@ func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sess
 	t := &turn{s: s, pol: pol, em: pol.EmitterFor(routeRequest(p, owner.AgentID, "")), managed: true, key: k,
 		builder: &enforcement.Builder{
 			Agent:     enforcement.Agent{ID: owner.AgentID, Framework: Framework},
-			SessionID: trailSessionID(k),
+			SessionID: trailSessionID(k, incarnation),
 			Sequence:  sealSequence{store: s.opts.Store, key: k},
 			Common:    s.commonFields(ctx, nil, pol, k.Tenant),
 			Stamps:    &s.stamps,

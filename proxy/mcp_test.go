@@ -255,9 +255,10 @@ func TestMCPToolCallsThroughTheGateway(t *testing.T) {
 			cs.Close()
 			recs := mcpRecords(t, out.String())
 			var points []string
+			trail := oneTrail{name: "run-1"} // run-1 and the incarnation the memory store minted
 			for i, rec := range recs {
-				if rec["session_id"] != "run-1" {
-					t.Errorf("record %d in session %v, want run-1", i, rec["session_id"])
+				if id, _ := rec["session_id"].(string); !trail.is(t, id) {
+					t.Errorf("record %d in session %v, want run-1's trail", i, rec["session_id"])
 				}
 				if seq, _ := rec["sequence"].(float64); int(seq) != i {
 					t.Errorf("record %d has sequence %v: the trail has a gap", i, rec["sequence"])

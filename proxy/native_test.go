@@ -56,8 +56,9 @@ func TestNativeSessionIDs(t *testing.T) {
 		}
 		var startups int
 		var seqs []int64
+		trail := oneTrail{name: tc.want} // the run's trail id: its name and an incarnation
 		for _, r := range g.records(t) {
-			if r.SessionID != tc.want {
+			if !trail.is(t, r.SessionID) {
 				continue
 			}
 			seqs = append(seqs, r.Sequence)

@@ -200,7 +200,7 @@ func (pc *postCall) headers(w http.ResponseWriter, extra int) []string {
 	t := pc.mc.t
 	h := w.Header()
 	vals := make([]string, 0, 3+extra)
-	h[HeaderSession] = oneValue(&vals, t.builder.SessionID)
+	h[HeaderSession] = oneValue(&vals, t.sessionHeader())
 	if t.worst != "" {
 		h[HeaderDecision] = oneValue(&vals, string(t.worst))
 	}
@@ -451,7 +451,7 @@ type streamHeaders struct {
 // judges in evaluate_only never claims enforcement.
 func (pc *postCall) provisionalHeaders() streamHeaders {
 	tn := pc.mc.t
-	h := streamHeaders{session: tn.builder.SessionID, mode: tn.mode}
+	h := streamHeaders{session: tn.sessionHeader(), mode: tn.mode}
 	if tn.emitter().ModeFor(enforcement.PostModelCall) == enforcement.EvaluateOnly {
 		h.mode = enforcement.EvaluateOnly
 	}

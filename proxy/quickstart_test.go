@@ -240,6 +240,7 @@ func TestQuickstart(t *testing.T) {
 		out := stdout.String()
 		noContent(t, []byte(out), email, key, "Please email", "my key is", "hello")
 		var transformed, denied, session int
+		managed := oneTrail{name: "support-chat-42"} // its trail id: the name and an incarnation
 		for _, r := range recs {
 			if r.Mode != "enforce" || r.SessionID == "" {
 				t.Errorf("record %+v", r)
@@ -250,7 +251,7 @@ func TestQuickstart(t *testing.T) {
 			if r.Point == "post_model_call" && r.Verdict.Decision == "deny" && r.Verdict.Reason == "policy:credential_leak" {
 				denied++
 			}
-			if r.SessionID == "support-chat-42" {
+			if managed.is(t, r.SessionID) {
 				if r.Sequence != int64(session) {
 					t.Errorf("session record %d has sequence %d", session, r.Sequence)
 				}

@@ -376,7 +376,7 @@ func (s *Server) EndOpenSessions(ctx context.Context) int {
 			if e.Blocked {
 				reason = enforcement.ShutdownError // spec §6.1a
 			}
-			s.shutdownManaged(ctx, e.Key, e.Owner, reason)
+			s.shutdownManaged(ctx, e.Key, e.Owner, e.Incarnation, reason)
 		}
 		n += len(open)
 		if len(open) < 100 {
@@ -400,7 +400,7 @@ func (s *Server) sweep(ctx context.Context) {
 			if e.Blocked {
 				reason = enforcement.ShutdownError // spec §6.1a
 			}
-			s.shutdownManaged(ctx, e.Key, e.Owner, reason)
+			s.shutdownManaged(ctx, e.Key, e.Owner, e.Incarnation, reason)
 		}
 		if len(expired) < 100 {
 			return

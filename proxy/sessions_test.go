@@ -43,9 +43,17 @@ func TestManagedSessionLifecycle(t *testing.T) {
 			t.Fatalf("record %d (%s) has sequence %d; want strictly increasing from 0", i, r.InterceptionPoint, r.Sequence)
 		}
 	}
+	// The contexts and records carry the session's trail id: the client's
+	// id and the incarnation the memory store minted at the claim.
+	trail := oneTrail{name: "s-1"}
 	for _, c := range log.at("") {
-		if agentID(c) != "my-agent" || c.SessionID() != "s-1" {
+		if agentID(c) != "my-agent" || !trail.is(t, c.SessionID()) {
 			t.Fatalf("%s context has agent %q session %q", c.Point(), agentID(c), c.SessionID())
+		}
+	}
+	for _, r := range recs {
+		if r.SessionID != trail.id {
+			t.Fatalf("record %d in session %q, want the contexts' %q", r.Sequence, r.SessionID, trail.id)
 		}
 	}
 
@@ -59,7 +67,7 @@ func TestManagedSessionLifecycle(t *testing.T) {
 		t.Fatalf("end body %s: %v", body, err)
 	}
 	if !er.Ended || er.SessionID != "s-1" || er.Reason != "completed" ||
-		er.Record.InterceptionPoint != "agent_shutdown" || er.Record.Sequence != 21 || er.Record.SessionID != "s-1" {
+		er.Record.InterceptionPoint != "agent_shutdown" || er.Record.Sequence != 21 || er.Record.SessionID != trail.id {
 		t.Fatalf("end body = %s", body)
 	}
 	recs = gw.records.all()
@@ -160,11 +168,15 @@ func TestManagedSessionStartupDenyBlocks(t *testing.T) {
 
 	status, _, body := gw.post(t, chatBody("hi", false), hdr)
 	e := errorBody(t, body)
+	// The deny names the session by its trail id, the startup record's.
 	if status != http.StatusForbidden || e.Code != "policy:agent-not-allowed" || e.Type != typeDenied ||
-		e.InterceptionPoint != "agent_startup" || e.SessionID != "blocked-1" || e.Sequence == nil || *e.Sequence != 0 {
+		e.InterceptionPoint != "agent_startup" || !memoryTrail(e.SessionID, "blocked-1") || e.Sequence == nil || *e.Sequence != 0 {
 		t.Fatalf("first request: %d %s", status, body)
 	}
 	equalPoints(t, gw.records.points(""), enforcement.AgentStartup)
+	if r := gw.records.all()[0]; r.SessionID != e.SessionID {
+		t.Fatalf("startup recorded in session %q, the deny names %q", r.SessionID, e.SessionID)
+	}
 
 	for i := range 3 {
 		status, _, body := gw.post(t, chatBody("again", false), hdr)
@@ -182,7 +194,7 @@ func TestManagedSessionStartupDenyBlocks(t *testing.T) {
 	status, body = gw.endSession(t, "blocked-1", "", nil)
 	var er endResponse
 	json.Unmarshal(body, &er)
-	if status != http.StatusOK || er.Record.InterceptionPoint != "agent_shutdown" || er.Record.Sequence != 1 {
+	if status != http.StatusOK || er.Record.InterceptionPoint != "agent_shutdown" || er.Record.Sequence != 1 || er.Record.SessionID != e.SessionID {
 		t.Fatalf("end: %d %s", status, body)
 	}
 	equalPoints(t, gw.records.points(""), enforcement.AgentStartup, enforcement.AgentShutdown)

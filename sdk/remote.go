@@ -295,7 +295,9 @@ type remoteEmitter struct {
 	latest *recordPolicy
 	// trailID is the session id the gateway records the session under,
 	// learnt from its first record: the client's id, or "<tenant>/<id>"
-	// when the gateway key has a tenant. "" until then.
+	// when the gateway key has a tenant, either followed by
+	// "~<incarnation>" on a gateway that mints one (namesSession). ""
+	// until then.
 	trailID string
 }
 
@@ -307,11 +309,37 @@ func (r *remoteEmitter) ownRecord(id string) bool {
 	if r.trailID != "" {
 		return id == r.trailID
 	}
-	if id == r.sessionID || (strings.HasSuffix(id, "/"+r.sessionID) && len(id) > len(r.sessionID)+1) {
+	if namesSession(id, r.sessionID) {
 		r.trailID = id
 		return true
 	}
 	return false
+}
+
+// incarnationLen is the length of the incarnation a gateway on the memory
+// store appends to a session's trail id ("~" and lowercase hex digits).
+const incarnationLen = 12
+
+// namesSession reports whether trail is a gateway's trail id for the
+// client's session id: the id, or "<tenant>/<id>", followed by
+// "~<incarnation>" where the gateway's store mints one per claim.
+func namesSession(trail, id string) bool {
+	named := func(name string) bool {
+		return name == id || (strings.HasSuffix(name, "/"+id) && len(name) > len(id)+1)
+	}
+	if n := len(trail) - incarnationLen - 1; n > 0 && trail[n] == '~' && isLowerHex(trail[n+1:]) && named(trail[:n]) {
+		return true
+	}
+	return named(trail)
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // trail is the session id local records carry: the gateway's trail id

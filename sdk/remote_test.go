@@ -45,7 +45,7 @@ func (s *recordSink) of(session string) []*enforcement.Record {
 	defer s.mu.Unlock()
 	var out []*enforcement.Record
 	for _, r := range s.recs {
-		if session == "" || r.SessionID == session {
+		if session == "" || trailName(r.SessionID) == session {
 			out = append(out, r)
 		}
 	}
@@ -115,7 +115,7 @@ func (g *testGateway) seen(point enforcement.Point, session string) []enforcemen
 	defer g.mu.Unlock()
 	var out []enforcement.Context
 	for _, c := range g.contexts {
-		if c.Point() == point && c.SessionID() == session {
+		if c.Point() == point && trailName(c.SessionID()) == session {
 			out = append(out, c)
 		}
 	}
@@ -297,7 +297,7 @@ func TestRemoteOutcomeContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := out.Context
-	if c.Sequence() != 1 || c.SessionID() != "acme/"+s.ID() || c["spec"] != enforcement.SpecVersion || c.Point() != enforcement.Input {
+	if c.Sequence() != 1 || trailName(c.SessionID()) != "acme/"+s.ID() || c["spec"] != enforcement.SpecVersion || c.Point() != enforcement.Input {
 		t.Errorf("outcome context envelope: %v", c)
 	}
 	if in := c["input"].(map[string]any); in["content"] != "[redacted]" || out.Target().(map[string]any)["content"] != "[redacted]" {
@@ -331,7 +331,7 @@ func TestRemoteToolDeny(t *testing.T) {
 	if err != nil || ran || res.Invoked || res.Blocked == nil || res.Message() != "blocked: policy:no-rm" {
 		t.Fatalf("denied pre_tool_call: res=%+v err=%v ran=%v", res, err, ran)
 	}
-	if rec := res.Blocked.Outcome.Record; rec.Sequence != 1 || rec.SessionID != s.ID() {
+	if rec := res.Blocked.Outcome.Record; rec.Sequence != 1 || trailName(rec.SessionID) != s.ID() {
 		t.Errorf("the blocked outcome carries the gateway's record: %+v", rec)
 	}
 	if _, err := s.End(ctx, enforcement.ShutdownCompleted); err != nil {
@@ -759,5 +759,38 @@ func TestNewRemoteSessionValidation(t *testing.T) {
 	s, _ = NewRemoteSession(RemoteConfig{BaseURL: "https://gw.example/prefix/", Agent: testAgent()})
 	if u := s.em.(*remoteEmitter).emitURL; u != "https://gw.example/prefix/v1/agent-hooks/emit" {
 		t.Errorf("emit url under a prefix = %s", u)
+	}
+}
+
+// trailName is a gateway trail id less the incarnation a gateway on the
+// memory store appends ("~" and incarnationLen hex digits).
+func trailName(trail string) string {
+	if n := len(trail) - incarnationLen - 1; n > 0 && trail[n] == '~' && isLowerHex(trail[n+1:]) {
+		return trail[:n]
+	}
+	return trail
+}
+
+// A record names the session when its trail id is the id, the tenant's
+// "<tenant>/<id>", or either with the incarnation a memory-store gateway
+// appends; nothing else does.
+func TestNamesSession(t *testing.T) {
+	for _, c := range []struct {
+		trail string
+		want  bool
+	}{
+		{"s1", true},
+		{"acme/s1", true},
+		{"s1~0123456789ab", true},
+		{"acme/s1~0123456789ab", true},
+		{"s1~0123456789a", false},   // not an incarnation's length
+		{"s1~0123456789AB", false},  // not lowercase hex
+		{"xs1~0123456789ab", false}, // another id
+		{"/s1", false},              // no tenant
+		{"s1~0123456789ab~0123456789ab", false},
+	} {
+		if got := namesSession(c.trail, "s1"); got != c.want {
+			t.Errorf("namesSession(%q, s1) = %v, want %v", c.trail, got, c.want)
+		}
 	}
 }

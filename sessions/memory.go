@@ -3,6 +3,8 @@ package sessions
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"sync"
@@ -36,14 +38,16 @@ type Memory struct {
 
 // memSession is one session's state; guarded by Memory.mu.
 type memSession struct {
-	owner    Owner
-	seq      int64 // next number Next or Seal hands out
-	starting bool
-	blocked  bool
-	ended    bool
-	sealed   bool
-	deadline time.Time // idle deadline: swept once it is not after now
-	forgetAt time.Time // dropped from the map once it is not after now
+	owner Owner
+	// incarnation is minted at the claim (Status.Incarnation).
+	incarnation string
+	seq         int64 // next number Next or Seal hands out
+	starting    bool
+	blocked     bool
+	ended       bool
+	sealed      bool
+	deadline    time.Time // idle deadline: swept once it is not after now
+	forgetAt    time.Time // dropped from the map once it is not after now
 	// leases maps a call in flight to the end of its lease.
 	leases map[string]time.Time
 	// tools holds the open tool calls (pre_tool_call proceeded, no
@@ -55,7 +59,7 @@ type memSession struct {
 
 // status is s's state as the Store reports it.
 func (s *memSession) status() Status {
-	return Status{Started: true, Starting: s.starting, Blocked: s.blocked, Ended: s.ended, Sealed: s.sealed, Owner: s.owner}
+	return Status{Started: true, Starting: s.starting, Blocked: s.blocked, Ended: s.ended, Sealed: s.sealed, Owner: s.owner, Incarnation: s.incarnation}
 }
 
 // liveLeases drops s's expired leases and returns how many remain and the
@@ -131,7 +135,8 @@ func (m *Memory) end(s *memSession, now time.Time) {
 func (m *Memory) join(k Key, s *memSession, owner Owner) (_ *memSession, claimed bool, err error) {
 	if s == nil {
 		// The claim reserves sequence 0 for the claimer's agent_startup.
-		s = &memSession{owner: Owner{KeyID: strings.Clone(owner.KeyID), AgentID: strings.Clone(owner.AgentID)}, seq: 1, starting: true}
+		s = &memSession{owner: Owner{KeyID: strings.Clone(owner.KeyID), AgentID: strings.Clone(owner.AgentID)}, seq: 1, starting: true,
+			incarnation: newIncarnation()}
 		m.sessions[Key{Tenant: strings.Clone(k.Tenant), ID: strings.Clone(k.ID)}] = s
 		claimed = true
 	}
@@ -372,7 +377,7 @@ func (m *Memory) ClaimExpired(_ context.Context, max int) ([]Expired, error) {
 	for i, c := range expired {
 		s := m.sessions[c.k]
 		m.end(s, now)
-		out[i] = Expired{Key: c.k, Owner: s.owner, Blocked: s.blocked}
+		out[i] = Expired{Key: c.k, Owner: s.owner, Blocked: s.blocked, Incarnation: s.incarnation}
 	}
 	return out, nil
 }
@@ -395,7 +400,7 @@ func (m *Memory) ClaimOpen(_ context.Context, max int) ([]Expired, error) {
 			continue
 		}
 		m.end(s, now)
-		out = append(out, Expired{Key: k, Owner: s.owner, Blocked: s.blocked})
+		out = append(out, Expired{Key: k, Owner: s.owner, Blocked: s.blocked, Incarnation: s.incarnation})
 	}
 	return out, nil
 }
@@ -547,4 +552,13 @@ func (m *Memory) Active(context.Context) (int64, error) {
 		}
 	}
 	return n, nil
+}
+
+// newIncarnation mints a claim's incarnation: IncarnationLen random
+// lowercase hex digits (48 bits: two claims of one id colliding is out of
+// reach).
+func newIncarnation() string {
+	var b [IncarnationLen / 2]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }

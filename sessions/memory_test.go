@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/sessions"
+	"github.com/hooks-gateway/hooks-gateway/sessions/redistest"
 )
 
 // fakeClock is a settable clock for Options.Now.
@@ -233,5 +234,59 @@ func TestMemoryClaimOpen(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	if exp, _ := m.ClaimExpired(ctx, 100); len(exp) != 0 {
 		t.Fatalf("ClaimExpired returned claimed sessions: %v", ids(exp))
+	}
+}
+
+// Each claim of an id in the memory store has an incarnation of its own:
+// every state of the session reports the one its claim minted; the same
+// id claimed in another process's store (a restarted gateway) or again
+// after its retention ran out has another. Redis mints none: its id names
+// one session for the store's whole life.
+func TestMemoryIncarnations(t *testing.T) {
+	ctx := context.Background()
+	m, clock := newFakeMemory()
+	k, owner := sessions.Key{ID: "run"}, sessions.Owner{KeyID: "k", AgentID: "a"}
+	claimed, st, err := m.Begin(ctx, k, owner)
+	if err != nil || !claimed || st.Incarnation == "" {
+		t.Fatalf("claim = %v, %+v, %v: want an incarnation", claimed, st, err)
+	}
+	first := st.Incarnation
+	if err := m.Admit(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := m.BeginCall(ctx, k, owner, sessions.Call{ID: "c1", Lease: time.Minute})
+	if err != nil || cs.Claimed || cs.Status.Incarnation != first {
+		t.Fatalf("joining call = %+v, %v: want the claim's incarnation %s", cs, err, first)
+	}
+	if err := m.Release(ctx, k, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := m.Status(ctx, k); st.Incarnation != first {
+		t.Fatalf("Status incarnation %q, want %s", st.Incarnation, first)
+	}
+	// A restarted gateway: a new store, the same id.
+	_, st2, err := sessions.NewMemory(sessions.Options{}).Begin(ctx, k, owner)
+	if err != nil || st2.Incarnation == "" || st2.Incarnation == first {
+		t.Fatalf("the id claimed after a restart: incarnation %q (%v), want one other than %s", st2.Incarnation, err, first)
+	}
+	clock.Advance(2 * time.Minute)
+	exp, err := m.ClaimExpired(ctx, 10)
+	if err != nil || len(exp) != 1 || exp[0].Incarnation != first {
+		t.Fatalf("ClaimExpired = %+v, %v: want the session with incarnation %s", exp, err, first)
+	}
+	clock.Advance(2 * time.Hour) // past the retention: the id is forgotten
+	claimed, st3, err := m.Begin(ctx, k, owner)
+	if err != nil || !claimed || st3.Incarnation == "" || st3.Incarnation == first {
+		t.Fatalf("the id claimed after its retention: %v, incarnation %q (%v), want a new claim with another than %s", claimed, st3.Incarnation, err, first)
+	}
+
+	url, _ := redistest.Start(t)
+	r, err := sessions.NewRedis(ctx, sessions.RedisOptions{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, st, err := r.Begin(ctx, k, owner); err != nil || st.Incarnation != "" {
+		t.Fatalf("redis claim: incarnation %q (%v), want none", st.Incarnation, err)
 	}
 }

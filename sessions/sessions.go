@@ -79,7 +79,18 @@ type Status struct {
 	Sealed bool
 	// Owner is the claimer.
 	Owner Owner
+	// Incarnation names this claim of the session's id where the store
+	// cannot tell it from an earlier session under the same id: the
+	// memory store mints one per claim (IncarnationLen lowercase hex
+	// digits), since a restarted process, or a retention that ran out,
+	// forgets the earlier one. "" where the id names one session for the
+	// store's whole life (Redis, whose sessions outlive the gateway's
+	// processes). The gateway appends it to the session's trail id.
+	Incarnation string
 }
+
+// IncarnationLen is the length of a minted Status.Incarnation.
+const IncarnationLen = 12
 
 // Call is a model call a turn starts with BeginCall.
 type Call struct {
@@ -120,6 +131,8 @@ type Expired struct {
 	Owner Owner
 	// Blocked sessions end with reason error, the others with cancelled.
 	Blocked bool
+	// Incarnation is the session's Status.Incarnation.
+	Incarnation string
 }
 
 // Store keeps managed sessions. Implementations are safe for concurrent use

@@ -38,6 +38,8 @@ records: {sinks: [{type: stdout}]}
 		Session  string `json:"session_id"`
 		Sequence int64  `json:"sequence"`
 	}
+	// By session name: each session's records carry one trail id, its
+	// name and the incarnation the memory store minted.
 	last := map[string]rec{}
 	shutdowns := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(g.stdout.String()), "\n") {
@@ -45,12 +47,19 @@ records: {sinks: [{type: stdout}]}
 		if json.Unmarshal([]byte(line), &r) != nil || r.Point == "" {
 			continue
 		}
-		if r.Sequence < last[r.Session].Sequence {
-			t.Fatalf("session %s: record %d after %d", r.Session, r.Sequence, last[r.Session].Sequence)
+		name, ok := memoryTrailName(r.Session)
+		if !ok {
+			t.Fatalf("record in session %q: no incarnation", r.Session)
 		}
-		last[r.Session] = r
+		if prev, seen := last[name]; seen && prev.Session != r.Session {
+			t.Fatalf("session %s under two trail ids: %s and %s", name, prev.Session, r.Session)
+		}
+		if r.Sequence < last[name].Sequence {
+			t.Fatalf("session %s: record %d after %d", name, r.Sequence, last[name].Sequence)
+		}
+		last[name] = r
 		if r.Point == "agent_shutdown" {
-			shutdowns[r.Session]++
+			shutdowns[name]++
 		}
 	}
 	for _, id := range []string{"run-a", "run-b"} {
