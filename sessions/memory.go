@@ -237,13 +237,22 @@ func (m *Memory) Block(_ context.Context, k Key) error {
 }
 
 // Next implements [Store.Next].
-func (m *Memory) Next(_ context.Context, k Key) (n int64, err error) {
+func (m *Memory) Next(_ context.Context, k Key) (int64, error) {
+	return m.next(k, nil)
+}
+
+// next takes k's next number, first recording inputs judged (none when
+// nil), under one lock.
+func (m *Memory) next(k Key, inputs []string) (n int64, err error) {
 	err = m.with(k, func(s *memSession, now time.Time) error {
 		switch {
 		case s == nil:
 			return ErrUnknownSession
 		case s.sealed:
 			return ErrSessionSealed
+		}
+		if inputs != nil {
+			markInputs(s, inputs)
 		}
 		n = s.seq
 		s.seq++
@@ -435,23 +444,11 @@ func (m *Memory) MarkInputsJudged(_ context.Context, k Key, ids []string) error 
 }
 
 // NextMarkingInputs implements [Store.NextMarkingInputs] under one lock.
-func (m *Memory) NextMarkingInputs(_ context.Context, k Key, ids []string) (n int64, err error) {
-	err = m.with(k, func(s *memSession, now time.Time) error {
-		switch {
-		case s == nil:
-			return ErrUnknownSession
-		case s.sealed:
-			return ErrSessionSealed
-		}
-		markInputs(s, ids)
-		n = s.seq
-		s.seq++
-		if !s.ended {
-			m.touch(s, now)
-		}
-		return nil
-	})
-	return n, err
+func (m *Memory) NextMarkingInputs(_ context.Context, k Key, ids []string) (int64, error) {
+	if ids == nil {
+		ids = []string{}
+	}
+	return m.next(k, ids)
 }
 
 // markInputs records ids as judged in s, up to MaxJudgedInputs.
