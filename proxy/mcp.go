@@ -79,9 +79,6 @@ var (
 	droppedNotifications   = []string{"notifications/roots/list_changed", "notifications/progress"}
 )
 
-// protocolVersionPattern is the shape of an MCP revision (a date).
-var protocolVersionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-
 // sessionIDPattern is an MCP session id: visible ASCII only.
 var sessionIDPattern = regexp.MustCompile(`^[\x21-\x7e]{1,256}$`)
 
@@ -150,7 +147,7 @@ func (s *Server) handleMCPDelete(w http.ResponseWriter, r *http.Request) {
 	if sessionID != "" {
 		h.Set(mcp.HeaderSessionID, sessionID)
 	}
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); protocolVersionPattern.MatchString(v) {
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsRevision(v) {
 		h.Set(mcp.HeaderProtocolVersion, v)
 	}
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodDelete, srv.url, nil)
@@ -460,7 +457,11 @@ func (mc *mcpCallState) render(answer *mcp.Message, value any, isError bool) ([]
 			}
 			msg = string(b)
 		}
-		return mcp.ErrorBody(id, &mcp.RPCError{Code: mcp.RelayedCode(answer.Error.Code), Message: msg}), nil
+		e := &mcp.RPCError{Code: mcp.RelayedCode(answer.Error.Code), Message: msg}
+		if d := mcp.VersionData(answer.Error.Code, answer.Error.Data); d != nil {
+			e.Data = d // the revisions a client negotiates with, rebuilt
+		}
+		return mcp.ErrorBody(id, e), nil
 	}
 	if mc.m.Method == mcp.MethodToolsCall {
 		result, err := mcp.WriteToolResult(value, isError)
@@ -624,7 +625,7 @@ func (srv *mcpServer) post(ctx context.Context, client http.Header, sessionID, m
 	if sessionID != "" {
 		h.Set(mcp.HeaderSessionID, sessionID)
 	}
-	if v := client.Get(mcp.HeaderProtocolVersion); protocolVersionPattern.MatchString(v) {
+	if v := client.Get(mcp.HeaderProtocolVersion); mcp.IsRevision(v) {
 		h.Set(mcp.HeaderProtocolVersion, v)
 	}
 	if method != "" {

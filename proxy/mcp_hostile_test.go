@@ -430,11 +430,11 @@ func TestMCPHostileClient(t *testing.T) {
 		code    int  // the JSON-RPC error code, 0 for a result, -1 for no JSON body
 		reaches bool // whether the server receives it
 	}{
-		{"Mcp-Method disagrees", call(""), http.Header{"Mcp-Method": {"tools/list"}}, 400, -32001, false},
-		{"Mcp-Name disagrees", call(""), http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {"delete_repo"}}, 400, -32001, false},
-		{"Mcp-Name twice", call(""), http.Header{"Mcp-Name": {"echo", "delete_repo"}}, 400, -32001, false},
-		{"Mcp-Name on a notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.Header{"Mcp-Name": {"echo"}}, 400, -32001, false},
-		{"Mcp-Param value not in the arguments", call(""), http.Header{"Mcp-Param-Region": {mcpCanary}}, 400, -32001, false},
+		{"Mcp-Method disagrees", call(""), http.Header{"Mcp-Method": {"tools/list"}}, 400, -32020, false},
+		{"Mcp-Name disagrees", call(""), http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {"delete_repo"}}, 400, -32020, false},
+		{"Mcp-Name twice", call(""), http.Header{"Mcp-Name": {"echo", "delete_repo"}}, 400, -32020, false},
+		{"Mcp-Name on a notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.Header{"Mcp-Name": {"echo"}}, 400, -32020, false},
+		{"Mcp-Param value not in the arguments", call(""), http.Header{"Mcp-Param-Region": {mcpCanary}}, 400, -32020, false},
 		{"Mcp-Param value in the arguments", call(""), http.Header{"Mcp-Param-Region": {"eu"}}, 200, 0, true},
 		{"headers that agree", call(""), http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {"echo"}}, 200, 0, true},
 		{"batch", `[` + call("") + `]`, nil, 400, -32600, false},

@@ -435,3 +435,29 @@ func TestMCPResourcesAndPromptsAreJudged(t *testing.T) {
 		t.Errorf("the server read the resource %d times", reads.Load())
 	}
 }
+
+// A session-based server answers server/discover (2026-07-28) with the
+// revisions it speaks; the answer is judged like any other and the
+// official client, asking for its latest revision first, negotiates down
+// to 2025-11-25 through the gateway.
+func TestMCPVersionNegotiationThroughTheGateway(t *testing.T) {
+	up := newMCPUpstream(t, false)
+	gw, out := startMCPGateway(t, up, mcpPolicy)
+	cs := connectMCP(t, gw+"/mcp/fs", map[string]string{"Agent-Hooks-Session": "negotiate"}, "") // the client's latest: 2026-07-28
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("negotiated %s, want 2025-11-25", v)
+	}
+	if r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil || r.IsError {
+		t.Fatalf("a call after negotiating: %v %+v", err, r)
+	}
+	cs.Close()
+	var methods []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, `"interception_point":"pre_tool_call"`) {
+			methods = append(methods, line)
+		}
+	}
+	if len(methods) != 3 { // server/discover, initialize, tools/call
+		t.Errorf("%d pre_tool_call records, want 3 (discover, initialize, the call)", len(methods))
+	}
+}

@@ -28,8 +28,12 @@ const (
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
 	// CodeHeaderMismatch is the 2026-07-28 revision's code for standard
-	// headers that disagree with the body.
-	CodeHeaderMismatch = -32001
+	// headers that disagree with the body (SEP-2575).
+	CodeHeaderMismatch = -32020
+	// CodeUnsupportedProtocolVersion is the 2026-07-28 revision's answer
+	// to a revision the server does not speak; its data lists those it
+	// does (SEP-2575).
+	CodeUnsupportedProtocolVersion = -32022
 	// CodeDenied answers a request a verdict blocked where the method has
 	// no error-carrying result (every method but tools/call).
 	CodeDenied = -32003
@@ -216,6 +220,45 @@ func RelayedCode(code int64) int64 {
 		return code
 	}
 	return CodeInternalError
+}
+
+// VersionData is the data a client may receive with an
+// CodeUnsupportedProtocolVersion error: rebuilt from the server's, and
+// only when that holds revisions (dates) alone, since clients negotiate
+// with it; nil otherwise.
+func VersionData(code int64, data any) map[string]any {
+	obj, ok := data.(map[string]any)
+	if code != CodeUnsupportedProtocolVersion || !ok {
+		return nil
+	}
+	list, _ := obj["supported"].([]any)
+	supported := make([]any, 0, len(list))
+	for _, v := range list {
+		s, ok := v.(string)
+		if !ok || !IsRevision(s) {
+			return nil
+		}
+		supported = append(supported, s)
+	}
+	out := map[string]any{"supported": supported}
+	if r, ok := obj["requested"].(string); ok && IsRevision(r) {
+		out["requested"] = r
+	}
+	return out
+}
+
+// IsRevision reports whether s has the shape of an MCP revision, a date
+// such as 2025-11-25.
+func IsRevision(s string) bool {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // IDString is an id as a tool call carries it: a string as it is, an

@@ -131,3 +131,24 @@ func TestRelayedCode(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionData(t *testing.T) {
+	good := map[string]any{"supported": []any{"2025-11-25", "2025-06-18"}, "requested": "2026-07-28", "note": "sk-proj-x"}
+	d := VersionData(CodeUnsupportedProtocolVersion, good)
+	if len(d) != 2 || len(d["supported"].([]any)) != 2 || d["requested"] != "2026-07-28" {
+		t.Errorf("VersionData = %v, want the revisions alone", d)
+	}
+	for _, tc := range []struct {
+		code int64
+		data any
+	}{
+		{CodeInvalidParams, good},
+		{CodeUnsupportedProtocolVersion, "2025-11-25"},
+		{CodeUnsupportedProtocolVersion, map[string]any{"supported": []any{"2025-11-25", "sk-proj-x"}}},
+		{CodeUnsupportedProtocolVersion, map[string]any{"supported": []any{json.Number("1")}}},
+	} {
+		if d := VersionData(tc.code, tc.data); d != nil {
+			t.Errorf("VersionData(%d, %v) = %v, want nil", tc.code, tc.data, d)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func TestCheckStandardHeaders(t *testing.T) {
 			}
 			if err != nil {
 				if re, ok := err.(*RPCError); !ok || re.Code != CodeHeaderMismatch {
-					t.Errorf("error %v, want -32001", err)
+					t.Errorf("error %v, want -32020", err)
 				}
 			}
 		})
