@@ -650,6 +650,9 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, sessionID st
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
+		if a := refusal(resp, m, limit); a != nil {
+			return a, "", nil
+		}
 		return nil, "", &mcpStatusError{code: resp.StatusCode}
 	}
 	issued := resp.Header.Get(mcp.HeaderSessionID)
@@ -695,6 +698,27 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, sessionID st
 			srv.refuse(ctx, client, sessionID, a)
 		}
 	}
+}
+
+// refusal reads a server's 4xx answer that carries a JSON-RPC error for
+// the request (an unsupported revision, a header the server disputes):
+// the transport's way to refuse a request, which clients read as the
+// request's error. It is judged like any error answer. A 404 stays a
+// status: it tells the client its MCP session is gone.
+func refusal(resp *http.Response, m *mcp.Message, limit int64) *mcp.Message {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode/100 != 4 || resp.StatusCode == http.StatusNotFound || mt != "application/json" {
+		return nil
+	}
+	b, err := readAllLimited(resp.Body, min(limit, 64<<10))
+	if err != nil {
+		return nil
+	}
+	a, err := mcp.Parse(b)
+	if err != nil || a.Kind != mcp.Response || a.Error == nil || (a.ID != nil && !mcp.SameID(a.ID, m.ID)) {
+		return nil
+	}
+	return a
 }
 
 // refuse answers a server's request to the client on the client's

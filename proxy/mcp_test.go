@@ -461,3 +461,29 @@ func TestMCPVersionNegotiationThroughTheGateway(t *testing.T) {
 		t.Errorf("%d pre_tool_call records, want 3 (discover, initialize, the call)", len(methods))
 	}
 }
+
+// A session-based server refuses a 2026-07-28 request with HTTP 400 and a
+// JSON-RPC error listing the revisions it speaks: the client receives the
+// error, judged, with the revisions to negotiate with.
+func TestMCPServerRefusalIsJudged(t *testing.T) {
+	up := newMCPUpstream(t, false)
+	gw, out := startMCPGateway(t, up, mcpPolicy)
+	list := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	status, _, body := mcpPost(t, gw+"/mcp/fs", list, map[string]string{"Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+	var answer struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+			Data struct {
+				Supported []string `json:"supported"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil || status != 200 || answer.ID != 7 || answer.Error.Code != -32022 || !slices.Contains(answer.Error.Data.Supported, "2025-11-25") {
+		t.Fatalf("refused tools/list: %d %s; want the server's -32022 with its revisions", status, body)
+	}
+	if !strings.Contains(out.String(), `"interception_point":"post_tool_call"`) {
+		t.Error("the refusal reached the client without post_tool_call")
+	}
+}
