@@ -275,7 +275,7 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 	paced(sessionTurn(-1, 1, warmN(growFirstRate)), growFirstRate, warmN(growFirstRate))
 
 	n := len(stateless)
-	byTurn := make([]time.Duration, growTurns) // the managed gateway's CPU on turns 2–49
+	byTurn := make([]time.Duration, growTurns)                          // the managed gateway's CPU on turns 2–49
 	firsts, lasts := make([]phaseResult, n+1), make([]phaseResult, n+1) // the managed gateway last
 	for r := range p.rounds {
 		for i, t := range stateless {
