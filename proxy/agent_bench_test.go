@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
@@ -18,12 +19,41 @@ import (
 )
 
 // The agent benchmarks serve, through the embedded default configuration's
-// handler (its policy, per-request sessions, the in-process mock model,
-// records discarded), the requests coding agents send and the bench's
-// agent scenarios measure (internal/agenttraffic): the per-request cost of
-// reading, projecting, identifying and judging a long history, without
-// sockets or a load generator. Compare CPU-ns/op and allocs/op before and
-// after a change; profile with -cpuprofile.
+// handler (its policy and sessions, records discarded), the requests
+// coding agents send and the bench's agent scenarios measure
+// (internal/agenttraffic): the per-request cost of reading, projecting,
+// identifying and judging a long history, without a load generator.
+// The model is not the embedded default's in-process mock, which decodes
+// the whole prompt to answer it (as much CPU as the gateway's own path
+// on these requests): it is a loopback upstream of the surface's type
+// that reads the request and sends a short canned answer, so the figures
+// hold the gateway's path plus one HTTP hop's two ends, which a bare
+// proxy spends too. Compare CPU-ns/op and allocs/op before and after a
+// change; profile with -cpuprofile.
+
+// Canned answers of each surface: a short text.
+const (
+	cannedResponse = `{"id":"resp_bench","object":"response","created_at":1700000000,"status":"completed","model":"gpt-bench","output":[{"type":"message","id":"msg_bench","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Done: the shard tests pass.","annotations":[]}]}],"usage":{"input_tokens":21000,"output_tokens":8,"total_tokens":21008}}`
+	cannedMessage  = `{"id":"msg_bench","type":"message","role":"assistant","model":"claude-bench","content":[{"type":"text","text":"Done: the shard tests pass."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":21000,"output_tokens":8}}`
+	cannedChat     = `{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"gpt-bench","choices":[{"index":0,"message":{"role":"assistant","content":"Done: the shard tests pass.","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":21000,"completion_tokens":8,"total_tokens":21008}}`
+)
+
+// cannedUpstream answers every model call with its surface's canned
+// answer after reading (and discarding) the request.
+func cannedUpstream() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/responses"):
+			io.WriteString(w, cannedResponse)
+		case strings.HasSuffix(r.URL.Path, "/messages"):
+			io.WriteString(w, cannedMessage)
+		default:
+			io.WriteString(w, cannedChat)
+		}
+	}))
+}
 
 // agentBenchKey is the sealing key the benchmarks configure, so the Codex
 // history can carry its function calls' ids as the gateway's seals.
@@ -39,13 +69,23 @@ func agentCapture(b *testing.B, fixture, path string) []byte {
 }
 
 // benchAgent serves body at path through the default configuration with
-// agentBenchKey as its sealing key, header (when set) on every request.
+// agentBenchKey as its sealing key and a canned upstream of the surface,
+// header (when set) on every request.
 func benchAgent(b *testing.B, path string, body []byte, header http.Header) {
 	if _, set := os.LookupEnv("OPENAI_API_KEY"); set {
 		b.Setenv("OPENAI_API_KEY", "") // the default then keeps the mock
 		os.Unsetenv("OPENAI_API_KEY")
 	}
+	up := cannedUpstream()
+	defer up.Close()
 	cfg := config.Default()
+	typ, base := config.TypeOpenAI, up.URL+"/v1"
+	if strings.HasSuffix(path, "/messages") {
+		typ, base = config.TypeAnthropic, up.URL // the anthropic type adds /v1/messages
+	}
+	u := cfg.Upstreams[0] // the openai upstream: its timeouts
+	u.Name, u.Type, u.BaseURL, u.APIKeyEnv, u.APIKey, u.Models = "bench", typ, base, "", "", []string{"*"}
+	cfg.Upstreams = []config.Upstream{u}
 	cfg.Seal.Keys = []config.SealKey{{ID: agentBenchKey.ID, SecretEnv: "HOOKS_BENCH_SEAL", Secret: agentBenchKey.Secret}}
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
