@@ -37,12 +37,13 @@ const (
 // The chat50 scenario's plan (see runGrowing).
 const (
 	growTurns       = 50
-	growSessions    = 200 // sessions walked to turn 50, per round
+	growSessions    = 160 // sessions walked to turn 50, per round
 	growFirstN      = 600 // turn-1 requests per target per round (fresh sessions for the managed gateway)
 	growFirstRate   = 300
 	growLastRate    = 100 // turn 50: growSessions requests per round (the managed gateway), growLastN (the others)
-	growLastN       = 400
-	growForwardRate = 400 // turns 2–49 of the managed sessions, not measured
+	growLastN       = 320
+	growForwardRate = 480 // turns 2–49 of the managed sessions, not measured
+	growSlices      = 3   // measurement slices per round (see runGrowing)
 )
 
 // agentScenarios are the agent-traffic scenarios, in report order.
@@ -277,17 +278,31 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 	n := len(stateless)
 	byTurn := make([]time.Duration, growTurns)                          // the managed gateway's CPU on turns 2–49
 	firsts, lasts := make([]phaseResult, n+1), make([]phaseResult, n+1) // the managed gateway last
-	for r := range p.rounds {
+	// Each round measures in growSlices slices, the targets in turn
+	// within each, so the machine's drift over the round hits them alike:
+	// all but the last slice before the walk, the last one after the
+	// managed turn 50. The managed turn 1 of each slice opens fresh
+	// sessions; the first slice's first growSessions are walked.
+	up := []*child{st.upstream}
+	slice := func(r, s int) error {
 		for i, t := range stateless {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return ctx.Err()
 			}
 			gw := t.proc == st.gateway
-			measure(&firsts[i], t.proc, t.extra, t.first, growFirstRate, growFirstN, gw)
-			measure(&lasts[i], t.proc, t.extra, t.last, growLastRate, growLastN, gw)
+			measure(&firsts[i], t.proc, t.extra, t.first, growFirstRate, growFirstN/growSlices, gw)
+			measure(&lasts[i], t.proc, t.extra, t.last, growLastRate, growLastN/growSlices, gw)
 		}
-		up := []*child{st.upstream}
-		measure(&firsts[n], st.gateway, up, sessionTurn(r, 1, growFirstN), growFirstRate, growFirstN, true)
+		fresh := sessionTurn(r, 1, growFirstN)[s*growFirstN/growSlices : (s+1)*growFirstN/growSlices]
+		measure(&firsts[n], st.gateway, up, fresh, growFirstRate, len(fresh), true)
+		return nil
+	}
+	for r := range p.rounds {
+		for s := range growSlices - 1 {
+			if err := slice(r, s); err != nil {
+				return nil, err
+			}
+		}
 		for k := 2; k < growTurns; k++ {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -299,6 +314,9 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 			byTurn[k-1] += mustCPU(st.gateway) - c0
 		}
 		measure(&lasts[n], st.gateway, up, sessionTurn(r, growTurns, growSessions), growLastRate, growSessions, true)
+		if err := slice(r, growSlices-1); err != nil {
+			return nil, err
+		}
 	}
 
 	names := make([]string, 0, n+1)
@@ -330,6 +348,9 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 		}
 		return res
 	}
+	plan := fmt.Sprintf("plan: %d round(s); per target and round, in %d slices with the targets in turn, turn 1: %d requests at %d req/s, turn %d: %d at %d req/s (the managed gateway: its %d walked sessions' last turn, after turns 2–%d at %d req/s, not measured, between the last two slices); %s warm-up",
+		p.rounds, growSlices, growFirstN, growFirstRate, growTurns, growLastN, growLastRate, growSessions, growTurns-1, growForwardRate, p.warmup)
+	notes = append([]string{plan}, notes...)
 	r1 := build("1", growFirstRate, len(first), firsts)
 	r50 := build(fmt.Sprint(growTurns), growLastRate, len(last), lasts)
 	// Net of the bare proxy: what the gateway spends beyond moving the
