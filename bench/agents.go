@@ -34,14 +34,15 @@ const (
 	agentSessions = 10
 )
 
-// The chat50 scenario's plan (see runGrowing).
+// The chat50 scenario's plan (see runGrowing). Both turns are measured
+// at the same rate: CPU per request falls as the rate rises (fixed costs
+// per wake-up), which would otherwise tilt turn 50 against turn 1.
 const (
 	growTurns       = 50
 	growSessions    = 160 // sessions walked to turn 50, per round
-	growFirstN      = 600 // turn-1 requests per target per round (fresh sessions for the managed gateway)
-	growFirstRate   = 300
-	growLastRate    = 100 // turn 50: growSessions requests per round (the managed gateway), growLastN (the others)
-	growLastN       = 320
+	growRate        = 200 // turns 1 and 50, every target
+	growFirstN      = 480 // turn-1 requests per target per round (fresh sessions for the managed gateway; the first growSessions are walked)
+	growLastN       = 320 // turn-50 requests per target per round (the managed gateway: growSessions)
 	growForwardRate = 480 // turns 2–49 of the managed sessions, not measured
 	growSlices      = 3   // measurement slices per round (see runGrowing)
 )
@@ -270,10 +271,10 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 	// throwaway round's first turns.
 	warmN := func(rate int) int { return max(1, int(p.warmup.Seconds()*float64(rate))) }
 	for _, t := range stateless {
-		paced(t.first, growFirstRate, warmN(growFirstRate))
-		paced(t.last, growLastRate, warmN(growLastRate))
+		paced(t.first, growRate, warmN(growRate))
+		paced(t.last, growRate, warmN(growRate))
 	}
-	paced(sessionTurn(-1, 1, warmN(growFirstRate)), growFirstRate, warmN(growFirstRate))
+	paced(sessionTurn(-1, 1, warmN(growRate)), growRate, warmN(growRate))
 
 	n := len(stateless)
 	byTurn := make([]time.Duration, growTurns)                          // the managed gateway's CPU on turns 2–49
@@ -290,11 +291,11 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 				return ctx.Err()
 			}
 			gw := t.proc == st.gateway
-			measure(&firsts[i], t.proc, t.extra, t.first, growFirstRate, growFirstN/growSlices, gw)
-			measure(&lasts[i], t.proc, t.extra, t.last, growLastRate, growLastN/growSlices, gw)
+			measure(&firsts[i], t.proc, t.extra, t.first, growRate, growFirstN/growSlices, gw)
+			measure(&lasts[i], t.proc, t.extra, t.last, growRate, growLastN/growSlices, gw)
 		}
 		fresh := sessionTurn(r, 1, growFirstN)[s*growFirstN/growSlices : (s+1)*growFirstN/growSlices]
-		measure(&firsts[n], st.gateway, up, fresh, growFirstRate, len(fresh), true)
+		measure(&firsts[n], st.gateway, up, fresh, growRate, len(fresh), true)
 		return nil
 	}
 	for r := range p.rounds {
@@ -313,7 +314,7 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 			}
 			byTurn[k-1] += mustCPU(st.gateway) - c0
 		}
-		measure(&lasts[n], st.gateway, up, sessionTurn(r, growTurns, growSessions), growLastRate, growSessions, true)
+		measure(&lasts[n], st.gateway, up, sessionTurn(r, growTurns, growSessions), growRate, growSessions, true)
 		if err := slice(r, growSlices-1); err != nil {
 			return nil, err
 		}
@@ -349,10 +350,10 @@ func runGrowing(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, er
 		return res
 	}
 	plan := fmt.Sprintf("plan: %d round(s); per target and round, in %d slices with the targets in turn, turn 1: %d requests at %d req/s, turn %d: %d at %d req/s (the managed gateway: its %d walked sessions' last turn, after turns 2–%d at %d req/s, not measured, between the last two slices); %s warm-up",
-		p.rounds, growSlices, growFirstN, growFirstRate, growTurns, growLastN, growLastRate, growSessions, growTurns-1, growForwardRate, p.warmup)
+		p.rounds, growSlices, growFirstN, growRate, growTurns, growLastN, growRate, growSessions, growTurns-1, growForwardRate, p.warmup)
 	notes = append([]string{plan}, notes...)
-	r1 := build("1", growFirstRate, len(first), firsts)
-	r50 := build(fmt.Sprint(growTurns), growLastRate, len(last), lasts)
+	r1 := build("1", growRate, len(first), firsts)
+	r50 := build(fmt.Sprint(growTurns), growRate, len(last), lasts)
 	// Net of the bare proxy: what the gateway spends beyond moving the
 	// same bytes, turn 50 over turn 1.
 	net := func(res *ScenarioResult, i int) float64 { return res.Targets[i].CPUPer1k - res.Targets[1].CPUPer1k }
