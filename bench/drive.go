@@ -54,10 +54,13 @@ func drive(ctx context.Context, args []string) error {
 	}
 	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate, keep: *keep,
 		peers: peerOptions{enabled: *withPeers, npmDir: *peersDir}, overloadRate: *overloadRate, rssCeiling: int64(*rssCeiling) << 20}
-	fl.Visit(func(f *flag.Flag) { p.durationSet = p.durationSet || f.Name == "duration" })
+	p.explicit = map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { p.explicit[f.Name] = true })
 	if *quick {
 		p.rounds, p.duration, p.warmup = 1, 2*time.Second, 500*time.Millisecond
-		p.durationSet = true
+	}
+	if err := setSealEnv(); err != nil {
+		return err
 	}
 	selected, err := selectScenarios(*names, *quick, *saturate || *soak)
 	if err != nil {
@@ -66,8 +69,8 @@ func drive(ctx context.Context, args []string) error {
 	rep := &Report{Started: time.Now().UTC(), Machine: machine(), Command: "go run ./bench " + strings.Join(args, " "),
 		Plan: fmt.Sprintf("%d round(s) × %s per target, %s warm-up", p.rounds, p.duration, p.warmup)}
 	for _, sc := range selected {
-		if sc.duration > 0 && !p.durationSet {
-			rep.Plan += fmt.Sprintf(" (%s: %s per target)", sc.name, sc.duration)
+		if pl := sc.planned(p); pl.duration != p.duration {
+			rep.Plan += fmt.Sprintf(" (%s: %s per target)", sc.name, pl.duration)
 		}
 	}
 
@@ -113,6 +116,14 @@ func drive(ctx context.Context, args []string) error {
 				}
 				continue
 			}
+			if sc.run != nil {
+				rs, err := sc.run(ctx, sc, sc.planned(p))
+				if err != nil {
+					return err
+				}
+				rep.Scenarios = append(rep.Scenarios, rs...)
+				continue
+			}
 			r, err := runScenario(ctx, sc, p, redisURL)
 			if err != nil {
 				return err
@@ -148,7 +159,7 @@ func drive(ctx context.Context, args []string) error {
 // selectScenarios resolves --scenario. Saturation and soak default to the
 // json scenario.
 func selectScenarios(names string, quick, single bool) ([]scenario, error) {
-	all := append(scenarios(), scenario{name: overloadName})
+	all := append(append(scenarios(), agentScenarios()...), scenario{name: overloadName})
 	if names == "" {
 		var out []scenario
 		for _, sc := range all {

@@ -100,12 +100,17 @@ func loadClient() *http.Client {
 // whatever the latency of earlier ones (workers are added as needed), so
 // a slow target cannot hide its queueing (no coordinated omission).
 func hits(c *http.Client, targets []vegeta.Target, rate int, d time.Duration) <-chan *vegeta.Result {
+	return hitsPaced(c, targets, vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d)
+}
+
+// hitsPaced is hits with any pacer (d 0: until the pacer stops).
+func hitsPaced(c *http.Client, targets []vegeta.Target, pacer vegeta.Pacer, d time.Duration) <-chan *vegeta.Result {
 	atk := vegeta.NewAttacker(
 		vegeta.Client(c),
 		vegeta.MaxBody(0), // answers are read to the end but not kept
 		vegeta.Workers(32),
 	)
-	return atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "")
+	return atk.Attack(vegeta.NewStaticTargeter(targets...), pacer, d, "")
 }
 
 // errNoData is the error kind of a streamed answer that ended without a
@@ -127,6 +132,11 @@ const errNoTerminal = "stream without its terminal event"
 // schedule while earlier streams are still being read (no coordinated
 // omission), and the body wrapper only notes a time as the reads pass.
 func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, stream bool) *attackResult {
+	return attackPaced(c, targets, vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, stream)
+}
+
+// attackPaced is attack with any pacer (d 0: until the pacer stops).
+func attackPaced(c *http.Client, targets []vegeta.Target, pacer vegeta.Pacer, d time.Duration, stream bool) *attackResult {
 	var rec *ttfbRecorder
 	if stream {
 		rec = newTTFBRecorder()
@@ -136,7 +146,7 @@ func attack(c *http.Client, targets []vegeta.Target, rate int, d time.Duration, 
 	}
 	res := &attackResult{errorKinds: map[string]int{}}
 	var first, last, lastSent time.Time
-	for r := range hits(c, targets, rate, d) {
+	for r := range hitsPaced(c, targets, pacer, d) {
 		res.requests++
 		var mark streamMark
 		if rec != nil {

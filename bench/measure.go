@@ -12,18 +12,36 @@ import (
 type plan struct {
 	rounds   int
 	duration time.Duration // per target per round
-	// durationSet says duration was asked for (--duration, --quick): it
-	// then overrides a scenario's own.
-	durationSet bool
-	warmup      time.Duration // per target, before the first round
-	rate        int           // overrides the scenario's rate when positive
-	keep        bool          // keep each scenario's directory (logs, config, records)
-	peers       peerOptions   // nginx, Caddy, Portkey beside the bare proxy
+	warmup   time.Duration // per target, before the first round
+	rate     int           // overrides the scenario's rate when positive
+	keep     bool          // keep each scenario's directory (logs, config, records)
+	peers    peerOptions   // nginx, Caddy, Portkey beside the bare proxy
 	// overloadRate and rssCeiling are the overload scenario's rate (0:
 	// twice the gateway's saturation rate, searched first) and the
 	// gateway's RSS ceiling.
 	overloadRate int
 	rssCeiling   int64
+	// explicit names the flags given on the command line: a scenario's own
+	// rounds, duration and warm-up do not replace those.
+	explicit map[string]bool
+}
+
+// planned is p with sc's own rounds, duration and warm-up where the
+// command line did not set them (nor --quick).
+func (sc scenario) planned(p plan) plan {
+	if p.explicit["quick"] {
+		return p
+	}
+	if sc.rounds > 0 && !p.explicit["rounds"] {
+		p.rounds = sc.rounds
+	}
+	if sc.duration > 0 && !p.explicit["duration"] {
+		p.duration = sc.duration
+	}
+	if sc.warmup > 0 && !p.explicit["warmup"] {
+		p.warmup = sc.warmup
+	}
+	return p
 }
 
 // TargetResult is one target's share of a scenario.
@@ -78,6 +96,8 @@ type ScenarioResult struct {
 	CPURatio         float64 `json:"cpu_ratio_gateway_over_bare"`
 	AllocsPerReq     float64 `json:"gateway_allocs_per_request"`
 	AllocBytesPerReq float64 `json:"gateway_alloc_bytes_per_request"`
+	// Growth is the chat50 scenario's turn 50 over turn 1.
+	Growth *Growth `json:"growth,omitempty"`
 }
 
 // Added is one target's time over another's.
@@ -89,9 +109,17 @@ type Added struct {
 // runScenario starts sc's processes, drives the three targets in
 // interleaved rounds and summarises them.
 func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*ScenarioResult, error) {
+	p = sc.planned(p)
 	res := &ScenarioResult{Name: sc.name, Description: sc.description, Rate: sc.rate}
 	if p.rate > 0 {
 		res.Rate = p.rate
+	}
+	if sc.skip != "" {
+		res.Skipped = sc.skip
+		return res, nil
+	}
+	if sc.rounds > 0 || sc.duration > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("plan: %d round(s) × %s per target, %s warm-up", p.rounds, p.duration, p.warmup))
 	}
 	if sc.managed && redisURL == "" {
 		res.Skipped = "redis-server is not on PATH"
@@ -112,16 +140,13 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 		return nil, fmt.Errorf("%s: %w", sc.name, err)
 	}
 	defer st.stop()
-	if sc.duration > 0 && !p.durationSet {
-		p.duration = sc.duration
-	}
 	started, notes := startPeers(ctx, dir, st.upstream.url(), scenarioPeers(sc, p.peers))
 	defer func() {
 		for _, sp := range started {
 			sp.proc.stop()
 		}
 	}()
-	res.Notes = notes
+	res.Notes = append(res.Notes, notes...)
 	base := st.targets(sc)
 	targets := append([]*target{}, base[:2]...) // direct, bare proxy
 	for _, sp := range started {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // userHZ is the kernel's clock tick for /proc times. Linux reports them in
@@ -13,8 +15,16 @@ import (
 // the same).
 const userHZ = 100
 
-// cpuTime is a process's user plus system CPU time so far.
+// cpuTime is a process's user plus system CPU time so far: its CPU-time
+// clock (clock_gettime on the clock id of pid, the scheduler's runtime of
+// all its threads, to the nanosecond) where the kernel lets us read it,
+// else utime + stime from /proc, in 10 ms ticks: too coarse for a phase
+// of a few hundred requests.
 func cpuTime(pid int) (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(int32((^pid)<<3|2), &ts); err == nil { // CPUCLOCK_SCHED of the process
+		return time.Duration(ts.Nano()), nil
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("cpu time: %w", err)

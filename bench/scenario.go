@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"os"
@@ -26,9 +27,6 @@ type scenario struct {
 	// headers are sent with every request, beside Content-Type (the MCP
 	// transport's).
 	headers map[string]string
-	// duration, when set, is the load per target per round unless
-	// --duration is given: a scenario kept short in the default run.
-	duration time.Duration
 	// mcp marks a scenario of MCP tool calls: peers that route only model
 	// calls (Portkey) are left out, and a denied call is checked first.
 	mcp      bool
@@ -43,6 +41,18 @@ type scenario struct {
 	// check, when set, inspects the gateway's answer to the probe request
 	// and says what is wrong with it.
 	check func(body string) string
+	// sessions, when positive, spreads the requests over that many
+	// managed sessions (Agent-Hooks-Session) in the gateway's own store.
+	sessions int
+	// skip, when set, says why the scenario cannot run (its captured
+	// request is missing).
+	skip string
+	// rounds, duration and warmup, when set, replace the plan's defaults
+	// (not values given on the command line).
+	rounds           int
+	duration, warmup time.Duration
+	// run, when set, measures the scenario its own way (chat50).
+	run func(ctx context.Context, sc scenario, p plan) ([]*ScenarioResult, error)
 }
 
 // scenarios lists every workload, in report order.

@@ -117,13 +117,17 @@ func requestsWith(sc scenario, url string, extra map[string]string) []vegeta.Tar
 	for k, v := range extra {
 		h.Set(k, v)
 	}
-	if !sc.managed {
+	n, prefix := sc.sessions, sc.name+"-"
+	if sc.managed {
+		n, prefix = sessionCount, "bench-"
+	}
+	if n == 0 {
 		return []vegeta.Target{{Method: http.MethodPost, URL: url, Body: sc.request, Header: h}}
 	}
-	ts := make([]vegeta.Target, sessionCount)
+	ts := make([]vegeta.Target, n)
 	for i := range ts {
 		hh := h.Clone()
-		hh.Set(proxy.HeaderSession, fmt.Sprintf("bench-%04d", i))
+		hh.Set(proxy.HeaderSession, fmt.Sprintf("%s%04d", prefix, i))
 		ts[i] = vegeta.Target{Method: http.MethodPost, URL: url, Body: sc.request, Header: hh}
 	}
 	return ts
