@@ -113,16 +113,17 @@ func (a *assembler) item(obj map[string]any) (*streamItem, error) {
 func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) error {
 	ci, _ := index(obj["content_index"])
 	si, _ := index(obj["summary_index"])
-	c := "c" + strconv.Itoa(ci)
-	sk := "s" + strconv.Itoa(si)
-	check := func(key string, v any) error {
+	c := textKey{'c', ci}
+	sk := textKey{'s', si}
+	args := textKey{list: 'a'}
+	check := func(key textKey, v any) error {
 		s, ok := v.(string)
 		if !ok || s != it.text(key).String() {
 			return a.invalid("a done event disagrees with its deltas")
 		}
 		return nil
 	}
-	appendDelta := func(key string) error {
+	appendDelta := func(key textKey) error {
 		d, ok := obj["delta"].(string)
 		if !ok {
 			return a.invalid("delta must be a string")
@@ -136,7 +137,7 @@ func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) err
 	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta":
 		return appendDelta(c)
 	case "response.function_call_arguments.delta", "response.code_interpreter_call_code.delta":
-		return appendDelta("args")
+		return appendDelta(args)
 	case "response.reasoning_summary_text.delta":
 		return appendDelta(sk)
 	case "response.output_text.done", "response.reasoning_text.done":
@@ -144,9 +145,9 @@ func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) err
 	case "response.refusal.done":
 		return check(c, obj["refusal"])
 	case "response.function_call_arguments.done":
-		return check("args", obj["arguments"])
+		return check(args, obj["arguments"])
 	case "response.code_interpreter_call_code.done":
-		return check("args", obj["code"])
+		return check(args, obj["code"])
 	case "response.reasoning_summary_text.done":
 		return check(sk, obj["text"])
 	case "response.content_part.done":
@@ -179,7 +180,7 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 	}
 	raw, _ := jsonvalue.Marshal(item)
 	it.done, it.doneRaw = item, raw
-	agree := func(key string, v any) bool {
+	agree := func(key textKey, v any) bool {
 		b, seen := it.texts[key]
 		if !seen {
 			return true
@@ -198,25 +199,25 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 			if pm["type"] == "refusal" {
 				v = pm["refusal"]
 			}
-			okAll = okAll && agree("c"+strconv.Itoa(j), v)
+			okAll = okAll && agree(textKey{'c', j}, v)
 		}
 		entries = len(content)
 	case "function_call":
-		okAll = agree("args", item["arguments"])
+		okAll = agree(textKey{list: 'a'}, item["arguments"])
 		entries = 1
 	case "code_interpreter_call":
-		okAll = agree("args", item["code"])
+		okAll = agree(textKey{list: 'a'}, item["code"])
 		entries = 1
 	case "reasoning":
 		summary, _ := item["summary"].([]any)
 		for j, p := range summary {
 			pm, _ := p.(map[string]any)
-			okAll = okAll && agree("s"+strconv.Itoa(j), pm["text"])
+			okAll = okAll && agree(textKey{'s', j}, pm["text"])
 		}
 		content, _ := item["content"].([]any)
 		for j, p := range content {
 			pm, _ := p.(map[string]any)
-			okAll = okAll && agree("c"+strconv.Itoa(j), pm["text"])
+			okAll = okAll && agree(textKey{'c', j}, pm["text"])
 		}
 		entries = len(summary) + len(content)
 	}
@@ -231,19 +232,17 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 	return nil
 }
 
-// covers reports whether the texts key (c<i>, s<i> or args) names a part
-// of the done item.
-func (it *streamItem) covers(key string, item map[string]any) bool {
-	if key == "args" {
+// covers reports whether the texts key names a part of the done item.
+func (it *streamItem) covers(key textKey, item map[string]any) bool {
+	if key.list == 'a' {
 		return it.typ == "function_call" || it.typ == "code_interpreter_call"
 	}
 	list := "content"
-	if key[0] == 's' {
+	if key.list == 's' {
 		list = "summary"
 	}
-	n, err := strconv.Atoi(key[1:])
 	l, _ := item[list].([]any)
-	return err == nil && n < len(l)
+	return key.n < len(l)
 }
 
 // emptyAdded reports whether an added item carries no text yet.

@@ -129,12 +129,12 @@ func (a *assembler) line(l []byte) (bool, error) {
 	}
 	switch string(field) {
 	case "data":
-		if a.data != nil {
+		if a.hasData {
 			a.data = append(a.data, '\n')
 		}
-		a.data = append(append(a.data, []byte{}...), value...)
+		a.data, a.hasData = append(a.data, value...), true
 	case "event":
-		a.evType = string(value)
+		a.evType = append(a.evType[:0], value...)
 	}
 	return false, nil
 }
@@ -145,11 +145,16 @@ type assembler struct {
 	req     *Request
 	// ids are the answer's released ids: the incremental head names the
 	// response and the message before the terminal object is read.
-	ids    *answerIDs
-	data   []byte
-	evType string
-	events int  // the events dispatched (their data is not kept: the client's are synthesized)
-	skipLF bool // a CR ended the last line: a LF next is part of it
+	ids *answerIDs
+	// data is the event's data so far; hasData reports whether a data
+	// line was seen since the last dispatch (data may be empty). Its
+	// buffer is reused from event to event, except for the terminal
+	// event's, which final keeps.
+	data    []byte
+	hasData bool
+	evType  []byte // the event's name, empty when it has none (reused too)
+	events  int    // the events dispatched (their data is not kept: the client's are synthesized)
+	skipLF  bool   // a CR ended the last line: a LF next is part of it
 	// watch enables plain, the plain-text tracking of OpenStream.
 	watch   bool
 	plain   plainWatch
@@ -164,12 +169,20 @@ type streamItem struct {
 	typ     string
 	done    any    // the output_item.done item, decoded
 	doneRaw []byte // its bytes
-	texts   map[string]*strings.Builder
+	texts   map[textKey]*strings.Builder
 }
 
-func (it *streamItem) text(key string) *strings.Builder {
+// textKey names one text of an item under assembly: a content part
+// ('c', its content index), a summary entry ('s', its summary index), or
+// the arguments or code ('a').
+type textKey struct {
+	list byte
+	n    int
+}
+
+func (it *streamItem) text(key textKey) *strings.Builder {
 	if it.texts == nil {
-		it.texts = map[string]*strings.Builder{}
+		it.texts = map[textKey]*strings.Builder{}
 	}
 	b := it.texts[key]
 	if b == nil {
@@ -187,17 +200,24 @@ func (a *assembler) invalid(msg string) error {
 // dispatch handles one complete event.
 func (a *assembler) dispatch() (bool, error) {
 	if len(a.data) == 0 {
-		a.evType = ""
+		a.evType = a.evType[:0]
 		return false, nil
 	}
-	data := a.data
-	a.data = nil
-	evType := a.evType
-	a.evType = ""
+	data, evType := a.data, a.evType
+	a.data, a.hasData, a.evType = data[:0], false, evType[:0]
 	a.events++
-	if evType == "error" {
+	if string(evType) == "error" {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: a.events}
 	}
+	done, err := a.treeEvent(data, evType)
+	if done {
+		a.data = nil // final keeps the terminal event's data
+	}
+	return done, err
+}
+
+// treeEvent decodes one event's data into a value tree and applies it.
+func (a *assembler) treeEvent(data, evType []byte) (bool, error) {
 	v, err := jsonvalue.DecodeStrict(data)
 	if err != nil {
 		return false, a.invalid("event data " + rawjson.DecodeProblem(err))
@@ -207,7 +227,7 @@ func (a *assembler) dispatch() (bool, error) {
 		return false, a.invalid("event data must be an object")
 	}
 	typ, _ := obj["type"].(string)
-	if evType != "" && evType != typ {
+	if len(evType) > 0 && string(evType) != typ {
 		return false, a.invalid("event name and data type disagree")
 	}
 	if typ == "error" || typ == "response.failed" || obj["error"] != nil {
