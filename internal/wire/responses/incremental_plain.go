@@ -148,6 +148,12 @@ func (p *plainWatch) itemDone(it *plainItem, obj map[string]any) bool {
 // it, else nil.
 func (p *plainWatch) openItem(obj map[string]any) *plainItem {
 	oi, ok := index(obj["output_index"])
+	return p.openItemAt(oi, ok)
+}
+
+// openItemAt is openItem for an event addressing output index oi (ok:
+// it has one).
+func (p *plainWatch) openItemAt(oi int, ok bool) *plainItem {
 	if !ok || oi != len(p.items)-1 || p.items[oi].done {
 		return nil
 	}
@@ -157,15 +163,37 @@ func (p *plainWatch) openItem(obj map[string]any) *plainItem {
 // openPart returns the last part when it is still open and obj (an event
 // of the open item) addresses it by its content index, else nil.
 func (p *plainWatch) openPart(obj map[string]any) *plainPart {
+	ci, ok := index(obj["content_index"])
+	return p.openPartAt(ci, ok)
+}
+
+// openPartAt is openPart for an event addressing content index ci (ok:
+// it has one).
+func (p *plainWatch) openPartAt(ci int, ok bool) *plainPart {
 	if len(p.parts) == 0 {
 		return nil
 	}
 	pt := &p.parts[len(p.parts)-1]
-	ci, ok := index(obj["content_index"])
 	if pt.done || pt.item != len(p.items)-1 || !ok || ci != pt.ci {
 		return nil
 	}
 	return pt
+}
+
+// plainDelta is plainEvent for a delta event the fast path applied
+// (output: an output_text delta) at output index oi and content index ci
+// (hasCI: the event names one), carrying text.
+func (p *plainWatch) plainDelta(output bool, oi, ci int, hasCI bool, text []byte) bool {
+	if p.openItemAt(oi, true) == nil || !output {
+		return false
+	}
+	pt := p.openPartAt(ci, hasCI)
+	if pt == nil {
+		return false
+	}
+	p.text.Write(text)
+	pt.end = p.text.Len()
+	return true
 }
 
 // partText is the text of pt so far.

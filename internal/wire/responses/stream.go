@@ -153,6 +153,8 @@ type assembler struct {
 	data    []byte
 	hasData bool
 	evType  []byte // the event's name, empty when it has none (reused too)
+	scratch []byte // an unescaped delta (the fast path's)
+	noFast  bool   // every event takes the tree path (tests compare both)
 	events  int    // the events dispatched (their data is not kept: the client's are synthesized)
 	skipLF  bool   // a CR ended the last line: a LF next is part of it
 	// watch enables plain, the plain-text tracking of OpenStream.
@@ -208,6 +210,9 @@ func (a *assembler) dispatch() (bool, error) {
 	a.events++
 	if string(evType) == "error" {
 		return false, &wire.StreamError{Kind: wire.ErrUpstreamEvent, Event: a.events}
+	}
+	if ok, err := a.fastDelta(data, evType); ok {
+		return false, err
 	}
 	done, err := a.treeEvent(data, evType)
 	if done {
