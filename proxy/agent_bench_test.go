@@ -72,12 +72,17 @@ func agentCapture(b *testing.B, fixture, path string) []byte {
 // agentBenchKey as its sealing key and a canned upstream of the surface,
 // header (when set) on every request.
 func benchAgent(b *testing.B, path string, body []byte, header http.Header) {
+	up := cannedUpstream()
+	defer up.Close()
+	benchUpstream(b, up, path, body, header)
+}
+
+// benchUpstream is benchAgent with upstream up.
+func benchUpstream(b *testing.B, up *httptest.Server, path string, body []byte, header http.Header) {
 	if _, set := os.LookupEnv("OPENAI_API_KEY"); set {
 		b.Setenv("OPENAI_API_KEY", "") // the default then keeps the mock
 		os.Unsetenv("OPENAI_API_KEY")
 	}
-	up := cannedUpstream()
-	defer up.Close()
 	cfg := config.Default()
 	typ, base := config.TypeOpenAI, up.URL+"/v1"
 	if strings.HasSuffix(path, "/messages") {
