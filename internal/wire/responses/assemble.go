@@ -71,6 +71,8 @@ func (a *assembler) handle(typ string, obj map[string]any, data []byte) (bool, e
 		return false, nil
 	case "response.completed", "response.incomplete":
 		a.final = data
+		resp, _ := obj["response"].(map[string]any)
+		a.finalOutput = resp["output"] // finish compares it with the done items
 		return true, nil
 	case "response.output_item.added":
 		oi, ok := index(obj["output_index"])
@@ -178,8 +180,7 @@ func (a *assembler) itemDone(obj map[string]any, it *streamItem) error {
 	if id, _ := item["id"].(string); id != it.id || item["type"] != it.typ {
 		return a.invalid("output_item.done does not match its added item")
 	}
-	raw, _ := jsonvalue.Marshal(item)
-	it.done, it.doneRaw = item, raw
+	it.done = item
 	agree := func(key textKey, v any) bool {
 		b, seen := it.texts[key]
 		if !seen {
@@ -287,16 +288,20 @@ func (a *assembler) finish() (*Stream, error) {
 		return nil, a.invalid("the response object has a duplicate member")
 	}
 	done := make([]any, len(a.items))
-	raws := make([][]byte, len(a.items))
 	for j, it := range a.items {
-		done[j], raws[j] = it.done, it.doneRaw
+		done[j] = it.done
 	}
 	if k := rawjson.Find(rms, "output"); k >= 0 {
-		out, _ := rawjson.DecodeSpan(body, rms[k].Val)
-		list, _ := out.([]any)
+		// The terminal event was decoded whole (strictly): its output is
+		// the tree of these bytes.
+		list, _ := a.finalOutput.([]any)
 		switch {
 		case len(list) == 0 && len(done) > 0:
 			// Assembled from the done items, as openai-go does.
+			raws := make([][]byte, len(done))
+			for j, item := range done {
+				raws[j], _ = jsonvalue.Marshal(item) // a decoded tree always marshals
+			}
 			p := rawjson.NewObjPatch(body, span, rms)
 			p.Set("output", rawjson.RenderArray(nil, rawjson.Span{}, nil, raws))
 			body = p.Render()

@@ -163,15 +163,17 @@ type assembler struct {
 	lastSeq int64
 	items   []*streamItem
 	final   []byte // the terminal event's data
+	// finalOutput is the output member of final's response object, as
+	// decoded with the whole event (nil when it has none).
+	finalOutput any
 }
 
 // streamItem is one output item under assembly.
 type streamItem struct {
-	id      string
-	typ     string
-	done    any    // the output_item.done item, decoded
-	doneRaw []byte // its bytes
-	texts   map[textKey]*strings.Builder
+	id    string
+	typ   string
+	done  any // the output_item.done item, decoded
+	texts map[textKey]*strings.Builder
 }
 
 // textKey names one text of an item under assembly: a content part

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -302,3 +303,40 @@ func benchStream(n int) []byte {
 }
 
 var _ wire.Stream = (*Stream)(nil)
+
+// TestStreamTerminalOutput: the terminal object's output must equal the
+// done items; an empty one is assembled from them, as openai-go does, and
+// releases what the full one releases.
+func TestStreamTerminalOutput(t *testing.T) {
+	s := New(Options{})
+	req := mustParse(t, s, plainRequest)
+	ev := plainEvents([]string{"a", "b"}, true)
+	last := ev[len(ev)-1]
+	start := strings.Index(last, `"output":[`) + len(`"output":`)
+	end := strings.Index(last, `,"usage"`)
+	read := func(output string) (*Stream, error) {
+		e := append(slices.Clone(ev[:len(ev)-1]), last[:start]+output+last[end:])
+		st, err := s.ReadStream(req, strings.NewReader(sse(e...)), 1<<20)
+		if err != nil {
+			return nil, err
+		}
+		return st.(*Stream), nil
+	}
+	full, err := read(last[start:end])
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := read(`[]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeRelease(t, "terminal output", full, empty)
+	for _, output := range []string{
+		strings.Replace(last[start:end], `"ab"`, `"ax"`, 1),
+		last[start:strings.Index(last, `,{"id":"fc_1"`)] + `]`,
+	} {
+		if _, err := read(output); !errors.Is(err, wire.ErrResponseInvalid) {
+			t.Errorf("output %s: err %v, want ErrResponseInvalid", output, err)
+		}
+	}
+}
