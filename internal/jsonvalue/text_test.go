@@ -2,6 +2,7 @@ package jsonvalue
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,5 +64,23 @@ func TestTextSharesStrings(t *testing.T) {
 	m := v.(map[string]any)
 	if m["num"] != json.Number("12345") || m["esc"] != "a\nb" || !strings.HasPrefix(m["alpha-key"].(string), "plain") {
 		t.Fatalf("tree = %#v", m)
+	}
+}
+
+// TestDecodeStringMatchesDecode: DecodeString answers as Decode does,
+// strings or not, with a scratch buffer shared across calls.
+func TestDecodeStringMatchesDecode(t *testing.T) {
+	var scratch []byte
+	for _, in := range []string{
+		`"plain"`, `"role"`, `"esc\"aped\n"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"bad ` + "\xff" + `"`,
+		`"ctl` + "\x01" + `"`, `"unterminated`, `"a" `, ` "a"`, `"a""b"`, `12`, `null`, `{"a":1}`, `""`,
+		`"` + strings.Repeat(`x\\`, 300) + `"`, `"short\t"`,
+	} {
+		text := NewText([]byte("[" + in + "]"))
+		want, wantErr := text.Decode(1, len(in)+1)
+		got, err := text.DecodeString(1, len(in)+1, &scratch)
+		if !reflect.DeepEqual(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%q: got %#v, %v; Decode %#v, %v", in, got, err, want, wantErr)
+		}
 	}
 }
