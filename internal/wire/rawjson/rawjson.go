@@ -463,3 +463,39 @@ func KindName(b []byte, s Span) string {
 		return "number"
 	}
 }
+
+// MemberValue returns the span of the value of member key of the object
+// at v, in a document already validated, and whether it has one: the
+// first such member, names compared as DecodeKey decodes them. It is
+// ScanObject followed by Find for an object without duplicate members
+// (which ScanObject refuses), without the member list: it allocates
+// nothing for names written without escapes and stops at the member.
+func MemberValue(b []byte, v Span, key string) (Span, bool) {
+	i := SkipSpace(b, v.Start+1)
+	if b[i] == '}' {
+		return Span{}, false
+	}
+	for {
+		keyEnd := StringEnd(b, i)
+		vs := SkipSpace(b, SkipSpace(b, keyEnd)+1) // past ':'
+		ve := ValueEnd(b, vs)
+		if keyIs(b[i:keyEnd], key) {
+			return Span{vs, ve}, true
+		}
+		i = SkipSpace(b, ve)
+		if b[i] == '}' {
+			return Span{}, false
+		}
+		i = SkipSpace(b, i+1) // past ','
+	}
+}
+
+// keyIs reports whether the key token raw (quotes included) names key.
+func keyIs(raw []byte, key string) bool {
+	name := raw[1 : len(raw)-1]
+	if bytes.IndexByte(name, '\\') < 0 {
+		return string(name) == key
+	}
+	k, err := DecodeKey(raw)
+	return err == nil && k == key
+}
