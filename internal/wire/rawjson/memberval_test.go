@@ -29,3 +29,25 @@ func TestMemberValueMatchesScanObject(t *testing.T) {
 		}
 	}
 }
+
+// TestScanObjectIntoMatchesScanObject: the same members and errors, in
+// the caller's storage while they fit.
+func TestScanObjectIntoMatchesScanObject(t *testing.T) {
+	var buf [2]Member
+	for _, doc := range []string{`{}`, `{"a":1}`, `{"a":1,"b":[2]}`, `{"a":1,"b":2,"c":{"d":3}}`, `{"a":1,"a":2}`, `{"x\u0061":1,"xa":2}`} {
+		b := []byte(doc)
+		want, werr := ScanObject(b, RootSpan(b))
+		got, err := ScanObjectInto(b, RootSpan(b), buf[:])
+		if (err == nil) != (werr == nil) || len(got) != len(want) {
+			t.Fatalf("%s: %v %v, want %v %v", doc, got, err, want, werr)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: member %d %v, want %v", doc, i, got[i], want[i])
+			}
+		}
+		if len(got) > 0 && len(got) <= len(buf) && &got[0] != &buf[0] {
+			t.Errorf("%s: members not in the caller's storage", doc)
+		}
+	}
+}

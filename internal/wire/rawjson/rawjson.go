@@ -118,11 +118,26 @@ func ScanObject(b []byte, v Span) ([]Member, error) {
 	return scanMembers(b, i, nil, 8)
 }
 
+// ScanObjectInto is ScanObject listing the members in dst's storage when
+// they fit: a caller scanning many small objects passes the same
+// (stack) array each time instead of allocating a list per object.
+func ScanObjectInto(b []byte, v Span, dst []Member) ([]Member, error) {
+	i := SkipSpace(b, v.Start+1)
+	if b[i] == '}' {
+		return nil, nil
+	}
+	return scanMembersInto(b, i, nil, dst[:0])
+}
+
 // scanMembers lists the members of an object whose first key starts at
 // b[i], into a list of capacity n; unescaped keys found in t are taken
 // from t (a nil t finds none).
 func scanMembers(b []byte, i int, t KeyTable, n int) ([]Member, error) {
-	ms := make([]Member, 0, n)
+	return scanMembersInto(b, i, t, make([]Member, 0, n))
+}
+
+// scanMembersInto is scanMembers appending to ms.
+func scanMembersInto(b []byte, i int, t KeyTable, ms []Member) ([]Member, error) {
 	var seen map[string]struct{}
 	for {
 		keyEnd := StringEnd(b, i)
