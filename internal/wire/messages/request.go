@@ -134,6 +134,9 @@ func (s *Surface) parseMembers(r *Request) error {
 		if spec.treat == projectSystem {
 			r.sysMember = i
 		}
+		if spec.treat == projectTarget && !s.treeMessages && r.parseMessagesRaw(m.Val) {
+			continue // projected message by message, without a tree of the conversation
+		}
 		if err := r.parseKnown(spec, m); err != nil {
 			return err
 		}
@@ -472,21 +475,7 @@ func (r *Request) member(s rawjson.Span, name string) rawjson.Span {
 // which for a user turn is a user message even when the turn opens with a
 // tool result (it then has no parts).
 func (r *Request) projectBlocks(field, role string, roleV any, blocks []any, spans []rawjson.Span, extra map[string]any) ([]any, error) {
-	var out []any
-	var calls []any
-	lead := extra != nil // the message carrying extra is still to be emitted
-	pending, parts := true, []any{}
-	flush := func() {
-		if pending {
-			msg := map[string]any{"role": roleV, "content": parts}
-			if lead {
-				maps.Copy(msg, extra)
-				lead = false
-			}
-			out = append(out, msg)
-		}
-		parts, pending = nil, false
-	}
+	t := newTurn(role, roleV, extra)
 	for j, e := range blocks {
 		bf := field + "[" + strconv.Itoa(j) + "]"
 		b, ok := e.(map[string]any)
@@ -506,12 +495,7 @@ func (r *Request) projectBlocks(field, role string, roleV any, blocks []any, spa
 			if err != nil {
 				return nil, err
 			}
-			if len(parts) > 0 || lead {
-				flush()
-			} else {
-				pending = false
-			}
-			out = append(out, tm)
+			t.result(tm)
 			r.pool.addSpan(poolResult, tm, r.text.Bytes(), spans[j])
 		case kindToolUse:
 			if err := checkToolUse(bf, b); err != nil {
@@ -521,30 +505,18 @@ func (r *Request) projectBlocks(field, role string, roleV any, blocks []any, spa
 			if err != nil {
 				return nil, err
 			}
-			calls = append(calls, c)
+			t.call(c)
 			r.pool.addSpan(poolCall, c, r.text.Bytes(), spans[j])
 		default:
 			p, err := r.projectBlock(bf, b, spans[j], blockExtra)
 			if err != nil {
 				return nil, err
 			}
-			if !pending {
-				pending, parts = true, []any{}
-			}
-			parts = append(parts, p)
+			t.part(p)
 			r.pool.addSpan(poolPart, p, r.text.Bytes(), spans[j])
 		}
 	}
-	if role == "assistant" {
-		msg := map[string]any{"role": roleV, "content": parts}
-		if len(calls) > 0 {
-			msg["tool_calls"] = calls
-		}
-		maps.Copy(msg, extra)
-		return []any{msg}, nil
-	}
-	flush()
-	return out, nil
+	return t.done(), nil
 }
 
 // roleAllows refuses blocks a role cannot carry on the wire.
