@@ -40,14 +40,12 @@ func (t Text) DecodeStrictNested(start, end, outer int) (any, error) {
 func (t Text) Slice(start, end int) string { return t.s[start:end] }
 
 // DecodeString is Decode of t's bytes [start:end] for a span holding one
-// string token, for callers decoding many: an escaped string is unescaped
-// in *scratch, which is kept (grown) for the next call, where Decode
-// allocates a scratch buffer per call. The value and errors are Decode's.
-func (t Text) DecodeString(start, end int, scratch *[]byte) (any, error) {
-	p := parser{data: t.b[start:end], src: t.s[start:end], lone: -1, buf: *scratch}
+// string token, for callers decoding many: it skips Decode's setup for
+// anything else. The value and errors are Decode's.
+func (t Text) DecodeString(start, end int) (any, error) {
+	p := parser{data: t.b[start:end], src: t.s[start:end], lone: -1}
 	if len(p.data) > 0 && p.data[0] == '"' {
 		v, j, err := p.value(0)
-		*scratch = p.buf
 		if err == nil && j == len(p.data) && p.lone < 0 {
 			return v, nil
 		}

@@ -62,9 +62,8 @@ func (r *Request) parseMessagesRaw(s rawjson.Span) bool {
 	mark, edits := r.pool.mark(), len(r.edits)
 	groups := make([][]any, len(spans))
 	r.msgSpan, r.msgRaw = s, spans
-	var scratch []byte // unescapes the conversation's strings
 	for i, ms := range spans {
-		g, ok := r.rawMessage(i, ms, &scratch)
+		g, ok := r.rawMessage(i, ms)
 		if !ok {
 			r.pool.truncate(mark)
 			r.edits = r.edits[:edits]
@@ -79,9 +78,9 @@ func (r *Request) parseMessagesRaw(s rawjson.Span) bool {
 
 // rawMessage projects wire message i (at s): from its tokens when it holds
 // only a role and a string or plain blocks, else from its decoded tree.
-func (r *Request) rawMessage(i int, s rawjson.Span, scratch *[]byte) ([]any, bool) {
+func (r *Request) rawMessage(i int, s rawjson.Span) ([]any, bool) {
 	mark, edits := r.pool.mark(), len(r.edits)
-	if g, ok := r.rawMessageTokens(s, scratch); ok {
+	if g, ok := r.rawMessageTokens(s); ok {
 		return g, true
 	}
 	r.pool.truncate(mark)
@@ -96,11 +95,11 @@ func (r *Request) rawMessage(i int, s rawjson.Span, scratch *[]byte) ([]any, boo
 
 // rawString decodes the string token at s (nil when it is not one, or one
 // the decoder refuses).
-func (r *Request) rawString(s rawjson.Span, scratch *[]byte) any {
+func (r *Request) rawString(s rawjson.Span) any {
 	if s.Kind(r.text.Bytes()) != '"' {
 		return nil
 	}
-	v, err := r.text.DecodeString(s.Start, s.End, scratch)
+	v, err := r.text.DecodeString(s.Start, s.End)
 	if err != nil {
 		return nil
 	}
@@ -109,7 +108,7 @@ func (r *Request) rawString(s rawjson.Span, scratch *[]byte) any {
 
 // rawMessageTokens projects the message at s from its tokens; false when
 // it is not a plain message (the tree path then projects it).
-func (r *Request) rawMessageTokens(s rawjson.Span, scratch *[]byte) ([]any, bool) {
+func (r *Request) rawMessageTokens(s rawjson.Span) ([]any, bool) {
 	body := r.text.Bytes()
 	if s.Kind(body) != '{' {
 		return nil, false
@@ -123,7 +122,7 @@ func (r *Request) rawMessageTokens(s rawjson.Span, scratch *[]byte) ([]any, bool
 	if ri < 0 || ci < 0 {
 		return nil, false
 	}
-	roleV := r.rawString(ms[ri].Val, scratch)
+	roleV := r.rawString(ms[ri].Val)
 	role, _ := roleV.(string)
 	switch role {
 	case "user", "assistant", "system":
@@ -133,7 +132,7 @@ func (r *Request) rawMessageTokens(s rawjson.Span, scratch *[]byte) ([]any, bool
 	content := ms[ci].Val
 	switch content.Kind(body) {
 	case '"':
-		c := r.rawString(content, scratch)
+		c := r.rawString(content)
 		if c == nil {
 			return nil, false
 		}
@@ -141,7 +140,7 @@ func (r *Request) rawMessageTokens(s rawjson.Span, scratch *[]byte) ([]any, bool
 	case '[':
 		t := newTurn(role, roleV, nil)
 		for _, b := range rawjson.ScanArray(body, content) {
-			if !r.rawBlock(&t, role, b, scratch) {
+			if !r.rawBlock(&t, role, b) {
 				return nil, false
 			}
 		}
@@ -154,7 +153,7 @@ func (r *Request) rawMessageTokens(s rawjson.Span, scratch *[]byte) ([]any, bool
 // block, a tool_use block or a tool_result block whose content is a
 // string or null, each with no members but its type's usual ones. False
 // for any other block.
-func (r *Request) rawBlock(t *turn, role string, s rawjson.Span, scratch *[]byte) bool {
+func (r *Request) rawBlock(t *turn, role string, s rawjson.Span) bool {
 	body := r.text.Bytes()
 	if s.Kind(body) != '{' {
 		return false
@@ -168,11 +167,11 @@ func (r *Request) rawBlock(t *turn, role string, s rawjson.Span, scratch *[]byte
 	if ti < 0 {
 		return false
 	}
-	typ, _ := r.rawString(ms[ti].Val, scratch).(string)
+	typ, _ := r.rawString(ms[ti].Val).(string)
 	var v [5]any
 	switch typ {
 	case "text":
-		if !r.rawMembers(ms, rawTextMembers, v[:], scratch) || v[1] == nil {
+		if !r.rawMembers(ms, rawTextMembers, v[:]) || v[1] == nil {
 			return false
 		}
 		p := map[string]any{"type": "text", "text": v[1]}
@@ -182,7 +181,7 @@ func (r *Request) rawBlock(t *turn, role string, s rawjson.Span, scratch *[]byte
 		t.part(p)
 		r.pool.addSpan(poolPart, p, body, s)
 	case "tool_use":
-		if role != "assistant" || !r.rawMembers(ms, rawToolUseMembers, v[:], scratch) || v[1] == nil {
+		if role != "assistant" || !r.rawMembers(ms, rawToolUseMembers, v[:]) || v[1] == nil {
 			return false
 		}
 		if name, _ := v[2].(string); name == "" {
@@ -212,7 +211,7 @@ func (r *Request) rawBlock(t *turn, role string, s rawjson.Span, scratch *[]byte
 		t.call(c)
 		r.pool.addSpan(poolCall, c, body, s)
 	case "tool_result":
-		if role != "user" || !r.rawMembers(ms, rawToolResultMembers, v[:], scratch) || v[1] == nil {
+		if role != "user" || !r.rawMembers(ms, rawToolResultMembers, v[:]) || v[1] == nil {
 			return false
 		}
 		tm := map[string]any{"role": "tool", "tool_call_id": v[1], "content": v[2]}
@@ -247,11 +246,11 @@ var (
 )
 
 // rawMembers returns in vals, in known's order, the values of the string
-// members of ms (decoded in scratch); false when ms has a member known
+// members of ms; false when ms has a member known
 // does not name, or a string member the decoder refuses. The members
 // read by the caller (see rawTextMembers) are not decoded; every other
 // member must be a string, but content, which may be null.
-func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any, scratch *[]byte) bool {
+func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any) bool {
 	body := r.text.Bytes()
 	for _, m := range ms {
 		at := -1
@@ -269,7 +268,7 @@ func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any, sc
 		case m.Key == "content" && string(body[m.Val.Start:m.Val.End]) == "null":
 			continue
 		}
-		v := r.rawString(m.Val, scratch)
+		v := r.rawString(m.Val)
 		if v == nil {
 			return false
 		}

@@ -26,9 +26,8 @@ func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 	r.items = rawjson.ScanArray(body, raw)
 	r.segs = make([]segment, 0, len(r.items))
 	r.callIDs = make(map[string]int, len(r.items)/2)
-	var scratch []byte // unescapes the items' strings
 	for i, s := range r.items {
-		if !r.addRawItem(i, s, &scratch) {
+		if !r.addRawItem(i, s) {
 			r.inputSpan, r.items, r.segs, r.callIDs, r.up = rawjson.Span{}, nil, nil, nil, nil
 			return false
 		}
@@ -39,20 +38,20 @@ func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 // addRawItem projects input item i (at s), from its tokens when it is a
 // plain function call or function call output, else from its decoded
 // tree.
-func (r *Request) addRawItem(i int, s rawjson.Span, scratch *[]byte) bool {
+func (r *Request) addRawItem(i int, s rawjson.Span) bool {
 	body := r.text.Bytes()
 	if s.Kind(body) == '{' {
 		ms, err := rawjson.ScanObject(body, s)
 		if err != nil {
 			return false // a duplicate member: the tree path refuses it
 		}
-		switch r.rawString(ms, "type", scratch) {
+		switch r.rawString(ms, "type") {
 		case "function_call":
-			if ok, done := r.addRawCall(i, s, ms, scratch); done {
+			if ok, done := r.addRawCall(i, s, ms); done {
 				return ok
 			}
 		case "function_call_output":
-			if ok, done := r.addRawOutput(i, s, ms, scratch); done {
+			if ok, done := r.addRawOutput(i, s, ms); done {
 				return ok
 			}
 		}
@@ -68,35 +67,35 @@ func (r *Request) addRawItem(i int, s rawjson.Span, scratch *[]byte) bool {
 
 // rawString is the string value of member key of ms, "" when it is
 // absent, not a string or not one the tree decoder accepts.
-func (r *Request) rawString(ms []rawjson.Member, key string, scratch *[]byte) string {
+func (r *Request) rawString(ms []rawjson.Member, key string) string {
 	at := rawjson.Find(ms, key)
 	if at < 0 {
 		return ""
 	}
-	s, _ := r.rawValue(ms[at].Val, scratch).(string)
+	s, _ := r.rawValue(ms[at].Val).(string)
 	return s
 }
 
 // rawValue decodes a scalar token as the tree decoder does; nil for null,
 // for a container and for a token it refuses, which its caller tells
 // apart by the token's kind when it matters.
-func (r *Request) rawValue(s rawjson.Span, scratch *[]byte) any {
+func (r *Request) rawValue(s rawjson.Span) any {
 	switch s.Kind(r.text.Bytes()) {
 	case '{', '[':
 		return nil
 	}
-	v, err := r.text.DecodeString(s.Start, s.End, scratch)
+	v, err := r.text.DecodeString(s.Start, s.End)
 	if err != nil {
 		return nil
 	}
 	return v
 }
 
-// rawMembers returns (unescaping in scratch) the values of the members of ms, every one of which
+// rawMembers returns the values of the members of ms, every one of which
 // known names and is a string or null (nil for null), in known's order;
 // ok is false when a member is unknown or of another kind, or a string
 // the tree decoder refuses: the item then takes the tree path.
-func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any, scratch *[]byte) bool {
+func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any) bool {
 	body := r.text.Bytes()
 	for _, m := range ms {
 		at := -1
@@ -111,7 +110,7 @@ func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any, sc
 		}
 		switch m.Val.Kind(body) {
 		case '"':
-			v := r.rawValue(m.Val, scratch)
+			v := r.rawValue(m.Val)
 			if v == nil {
 				return false
 			}
@@ -134,9 +133,9 @@ var (
 // projectCallItem and addItem do. done is false when the item has a
 // member that is not a known one holding a string or null: it then takes
 // the tree path.
-func (r *Request) addRawCall(i int, s rawjson.Span, ms []rawjson.Member, scratch *[]byte) (ok, done bool) {
+func (r *Request) addRawCall(i int, s rawjson.Span, ms []rawjson.Member) (ok, done bool) {
 	var v [7]any // rawCallMembers' values
-	if !r.rawMembers(ms, rawCallMembers, v[:], scratch) {
+	if !r.rawMembers(ms, rawCallMembers, v[:]) {
 		return false, false
 	}
 	id, name, args := v[2], v[3], v[5]
@@ -165,9 +164,9 @@ func (r *Request) addRawCall(i int, s rawjson.Span, ms []rawjson.Member, scratch
 // addRawOutput projects function_call_output item i (at s, members ms)
 // with string output as projectOutputItem and addItem do; done as with
 // addRawCall.
-func (r *Request) addRawOutput(i int, s rawjson.Span, ms []rawjson.Member, scratch *[]byte) (ok, done bool) {
+func (r *Request) addRawOutput(i int, s rawjson.Span, ms []rawjson.Member) (ok, done bool) {
 	var v [5]any // rawOutputMembers' values
-	if !r.rawMembers(ms, rawOutputMembers, v[:], scratch) {
+	if !r.rawMembers(ms, rawOutputMembers, v[:]) {
 		return false, false
 	}
 	id, out := v[2], v[3]
