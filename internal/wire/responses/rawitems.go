@@ -1,6 +1,8 @@
 package responses
 
 import (
+	"slices"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
@@ -41,7 +43,8 @@ func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 func (r *Request) addRawItem(i int, s rawjson.Span) bool {
 	body := r.text.Bytes()
 	if s.Kind(body) == '{' {
-		ms, err := rawjson.ScanObject(body, s)
+		var buf [len(rawCallMembers)]rawjson.Member // the most members an item projected here has
+		ms, err := rawjson.ScanObjectInto(body, s, buf[:])
 		if err != nil {
 			return false // a duplicate member: the tree path refuses it
 		}
@@ -125,8 +128,8 @@ func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any) bo
 
 // Member orders of the items projected from their tokens.
 var (
-	rawCallMembers   = []string{"type", "id", "call_id", "name", "namespace", "arguments", "status"}
-	rawOutputMembers = []string{"type", "id", "call_id", "output", "status"}
+	rawCallMembers   = [...]string{"type", "id", "call_id", "name", "namespace", "arguments", "status"}
+	rawOutputMembers = [...]string{"type", "id", "call_id", "output", "status"}
 )
 
 // addRawCall projects function_call item i (at s, members ms) as
@@ -134,8 +137,8 @@ var (
 // member that is not a known one holding a string or null: it then takes
 // the tree path.
 func (r *Request) addRawCall(i int, s rawjson.Span, ms []rawjson.Member) (ok, done bool) {
-	var v [7]any // rawCallMembers' values
-	if !r.rawMembers(ms, rawCallMembers, v[:]) {
+	var v [len(rawCallMembers)]any
+	if !r.rawMembers(ms, rawCallMembers[:], v[:]) {
 		return false, false
 	}
 	id, name, args := v[2], v[3], v[5]
@@ -165,8 +168,8 @@ func (r *Request) addRawCall(i int, s rawjson.Span, ms []rawjson.Member) (ok, do
 // with string output as projectOutputItem and addItem do; done as with
 // addRawCall.
 func (r *Request) addRawOutput(i int, s rawjson.Span, ms []rawjson.Member) (ok, done bool) {
-	var v [5]any // rawOutputMembers' values
-	if !r.rawMembers(ms, rawOutputMembers, v[:]) {
+	var v [len(rawOutputMembers)]any
+	if !r.rawMembers(ms, rawOutputMembers[:], v[:]) {
 		return false, false
 	}
 	id, out := v[2], v[3]
@@ -224,7 +227,7 @@ func renderEdit(body []byte, s rawjson.Span, ms []rawjson.Member, up *itemEdit) 
 			return rawjson.Splice(body[s.Start:s.End], rawjson.Span{Start: v.Start - s.Start, End: v.End - s.Start}, up.set[0].raw)
 		}
 	}
-	p := rawjson.NewObjPatch(body, s, ms)
+	p := rawjson.NewObjPatch(body, s, slices.Clone(ms)) // the patch keeps its list; ms may be the caller's stack array
 	for _, m := range up.set {
 		p.Set(m.key, m.raw)
 	}
