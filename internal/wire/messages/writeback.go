@@ -172,7 +172,7 @@ func (w *writer) render(list []any) ([]byte, error) {
 	if !p.Changed() {
 		return r.body, nil
 	}
-	return rawjson.Splice(r.body, r.root, p.Render()), nil
+	return rawjson.SpliceOwned(r.body, r.root, p.Render()), nil
 }
 
 func roleOf(v any) string {

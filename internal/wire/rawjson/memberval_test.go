@@ -51,3 +51,20 @@ func TestScanObjectIntoMatchesScanObject(t *testing.T) {
 		}
 	}
 }
+
+// TestSpliceOwnedMatchesSplice: the same bytes, repl itself when the span
+// is the whole source.
+func TestSpliceOwnedMatchesSplice(t *testing.T) {
+	src := []byte(` {"a":1} `)
+	for _, s := range []Span{{0, len(src)}, {1, 8}, {0, 0}, {9, 9}} {
+		repl := []byte(`{"b":2}`)
+		want := Splice(src, s, repl)
+		got := SpliceOwned(src, s, repl)
+		if string(got) != string(want) {
+			t.Errorf("%v: %q, want %q", s, got, want)
+		}
+		if (s == Span{0, len(src)}) && &got[0] != &repl[0] {
+			t.Errorf("%v: repl copied", s)
+		}
+	}
+}

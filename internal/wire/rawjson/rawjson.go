@@ -393,6 +393,16 @@ func Splice(src []byte, s Span, repl []byte) []byte {
 	return append(out, src[s.End:]...)
 }
 
+// SpliceOwned is Splice for a repl the caller hands over: when s is all
+// of src (a body that is its root object, without surrounding
+// whitespace) the result is repl itself rather than a copy of it.
+func SpliceOwned(src []byte, s Span, repl []byte) []byte {
+	if s.Start == 0 && s.End == len(src) {
+		return repl
+	}
+	return Splice(src, s, repl)
+}
+
 // RenderArray renders an array holding elems. When the count equals that
 // of the original array (arr, with element spans orig) the original text is
 // spliced element by element, keeping separators and indentation;
