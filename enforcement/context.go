@@ -3,9 +3,11 @@ package enforcement
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/targetpath"
 )
 
 // SpecVersion is the spec identifier hosts put in every context.
@@ -205,6 +207,28 @@ func (c Context) Clone() Context {
 	}
 	if shared {
 		out["target"], _ = targetAlias(out, p)
+	}
+	return out
+}
+
+// transformBase returns the copy of c a first transform at p is applied
+// to: Clone, except for a transform of the whole target (a redactor
+// rewriting the conversation), which gets its own copy of the new target
+// from applyParsed. Copying c's target and the rest of c (the tool
+// declarations, the model and its params, which no transform can change)
+// only to drop the target would copy the whole payload for nothing; the
+// rest is shared instead, but for the object holding a nested mirror of
+// the target, which is copied because writeBack writes into it. Nothing
+// writes into a context's other members, so c is left as it was.
+func (c Context) transformBase(p targetpath.Path) Context {
+	if !p.IsRoot() {
+		return c.Clone()
+	}
+	out := maps.Clone(c)
+	if path := shapes[c.Point()].targetOf; len(path) == 2 {
+		if obj, ok := out[path[0]].(map[string]any); ok {
+			out[path[0]] = maps.Clone(obj)
+		}
 	}
 	return out
 }

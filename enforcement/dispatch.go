@@ -647,7 +647,7 @@ func (em *emission) applyOrCheck(v Verdict) error {
 		return checkApplicable(em.working, p, v.Transform.Value)
 	}
 	if !em.transformed {
-		em.working = em.orig.Clone()
+		em.working = em.orig.transformBase(p)
 	}
 	if err := applyParsed(em.working, em.point, p, v.Transform.Value); err != nil {
 		return err

@@ -304,7 +304,8 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 	if tools := req.Tools(); len(tools) > 0 {
 		fields["tools"] = tools
 	}
-	pre, err := mc.t.emit(ctx, enforcement.PreModelCall, fields, enforcement.WithTargetValidator(req.CheckMessages))
+	checked := &checkedBody{req: req}
+	pre, err := mc.t.emit(ctx, enforcement.PreModelCall, fields, enforcement.WithTargetValidator(checked.check))
 	if err != nil {
 		return nil, err
 	}
@@ -312,11 +313,49 @@ func (mc *modelCall) preModelCall(ctx context.Context, orig, messages []any, req
 	if final := pre.Context["messages"]; !jsonvalue.Equal(final, orig) {
 		newMessages = final
 	}
-	body, err := req.UpstreamBody(newMessages)
+	body, err := checked.upstreamBody(newMessages)
 	if err != nil {
 		return nil, errorf(http.StatusInternalServerError, typeHostError, enforcement.ReasonTransformInvalid, "the verdicted request could not be written: %v", err)
 	}
 	return body, nil
+}
+
+// checkedBody is the write-back check of one pre_model_call. On a
+// wire.BodyChecker request it keeps the body the check rendered for the
+// verdicted target, which the upstream then receives without a second
+// rendering of the same conversation.
+type checkedBody struct {
+	req    wire.Request
+	target []any // the target the check rendered body for
+	body   []byte
+}
+
+// check is the emission's target validator: req's CheckMessages.
+func (c *checkedBody) check(target any) error {
+	bc, ok := c.req.(wire.BodyChecker)
+	if !ok {
+		return c.req.CheckMessages(target)
+	}
+	body, err := bc.CheckedBody(target)
+	if list, isList := target.([]any); err == nil && isList {
+		c.target, c.body = list, body
+	}
+	return err
+}
+
+// upstreamBody is req.UpstreamBody(messages), reusing the checked body when
+// messages is the very target the check rendered (the same backing array
+// and length: the engine hands the host the context it checked).
+func (c *checkedBody) upstreamBody(messages any) ([]byte, error) {
+	if list, ok := messages.([]any); ok && c.body != nil && sameList(list, c.target) {
+		return c.body, nil
+	}
+	return c.req.UpstreamBody(messages)
+}
+
+// sameList reports whether a and b are the same non-empty slice.
+func sameList(a, b []any) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // callUpstream sends the verdicted request and maps transport failures and

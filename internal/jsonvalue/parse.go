@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
@@ -45,7 +46,6 @@ type parser struct {
 	lone   int    // offset of the first lone surrogate escape, or -1
 	elems  []any  // spilled elements of the open arrays, innermost last
 	mems   []kv   // spilled members of the open objects, innermost last
-	buf    []byte // scratch for unescaping, reused across strings
 }
 
 // syntaxError is a syntax problem at a byte offset (-1 when none applies,
@@ -452,19 +452,20 @@ func (p *parser) token(i, j int) string {
 // its already validated plain prefix. It decodes escapes exactly as
 // encoding/json does, except that a lone surrogate escape is recorded for
 // Decode to reject instead of becoming U+FFFD.
+//
+// The string is built in a strings.Builder sized from its raw length
+// (escapes only ever shrink), so it costs one allocation and one copy of
+// its bytes, where a scratch buffer grew by doubling and was then copied
+// into the string.
 func (p *parser) unescape(start, j int) (string, int, error) {
 	d := p.data
-	if p.buf == nil {
-		// Start big enough that typical escaped strings (chat content
-		// with a few newlines or quotes) never regrow it.
-		p.buf = make([]byte, 0, max(256, 2*(j-start)))
-	}
-	buf := append(p.buf[:0], d[start:j]...)
+	var sb strings.Builder
+	sb.Grow(rawStringLen(d, start, j))
+	sb.Write(d[start:j])
 	for {
 		switch c := d[j]; {
 		case c == '"':
-			p.buf = buf // keep a grown buffer for the next string
-			return string(buf), j + 1, nil
+			return sb.String(), j + 1, nil
 		case c == '\\':
 			if j+1 >= len(d) {
 				return "", j + 1, unexpectedEnd(j + 1)
@@ -477,7 +478,7 @@ func (p *parser) unescape(start, j int) (string, int, error) {
 			if err != nil {
 				return "", j, err
 			}
-			buf = utf8.AppendRune(buf, r)
+			sb.WriteRune(r)
 		default:
 			return "", j, &syntaxError{off: j, msg: "control character in string"}
 		}
@@ -488,9 +489,31 @@ func (p *parser) unescape(start, j int) (string, int, error) {
 		if high && !utf8.Valid(d[j:k]) {
 			return "", k, utf8Error(j + invalidUTF8Offset(d[j:k]))
 		}
-		buf = append(buf, d[j:k]...)
+		sb.Write(d[j:k])
 		j = k
 	}
+}
+
+// rawStringLen returns the length of the contents of the string that
+// starts at d[start] and has an escape at d[j]: up to its closing quote,
+// an upper bound of its unescaped length. It only looks for the quote;
+// when it finds none (the string is malformed, which unescape reports)
+// it returns what it has scanned.
+func rawStringLen(d []byte, start, j int) int {
+	for j < len(d) {
+		k, _ := stringRun(d, j)
+		switch {
+		case k >= len(d):
+			return k - start
+		case d[k] == '"':
+			return k - start
+		case d[k] == '\\':
+			j = k + 2
+		default:
+			return k - start // a control byte: an error
+		}
+	}
+	return len(d) - start
 }
 
 // escape decodes the escape sequence at d[j] == '\\' (with d[j+1] present)

@@ -38,3 +38,17 @@ func (t Text) DecodeStrictNested(start, end, outer int) (any, error) {
 // Slice returns t's bytes [start:end] as a string that shares t's
 // conversion (and so keeps the whole document alive, like the trees).
 func (t Text) Slice(start, end int) string { return t.s[start:end] }
+
+// DecodeString is Decode of t's bytes [start:end] for a span holding one
+// string token, for callers decoding many: it skips Decode's setup for
+// anything else. The value and errors are Decode's.
+func (t Text) DecodeString(start, end int) (any, error) {
+	p := parser{data: t.b[start:end], src: t.s[start:end], lone: -1}
+	if len(p.data) > 0 && p.data[0] == '"' {
+		v, j, err := p.value(0)
+		if err == nil && j == len(p.data) && p.lone < 0 {
+			return v, nil
+		}
+	}
+	return t.Decode(start, end) // not a lone valid string: Decode's answer
+}

@@ -2,6 +2,7 @@ package jsonvalue
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,5 +64,51 @@ func TestTextSharesStrings(t *testing.T) {
 	m := v.(map[string]any)
 	if m["num"] != json.Number("12345") || m["esc"] != "a\nb" || !strings.HasPrefix(m["alpha-key"].(string), "plain") {
 		t.Fatalf("tree = %#v", m)
+	}
+}
+
+// TestDecodeStringMatchesDecode: DecodeString answers as Decode does,
+// strings or not.
+func TestDecodeStringMatchesDecode(t *testing.T) {
+	for _, in := range []string{
+		`"plain"`, `"role"`, `"esc\"aped\n"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"bad ` + "\xff" + `"`,
+		`"ctl` + "\x01" + `"`, `"unterminated`, `"a" `, ` "a"`, `"a""b"`, `12`, `null`, `{"a":1}`, `""`,
+		`"` + strings.Repeat(`x\\`, 300) + `"`, `"short\t"`,
+	} {
+		text := NewText([]byte("[" + in + "]"))
+		want, wantErr := text.Decode(1, len(in)+1)
+		got, err := text.DecodeString(1, len(in)+1)
+		if !reflect.DeepEqual(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%q: got %#v, %v; Decode %#v, %v", in, got, err, want, wantErr)
+		}
+	}
+}
+
+// TestUnescapeSizesItsString: an escaped string is built at its final
+// size (its bytes and its interface box, nothing regrown), and
+// rawStringLen bounds its unescaped length.
+func TestUnescapeSizesItsString(t *testing.T) {
+	for _, in := range []string{
+		`"` + strings.Repeat(`line \"x\"\n`, 2000) + `"`,
+		`"\u00e9` + strings.Repeat(`\ud83d\ude00\t`, 500) + `"`,
+		`"a\\"`, `"\/"`, `"\ud800"`,
+	} {
+		text := NewText([]byte(in))
+		want, err := text.DecodeString(0, len(in))
+		if err != nil {
+			if strings.Contains(in, `\ud800"`) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		if n := rawStringLen([]byte(in), 1, strings.IndexByte(in, '\\')); n < len(want.(string)) || n != len(in)-2 {
+			t.Errorf("%.20q: rawStringLen %d, unescaped %d, raw %d", in, n, len(want.(string)), len(in)-2)
+		}
+		if raceEnabled || testing.CoverMode() != "" {
+			continue // allocation counts differ
+		}
+		if allocs := testing.AllocsPerRun(20, func() { text.DecodeString(0, len(in)) }); allocs > 2 {
+			t.Errorf("%.20q: %v allocations, want the string and its box", in, allocs)
+		}
 	}
 }

@@ -140,6 +140,15 @@ type Request interface {
 	UpstreamBody(messages any) ([]byte, error)
 }
 
+// BodyChecker is implemented by requests whose write-back check renders
+// the body it checks. A host that checks a verdicted target and then sends
+// it upstream renders it once.
+type BodyChecker interface {
+	// CheckedBody is UpstreamBody(target) for a non-nil target; its error
+	// is the one CheckMessages(target) returns.
+	CheckedBody(target any) ([]byte, error)
+}
+
 // Response is an upstream answer, parsed and projected.
 type Response interface {
 	// Project returns the post_model_call target {content, tool_calls,

@@ -330,17 +330,16 @@ func toolCallsProblem(tc any) (sub, msg string) {
 	case nil:
 	case []any:
 		for i, c := range x {
-			path := ".tool_calls[" + strconv.Itoa(i) + "]"
 			call, ok := c.(map[string]any)
 			if !ok {
-				return path, "must be an object, got " + rawjson.TypeName(c)
+				return toolCallPath(i), "must be an object, got " + rawjson.TypeName(c)
 			}
 			if known := toolCallMembers.CollisionIn(call); known != "" {
-				return path, collisionMessage(known)
+				return toolCallPath(i), collisionMessage(known)
 			}
 			if fn, ok := call["function"].(map[string]any); ok {
 				if known := callFunctionMembers.CollisionIn(fn); known != "" {
-					return path + ".function", collisionMessage(known)
+					return toolCallPath(i) + ".function", collisionMessage(known)
 				}
 			}
 		}
@@ -349,6 +348,10 @@ func toolCallsProblem(tc any) (sub, msg string) {
 	}
 	return "", ""
 }
+
+// toolCallPath is the path of tool call i inside a message, built only
+// for a refusal: every assistant turn of a long conversation is checked.
+func toolCallPath(i int) string { return ".tool_calls[" + strconv.Itoa(i) + "]" }
 
 // contentProblem checks a content value: string, null, or an array whose
 // elements are all objects (content parts are never flattened) with no
@@ -518,11 +521,13 @@ func (r *Request) parseTools(s rawjson.Span, strict bool) error {
 		if !ok || name == "" {
 			return &wire.RequestError{Field: field + ".function.name", Msg: "must be a non-empty string"}
 		}
-		decl := map[string]any{"name": name}
+		// The decoded values themselves: boxing their strings again would
+		// cost an allocation each.
+		decl := map[string]any{"name": fn["name"]}
 		switch d := fn["description"].(type) {
 		case nil:
 		case string:
-			decl["description"] = d
+			decl["description"] = fn["description"]
 		default:
 			return &wire.RequestError{Field: field + ".function.description", Msg: "must be a string, got " + rawjson.TypeName(d)}
 		}

@@ -86,7 +86,7 @@ func (r *Request) UpstreamBody(messages any, forceUsage bool) ([]byte, error) {
 	if !p.Changed() {
 		return r.text.Bytes(), nil
 	}
-	return rawjson.Splice(r.text.Bytes(), r.root, p.Render()), nil
+	return rawjson.SpliceOwned(r.text.Bytes(), r.root, p.Render()), nil
 }
 
 // fingerprint is a cheap necessary condition for two messages to be

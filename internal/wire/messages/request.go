@@ -134,6 +134,9 @@ func (s *Surface) parseMembers(r *Request) error {
 		if spec.treat == projectSystem {
 			r.sysMember = i
 		}
+		if spec.treat == projectTarget && !s.treeMessages && r.parseMessagesRaw(m.Val) {
+			continue // projected message by message, without a tree of the conversation
+		}
 		if err := r.parseKnown(spec, m); err != nil {
 			return err
 		}
@@ -343,7 +346,7 @@ func (r *Request) parseContainer(s rawjson.Span, v any) error {
 		switch sealed := x["id"].(type) {
 		case nil:
 		case string:
-			id, err := r.openAt(memberSpan(r.text.Bytes(), s, "id"), "container.id", kindContainerID, sealed)
+			id, err := r.openAt(r.member(s, "id"), "container.id", kindContainerID, sealed)
 			if err != nil {
 				return err
 			}
@@ -440,44 +443,39 @@ func (r *Request) projectMessage(i int, e any) ([]any, error) {
 	}
 	switch c := m["content"].(type) {
 	case string:
-		msg := map[string]any{"role": role, "content": c}
+		// The decoded values themselves: boxing their strings again would
+		// cost an allocation each.
+		msg := map[string]any{"role": m["role"], "content": m["content"]}
 		for k, v := range extra {
 			msg[k] = v
 		}
 		return []any{msg}, nil
 	case []any:
 		spans := r.contentSpans(r.msgRaw[i])
-		return r.projectBlocks(field+".content", role, c, spans, extra)
+		return r.projectBlocks(field+".content", role, m["role"], c, spans, extra)
 	}
 	return nil, &wire.RequestError{Field: field + ".content", Msg: "must be a string or an array of content blocks, got " + rawjson.TypeName(m["content"])}
 }
 
 // contentSpans returns the spans of the content blocks of the message at s.
 func (r *Request) contentSpans(s rawjson.Span) []rawjson.Span {
-	ms, _ := rawjson.ScanObject(r.text.Bytes(), s) // decoded strictly already
-	return rawjson.ScanArray(r.text.Bytes(), ms[rawjson.Find(ms, "content")].Val)
+	return rawjson.ScanArray(r.text.Bytes(), r.member(s, "content"))
+}
+
+// member returns the span of member name of the request's object at s,
+// or an empty span. The request was decoded strictly, so the object has
+// no duplicate members: memberSpan's answer, without its member list.
+func (r *Request) member(s rawjson.Span, name string) rawjson.Span {
+	v, _ := rawjson.MemberValue(r.text.Bytes(), s, name)
+	return v
 }
 
 // projectBlocks projects a block array of one wire message whose own
 // judged members are extra: they ride on its first projected message,
 // which for a user turn is a user message even when the turn opens with a
 // tool result (it then has no parts).
-func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjson.Span, extra map[string]any) ([]any, error) {
-	var out []any
-	var calls []any
-	lead := extra != nil // the message carrying extra is still to be emitted
-	pending, parts := true, []any{}
-	flush := func() {
-		if pending {
-			msg := map[string]any{"role": role, "content": parts}
-			if lead {
-				maps.Copy(msg, extra)
-				lead = false
-			}
-			out = append(out, msg)
-		}
-		parts, pending = nil, false
-	}
+func (r *Request) projectBlocks(field, role string, roleV any, blocks []any, spans []rawjson.Span, extra map[string]any) ([]any, error) {
+	t := newTurn(role, roleV, extra)
 	for j, e := range blocks {
 		bf := field + "[" + strconv.Itoa(j) + "]"
 		b, ok := e.(map[string]any)
@@ -497,12 +495,7 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 			if err != nil {
 				return nil, err
 			}
-			if len(parts) > 0 || lead {
-				flush()
-			} else {
-				pending = false
-			}
-			out = append(out, tm)
+			t.result(tm)
 			r.pool.addSpan(poolResult, tm, r.text.Bytes(), spans[j])
 		case kindToolUse:
 			if err := checkToolUse(bf, b); err != nil {
@@ -512,30 +505,18 @@ func (r *Request) projectBlocks(field, role string, blocks []any, spans []rawjso
 			if err != nil {
 				return nil, err
 			}
-			calls = append(calls, c)
+			t.call(c)
 			r.pool.addSpan(poolCall, c, r.text.Bytes(), spans[j])
 		default:
 			p, err := r.projectBlock(bf, b, spans[j], blockExtra)
 			if err != nil {
 				return nil, err
 			}
-			if !pending {
-				pending, parts = true, []any{}
-			}
-			parts = append(parts, p)
+			t.part(p)
 			r.pool.addSpan(poolPart, p, r.text.Bytes(), spans[j])
 		}
 	}
-	if role == "assistant" {
-		msg := map[string]any{"role": role, "content": parts}
-		if len(calls) > 0 {
-			msg["tool_calls"] = calls
-		}
-		maps.Copy(msg, extra)
-		return []any{msg}, nil
-	}
-	flush()
-	return out, nil
+	return t.done(), nil
 }
 
 // roleAllows refuses blocks a role cannot carry on the wire.
@@ -574,11 +555,10 @@ func (r *Request) projectBlock(field string, b map[string]any, s rawjson.Span, e
 	var p map[string]any
 	switch b["type"] {
 	case "text":
-		t, ok := b["text"].(string)
-		if !ok {
+		if _, ok := b["text"].(string); !ok {
 			return nil, &wire.RequestError{Field: field + ".text", Msg: "must be a string"}
 		}
-		p = map[string]any{"type": "text", "text": t}
+		p = map[string]any{"type": "text", "text": b["text"]} // the decoded value: boxed once
 		anns, err := r.citations(field, b["citations"], s)
 		if err != nil {
 			return nil, err
@@ -606,7 +586,7 @@ func (r *Request) projectBlock(field string, b map[string]any, s rawjson.Span, e
 		if !ok1 || !ok2 {
 			return nil, &wire.RequestError{Field: field, Msg: "thinking and signature must be strings"}
 		}
-		if _, err := r.openAt(memberSpan(r.text.Bytes(), s, "signature"), field+".signature", kindSignature, sig); err != nil {
+		if _, err := r.openAt(r.member(s, "signature"), field+".signature", kindSignature, sig); err != nil {
 			return nil, err
 		}
 		p = map[string]any{"type": "reasoning", "text": t}
@@ -615,7 +595,7 @@ func (r *Request) projectBlock(field string, b map[string]any, s rawjson.Span, e
 		if !ok {
 			return nil, &wire.RequestError{Field: field + ".data", Msg: "must be a string"}
 		}
-		if _, err := r.openAt(memberSpan(r.text.Bytes(), s, "data"), field+".data", kindRedactedData, data); err != nil {
+		if _, err := r.openAt(r.member(s, "data"), field+".data", kindRedactedData, data); err != nil {
 			return nil, err
 		}
 		p = map[string]any{"type": "redacted_thinking"}
@@ -653,7 +633,7 @@ func (r *Request) citations(field string, v any, s rawjson.Span) ([]any, error) 
 		return nil, &wire.RequestError{Field: field + ".citations", Msg: "must be an array or null"}
 	}
 	body := r.text.Bytes()
-	spans := rawjson.ScanArray(body, memberSpan(body, s, "citations"))
+	spans := rawjson.ScanArray(body, r.member(s, "citations"))
 	anns := make([]any, len(list))
 	for j, e := range list {
 		cf := field + ".citations[" + strconv.Itoa(j) + "]"
@@ -664,7 +644,7 @@ func (r *Request) citations(field string, v any, s rawjson.Span) ([]any, error) 
 		switch x := c["encrypted_index"].(type) {
 		case nil:
 		case string:
-			if _, err := r.openAt(memberSpan(body, spans[j], "encrypted_index"), cf+".encrypted_index", kindEncryptedIndex, x); err != nil {
+			if _, err := r.openAt(r.member(spans[j], "encrypted_index"), cf+".encrypted_index", kindEncryptedIndex, x); err != nil {
 				return nil, err
 			}
 		default:
@@ -681,7 +661,7 @@ func (r *Request) citations(field string, v any, s rawjson.Span) ([]any, error) 
 // caller, cache_control, toolset_name and the members extra its type does
 // not know are judged in the call.
 func projectCall(field string, b map[string]any, text jsonvalue.Text, s rawjson.Span, extra map[string]any) (map[string]any, error) {
-	in := memberSpan(text.Bytes(), s, "input")
+	in, _ := rawjson.MemberValue(text.Bytes(), s, "input") // decoded strictly: no duplicates
 	c := map[string]any{
 		"id":   b["id"],
 		"type": "function",
@@ -702,19 +682,19 @@ func projectCall(field string, b map[string]any, text jsonvalue.Text, s rawjson.
 // message; is_error, cache_control, toolset_name and the members extra its
 // type does not know are judged as members of the message.
 func (r *Request) projectToolResult(field string, b map[string]any, s rawjson.Span, extra map[string]any) (map[string]any, error) {
-	id, ok := b["tool_use_id"].(string)
+	_, ok := b["tool_use_id"].(string)
 	if !ok {
 		return nil, &wire.RequestError{Field: field + ".tool_use_id", Msg: "must be a string"}
 	}
-	tm := map[string]any{"role": "tool", "tool_call_id": id}
+	tm := map[string]any{"role": "tool", "tool_call_id": b["tool_use_id"]} // id, the decoded value: boxed once
 	switch c := b["content"].(type) {
 	case nil:
 		tm["content"] = nil
 	case string:
-		tm["content"] = c
+		tm["content"] = b["content"] // c, boxed once
 	case []any:
 		parts := make([]any, len(c))
-		spans := rawjson.ScanArray(r.text.Bytes(), memberSpan(r.text.Bytes(), s, "content"))
+		spans := rawjson.ScanArray(r.text.Bytes(), r.member(s, "content"))
 		for i, e := range c {
 			pf := field + ".content[" + strconv.Itoa(i) + "]"
 			pb, ok := e.(map[string]any)

@@ -50,6 +50,10 @@ type Surface struct {
 	maxMessages int
 	strict      bool
 	seal        *seal.Keyring
+	// treeMessages decodes every messages member whole before projecting
+	// it; false projects it message by message from its bytes
+	// (parseMessagesRaw). Tests compare the two.
+	treeMessages bool
 }
 
 var _ wire.Surface = (*Surface)(nil)

@@ -19,6 +19,9 @@ func (r *Request) CheckMessages(target any) error {
 	return err
 }
 
+// CheckedBody implements wire.BodyChecker: the check is the rendering.
+func (r *Request) CheckedBody(target any) ([]byte, error) { return r.UpstreamBody(target) }
+
 // UpstreamBody implements wire.Request.
 //
 // messages nil, or equal to the projection, returns the client's body,
@@ -169,7 +172,7 @@ func (w *writer) render(list []any) ([]byte, error) {
 	if !p.Changed() {
 		return r.body, nil
 	}
-	return rawjson.Splice(r.body, r.root, p.Render()), nil
+	return rawjson.SpliceOwned(r.body, r.root, p.Render()), nil
 }
 
 func roleOf(v any) string {

@@ -61,6 +61,43 @@ func knownKey(b []byte) string {
 		return "text"
 	case "id":
 		return "id"
+	// The members of the items and blocks an agent's history repeats
+	// (function calls and their outputs, tool_use and tool_result blocks)
+	// and of tool declarations.
+	case "call_id":
+		return "call_id"
+	case "arguments":
+		return "arguments"
+	case "name":
+		return "name"
+	case "status":
+		return "status"
+	case "output":
+		return "output"
+	case "namespace":
+		return "namespace"
+	case "tool_use_id":
+		return "tool_use_id"
+	case "is_error":
+		return "is_error"
+	case "cache_control":
+		return "cache_control"
+	case "description":
+		return "description"
+	case "parameters":
+		return "parameters"
+	case "input_schema":
+		return "input_schema"
+	case "strict":
+		return "strict"
+	case "encrypted_content":
+		return "encrypted_content"
+	case "summary":
+		return "summary"
+	case "signature":
+		return "signature"
+	case "thinking":
+		return "thinking"
 	}
 	return ""
 }

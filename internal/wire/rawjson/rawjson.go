@@ -118,11 +118,26 @@ func ScanObject(b []byte, v Span) ([]Member, error) {
 	return scanMembers(b, i, nil, 8)
 }
 
+// ScanObjectInto is ScanObject listing the members in dst's storage when
+// they fit: a caller scanning many small objects passes the same
+// (stack) array each time instead of allocating a list per object.
+func ScanObjectInto(b []byte, v Span, dst []Member) ([]Member, error) {
+	i := SkipSpace(b, v.Start+1)
+	if b[i] == '}' {
+		return nil, nil
+	}
+	return scanMembersInto(b, i, nil, dst[:0])
+}
+
 // scanMembers lists the members of an object whose first key starts at
 // b[i], into a list of capacity n; unescaped keys found in t are taken
 // from t (a nil t finds none).
 func scanMembers(b []byte, i int, t KeyTable, n int) ([]Member, error) {
-	ms := make([]Member, 0, n)
+	return scanMembersInto(b, i, t, make([]Member, 0, n))
+}
+
+// scanMembersInto is scanMembers appending to ms.
+func scanMembersInto(b []byte, i int, t KeyTable, ms []Member) ([]Member, error) {
 	var seen map[string]struct{}
 	for {
 		keyEnd := StringEnd(b, i)
@@ -378,6 +393,16 @@ func Splice(src []byte, s Span, repl []byte) []byte {
 	return append(out, src[s.End:]...)
 }
 
+// SpliceOwned is Splice for a repl the caller hands over: when s is all
+// of src (a body that is its root object, without surrounding
+// whitespace) the result is repl itself rather than a copy of it.
+func SpliceOwned(src []byte, s Span, repl []byte) []byte {
+	if s.Start == 0 && s.End == len(src) {
+		return repl
+	}
+	return Splice(src, s, repl)
+}
+
 // RenderArray renders an array holding elems. When the count equals that
 // of the original array (arr, with element spans orig) the original text is
 // spliced element by element, keeping separators and indentation;
@@ -462,4 +487,40 @@ func KindName(b []byte, s Span) string {
 	default:
 		return "number"
 	}
+}
+
+// MemberValue returns the span of the value of member key of the object
+// at v, in a document already validated, and whether it has one: the
+// first such member, names compared as DecodeKey decodes them. It is
+// ScanObject followed by Find for an object without duplicate members
+// (which ScanObject refuses), without the member list: it allocates
+// nothing for names written without escapes and stops at the member.
+func MemberValue(b []byte, v Span, key string) (Span, bool) {
+	i := SkipSpace(b, v.Start+1)
+	if b[i] == '}' {
+		return Span{}, false
+	}
+	for {
+		keyEnd := StringEnd(b, i)
+		vs := SkipSpace(b, SkipSpace(b, keyEnd)+1) // past ':'
+		ve := ValueEnd(b, vs)
+		if keyIs(b[i:keyEnd], key) {
+			return Span{vs, ve}, true
+		}
+		i = SkipSpace(b, ve)
+		if b[i] == '}' {
+			return Span{}, false
+		}
+		i = SkipSpace(b, i+1) // past ','
+	}
+}
+
+// keyIs reports whether the key token raw (quotes included) names key.
+func keyIs(raw []byte, key string) bool {
+	name := raw[1 : len(raw)-1]
+	if bytes.IndexByte(name, '\\') < 0 {
+		return string(name) == key
+	}
+	k, err := DecodeKey(raw)
+	return err == nil && k == key
 }

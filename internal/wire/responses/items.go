@@ -147,15 +147,25 @@ func (r *Request) addItem(i int, e any) error {
 // itemEdit collects what an input item's upstream bytes change: member
 // values replaced (seals opened) and members removed.
 type itemEdit struct {
-	set  map[string][]byte
+	set  []memberValue
 	drop []string
 }
 
+// memberValue is the new value of a member, as JSON text.
+type memberValue struct {
+	key string
+	raw []byte
+}
+
+// setRaw replaces the value of member key with raw.
 func (e *itemEdit) setRaw(key string, raw []byte) {
-	if e.set == nil {
-		e.set = map[string][]byte{}
+	for i := range e.set {
+		if e.set[i].key == key {
+			e.set[i].raw = raw
+			return
+		}
 	}
-	e.set[key] = raw
+	e.set = append(e.set, memberValue{key, raw})
 }
 
 // setUpstream renders item i for the upstream when up changes it.
@@ -169,8 +179,8 @@ func (r *Request) setUpstream(i int, up *itemEdit) error {
 		return &wire.RequestError{Field: fieldIndex("input", i), Msg: "has a duplicate member"}
 	}
 	p := rawjson.NewObjPatch(body, s, ms)
-	for k, raw := range up.set {
-		p.Set(k, raw)
+	for _, m := range up.set {
+		p.Set(m.key, m.raw)
 	}
 	for _, k := range up.drop {
 		p.Del(k)

@@ -103,6 +103,9 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 			}
 			continue
 		}
+		if spec.treat == treatInput && !s.treeInput && m.Val.Kind(body) == '[' && r.parseInputRaw(m.Val) {
+			continue // projected item by item, without a tree of the array
+		}
 		if rawjson.HasDuplicateKeys(body, m.Val) {
 			return nil, &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
 		}

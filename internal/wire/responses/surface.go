@@ -56,6 +56,10 @@ type Surface struct {
 	strict           bool
 	keys             *seal.Keyring
 	maxMessages      int
+	// treeInput parses every input array the tree way (decoded whole,
+	// then projected); false projects it item by item from its bytes
+	// (parseInputRaw). Tests compare the two.
+	treeInput bool
 }
 
 var _ wire.Surface = (*Surface)(nil)

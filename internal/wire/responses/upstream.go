@@ -91,7 +91,7 @@ func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 	if !p.Changed() {
 		return r.text.Bytes(), nil
 	}
-	return rawjson.Splice(r.text.Bytes(), r.root, p.Render()), nil
+	return rawjson.SpliceOwned(r.text.Bytes(), r.root, p.Render()), nil
 }
 
 // upstreamItem returns input item i as the upstream receives it (the

@@ -1,0 +1,238 @@
+package responses
+
+import (
+	"slices"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
+
+// This file projects an input array item by item from its bytes, without
+// first decoding the whole array into a tree the projection then copies
+// out of. The function_call and function_call_output items that make up
+// most of an agent's history (Codex sends it whole every turn) are
+// projected straight from their members' tokens; every other item is
+// decoded on its own and projected by addItem, as before.
+//
+// It only ever accepts: any problem (a duplicate member, a string the
+// tree decoder would refuse, a projection error) makes parseInputRaw
+// report false, and the caller then parses the member the tree way, which
+// decides every refusal exactly as it always has. So a request is
+// accepted here only when the tree path accepts it, with the same
+// projection (TestRawInputMatchesTree).
+
+// parseInputRaw parses and projects the input array at raw, reporting
+// false, with r's input state reset, when the tree path must decide.
+func (r *Request) parseInputRaw(raw rawjson.Span) bool {
+	body := r.text.Bytes()
+	r.inputSpan = raw
+	r.items = rawjson.ScanArray(body, raw)
+	r.segs = make([]segment, 0, len(r.items))
+	r.callIDs = make(map[string]int, len(r.items)/2)
+	for i, s := range r.items {
+		if !r.addRawItem(i, s) {
+			r.inputSpan, r.items, r.segs, r.callIDs, r.up = rawjson.Span{}, nil, nil, nil, nil
+			return false
+		}
+	}
+	return true
+}
+
+// addRawItem projects input item i (at s), from its tokens when it is a
+// plain function call or function call output, else from its decoded
+// tree.
+func (r *Request) addRawItem(i int, s rawjson.Span) bool {
+	body := r.text.Bytes()
+	if s.Kind(body) == '{' {
+		var buf [len(rawCallMembers)]rawjson.Member // the most members an item projected here has
+		ms, err := rawjson.ScanObjectInto(body, s, buf[:])
+		if err != nil {
+			return false // a duplicate member: the tree path refuses it
+		}
+		switch r.rawString(ms, "type") {
+		case "function_call":
+			if ok, done := r.addRawCall(i, s, ms); done {
+				return ok
+			}
+		case "function_call_output":
+			if ok, done := r.addRawOutput(i, s, ms); done {
+				return ok
+			}
+		}
+	}
+	// Nested in the body's object and the input array, as the tree path
+	// decodes it.
+	e, err := r.text.DecodeStrictNested(s.Start, s.End, 1)
+	if err != nil {
+		return false
+	}
+	return r.addItem(i, e) == nil
+}
+
+// rawString is the string value of member key of ms, "" when it is
+// absent, not a string or not one the tree decoder accepts.
+func (r *Request) rawString(ms []rawjson.Member, key string) string {
+	at := rawjson.Find(ms, key)
+	if at < 0 {
+		return ""
+	}
+	s, _ := r.rawValue(ms[at].Val).(string)
+	return s
+}
+
+// rawValue decodes a scalar token as the tree decoder does; nil for null,
+// for a container and for a token it refuses, which its caller tells
+// apart by the token's kind when it matters.
+func (r *Request) rawValue(s rawjson.Span) any {
+	switch s.Kind(r.text.Bytes()) {
+	case '{', '[':
+		return nil
+	}
+	v, err := r.text.DecodeString(s.Start, s.End)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// rawMembers returns the values of the members of ms, every one of which
+// known names and is a string or null (nil for null), in known's order;
+// ok is false when a member is unknown or of another kind, or a string
+// the tree decoder refuses: the item then takes the tree path.
+func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any) bool {
+	body := r.text.Bytes()
+	for _, m := range ms {
+		at := -1
+		for k, name := range known {
+			if m.Key == name {
+				at = k
+				break
+			}
+		}
+		if at < 0 {
+			return false
+		}
+		switch m.Val.Kind(body) {
+		case '"':
+			v := r.rawValue(m.Val)
+			if v == nil {
+				return false
+			}
+			vals[at] = v
+		case 'n':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Member orders of the items projected from their tokens.
+var (
+	rawCallMembers   = [...]string{"type", "id", "call_id", "name", "namespace", "arguments", "status"}
+	rawOutputMembers = [...]string{"type", "id", "call_id", "output", "status"}
+)
+
+// addRawCall projects function_call item i (at s, members ms) as
+// projectCallItem and addItem do. done is false when the item has a
+// member that is not a known one holding a string or null: it then takes
+// the tree path.
+func (r *Request) addRawCall(i int, s rawjson.Span, ms []rawjson.Member) (ok, done bool) {
+	var v [len(rawCallMembers)]any
+	if !r.rawMembers(ms, rawCallMembers[:], v[:]) {
+		return false, false
+	}
+	id, name, args := v[2], v[3], v[5]
+	if id == nil || name == nil || args == nil || v[6] != nil && !itemStatuses.has(v[6]) {
+		return false, true
+	}
+	var up itemEdit
+	if v[1] != nil && !r.openRawID(v[1].(string), false, &up) {
+		return false, true
+	}
+	if ns, _ := v[4].(string); ns != "" {
+		name = ns + "." + name.(string)
+	}
+	tc := map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
+	r.callIDs[id.(string)] = i
+	if n := len(r.segs); n > 0 && r.segs[n-1].kind == itemFunctionCall {
+		last := &r.segs[n-1]
+		last.msg["tool_calls"] = append(last.msg["tool_calls"].([]any), tc)
+		last.n++
+	} else {
+		r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}, first: i, n: 1, kind: itemFunctionCall})
+	}
+	return r.setRawUpstream(i, s, ms, &up), true
+}
+
+// addRawOutput projects function_call_output item i (at s, members ms)
+// with string output as projectOutputItem and addItem do; done as with
+// addRawCall.
+func (r *Request) addRawOutput(i int, s rawjson.Span, ms []rawjson.Member) (ok, done bool) {
+	var v [len(rawOutputMembers)]any
+	if !r.rawMembers(ms, rawOutputMembers[:], v[:]) {
+		return false, false
+	}
+	id, out := v[2], v[3]
+	if id == nil || out == nil || v[4] != nil && !itemStatuses.has(v[4]) {
+		return false, true
+	}
+	var up itemEdit
+	msg := map[string]any{"role": "tool", "tool_call_id": id, "content": out}
+	if v[1] != nil {
+		cid := v[1].(string)
+		if !r.openRawID(cid, true, &up) {
+			return false, true
+		}
+		if cid != "" && !isSealShaped(cid) {
+			msg["id"] = v[1] // the client's own id, judged (clientID)
+		}
+	}
+	r.segs = append(r.segs, segment{msg: msg, first: i, n: 1, kind: itemFunctionOutput})
+	return r.setRawUpstream(i, s, ms, &up), true
+}
+
+// openRawID is openItemID for an item's string id.
+func (r *Request) openRawID(id string, clientAuthored bool, up *itemEdit) bool {
+	if clientAuthored && !isSealShaped(id) {
+		return true
+	}
+	orig, err := r.surf.keys.OpenString(kindItemID, id)
+	if err != nil {
+		return false
+	}
+	up.setRaw("id", appendString(nil, orig))
+	return true
+}
+
+// setRawUpstream is setUpstream for item i whose members ms are scanned
+// already.
+func (r *Request) setRawUpstream(i int, s rawjson.Span, ms []rawjson.Member, up *itemEdit) bool {
+	if len(up.set) == 0 && len(up.drop) == 0 {
+		return true
+	}
+	if r.up == nil {
+		r.up = make([][]byte, len(r.items))
+	}
+	r.up[i] = renderEdit(r.text.Bytes(), s, ms, up)
+	return true
+}
+
+// renderEdit renders the object at s (members ms) with up applied. The
+// usual edit, one member's value replaced (a sealed id opened), is one
+// splice; the bytes are ObjPatch's either way.
+func renderEdit(body []byte, s rawjson.Span, ms []rawjson.Member, up *itemEdit) []byte {
+	if len(up.set) == 1 && len(up.drop) == 0 {
+		if at := rawjson.Find(ms, up.set[0].key); at >= 0 {
+			v := ms[at].Val
+			return rawjson.Splice(body[s.Start:s.End], rawjson.Span{Start: v.Start - s.Start, End: v.End - s.Start}, up.set[0].raw)
+		}
+	}
+	p := rawjson.NewObjPatch(body, s, slices.Clone(ms)) // the patch keeps its list; ms may be the caller's stack array
+	for _, m := range up.set {
+		p.Set(m.key, m.raw)
+	}
+	for _, k := range up.drop {
+		p.Del(k)
+	}
+	return p.Render()
+}
