@@ -75,6 +75,23 @@ func IndexStopOrHigh(b []byte, i int) int {
 	return i
 }
 
+// IndexHighString returns the index of the first byte of s at or after i
+// that is >= 0x80 (the first byte of a non-ASCII code point or an invalid
+// byte), or len(s).
+func IndexHighString(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := High(LoadString(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			break
+		}
+	}
+	return i
+}
+
 // IndexStopOrHighString is IndexStopOrHigh over a string.
 func IndexStopOrHighString(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {

@@ -68,6 +68,7 @@ func TestFirstFlaggedIsExact(t *testing.T) {
 func TestIndexMatchesByteLoop(t *testing.T) {
 	stop := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' }
 	stopOrHigh := func(c byte) bool { return stop(c) || c >= 0x80 }
+	high := func(c byte) bool { return c >= 0x80 }
 	ref := func(b []byte, i int, is func(byte) bool) int {
 		for ; i < len(b) && !is(b[i]); i++ {
 		}
@@ -92,6 +93,9 @@ func TestIndexMatchesByteLoop(t *testing.T) {
 			}
 			if got := IndexStopOrHighString(string(b), i); got != want {
 				t.Fatalf("IndexStopOrHighString(%q, %d) = %d, want %d", b, i, got, want)
+			}
+			if got, want := IndexHighString(string(b), i), ref(b, i, high); got != want {
+				t.Fatalf("IndexHighString(%q, %d) = %d, want %d", b, i, got, want)
 			}
 		}
 	}
