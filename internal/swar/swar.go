@@ -27,6 +27,23 @@ func Stops(w uint64) uint64 {
 	return ((w-lsb*0x20)&^w | (q-lsb)&^q | (s-lsb)&^s) & msb
 }
 
+// StopsBelowHigh is Stops without the borrows: it flags exactly the
+// stop bytes ('"', '\\' and the controls) that lie below the first byte
+// >= 0x80 of w (all of them when w has none), so a caller can count them
+// or visit each. The sums below carry only out of bytes >= 0x80, into
+// the bytes above them, which the last step clears.
+func StopsBelowHigh(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	s := w ^ (lsb * '\\')
+	// A byte b < 0x80 keeps its high bit through +0x60 when b >= 0x20, and
+	// q or s through +0x7f when they are not 0 (b is not '"' or '\\').
+	m := ^((w + lsb*0x60) & (q + lsb*0x7f) & (s + lsb*0x7f)) & msb
+	if h := High(w); h != 0 {
+		m &= h&-h - 1 // the bytes below the lowest high byte
+	}
+	return m
+}
+
 // StopsOrHigh is Stops with the bytes >= 0x80 flagged too: the bytes that
 // need escaping or UTF-8 validation.
 func StopsOrHigh(w uint64) uint64 { return Stops(w) | w&msb }
