@@ -40,9 +40,11 @@ type regexInterceptor struct {
 	policy string
 	re     *regexp.Regexp // all patterns as one alternation
 	filter literalFilter  // strings without a required literal cannot match
-	scope  scanScope
-	redact bool
-	reason string
+	// windows confine the search to the runs around the literals.
+	windows matchWindows
+	scope   scanScope
+	redact  bool
+	reason  string
 	// unreachableReason is a redact's deny of a match no transform can
 	// reach: the configured reason, else reasonUnredactable.
 	unreachableReason string
@@ -124,6 +126,7 @@ func newRegex(spec config.Interceptor, _ Env) (enforcement.Interceptor, error) {
 	// Each pattern compiled alone, so their alternation compiles too.
 	r.re = regexp.MustCompile(strings.Join(alts, "|"))
 	r.filter = newLiteralFilter(valid)
+	r.windows = newMatchWindows(r.re.String(), r.filter.literals)
 	return r, nil
 }
 
@@ -183,7 +186,13 @@ func (r *regexInterceptor) anyMatch(v any) bool { return anyText(v, r.matchStrin
 // when fullwidth letters or invisible characters disguise it.
 func (r *regexInterceptor) matchString(s string) bool {
 	v := textview.Of(s)
-	return r.filter.admits(v.Text) && r.re.MatchString(v.Text)
+	if !r.filter.admits(v.Text) {
+		return false
+	}
+	if !r.windows.enabled() {
+		return r.re.MatchString(v.Text)
+	}
+	return r.windows.each(v.Text, func(w string, _ int) bool { return r.re.MatchString(w) })
 }
 
 // appendEdits appends an edit for every match in the view of s, over the
@@ -194,8 +203,21 @@ func (r *regexInterceptor) appendEdits(dst []edit, s string) []edit {
 	if !r.filter.admits(v.Text) {
 		return dst
 	}
-	for _, loc := range r.re.FindAllStringIndex(v.Text, -1) {
-		o, e := v.Original(loc[0], loc[1])
+	if !r.windows.enabled() {
+		return r.appendMatches(dst, &v, v.Text, 0)
+	}
+	r.windows.each(v.Text, func(w string, off int) bool {
+		dst = r.appendMatches(dst, &v, w, off)
+		return false
+	})
+	return dst
+}
+
+// appendMatches appends an edit for every match in w, the part of v's
+// text from off on.
+func (r *regexInterceptor) appendMatches(dst []edit, v *textview.View, w string, off int) []edit {
+	for _, loc := range r.re.FindAllStringIndex(w, -1) {
+		o, e := v.Original(off+loc[0], off+loc[1])
 		dst = append(dst, edit{start: o, end: e, repl: r.replacement})
 	}
 	return dst

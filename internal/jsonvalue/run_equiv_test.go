@@ -60,6 +60,65 @@ func runCases() [][]byte {
 	return out
 }
 
+// refQuotedLen is quotedLen before it counted a word's escapes in place,
+// kept as the reference it must agree with.
+func refQuotedLen(s string) (int, bool) {
+	n := len(s) + 2
+	for i := swar.IndexStopOrHighString(s, 0); i < len(s); i = swar.IndexStopOrHighString(s, i) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\', '\b', '\f', '\n', '\r', '\t':
+				n++
+			default:
+				n += 5
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return 0, false
+		}
+		if r == '\u2028' || r == '\u2029' {
+			n += 3
+		}
+		i += size
+	}
+	return n, true
+}
+
+// sameQuotedLen compares quotedLen with the reference on b and every
+// suffix of it (so every class of byte sits at every word offset).
+func sameQuotedLen(t *testing.T, b []byte) {
+	t.Helper()
+	for i := 0; i <= len(b); i++ {
+		s := string(b[i:])
+		gn, gok := quotedLen(s)
+		wn, wok := refQuotedLen(s)
+		if gok != wok || gok && gn != wn {
+			t.Fatalf("quotedLen(%q) = %d, %v; old: %d, %v", s, gn, gok, wn, wok)
+		}
+	}
+}
+
+func TestQuotedLenMatchesReference(t *testing.T) {
+	for _, b := range runCases() {
+		sameQuotedLen(t, b)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 30000 {
+		sameQuotedLen(t, jsonmutate.StringBytes(r, r.IntN(40)))
+	}
+}
+
+func FuzzQuotedLen(f *testing.F) {
+	for _, b := range runCases() {
+		f.Add(b)
+	}
+	f.Fuzz(sameQuotedLen)
+}
+
 func TestPlainRunMatchesReference(t *testing.T) {
 	for _, b := range runCases() {
 		sameRuns(t, b)
@@ -77,20 +136,25 @@ func FuzzPlainRun(f *testing.F) {
 	f.Fuzz(sameRuns)
 }
 
-// BenchmarkQuote sizes (quotedLen) and writes (appendQuoted) the shared
-// benchmark texts (jsonmutate.Texts), in process cpu-ns/op (steadier than
-// wall time on a shared machine).
+// BenchmarkQuote sizes (quotedLen, and the reference it replaced) and
+// writes (appendQuoted) the shared benchmark texts (jsonmutate.Texts), in
+// process cpu-ns/op (steadier than wall time on a shared machine).
 func BenchmarkQuote(b *testing.B) {
 	for _, in := range jsonmutate.Texts() {
-		b.Run("quotedLen/"+in.Name, func(b *testing.B) {
-			cpu0 := cputime.Process()
-			for b.Loop() {
-				if _, ok := quotedLen(in.S); !ok {
-					b.Fatal("refused")
+		for _, impl := range []struct {
+			name string
+			fn   func(string) (int, bool)
+		}{{"quotedLen", quotedLen}, {"quotedLenOld", refQuotedLen}} {
+			b.Run(impl.name+"/"+in.Name, func(b *testing.B) {
+				cpu0 := cputime.Process()
+				for b.Loop() {
+					if _, ok := impl.fn(in.S); !ok {
+						b.Fatal("refused")
+					}
 				}
-			}
-			cputime.ReportPerOp(b, cpu0)
-		})
+				cputime.ReportPerOp(b, cpu0)
+			})
+		}
 		b.Run("appendQuoted/"+in.Name, func(b *testing.B) {
 			buf := make([]byte, 0, 4096)
 			cpu0 := cputime.Process()

@@ -1,6 +1,7 @@
 package jsonvalue
 
 import (
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
@@ -16,31 +17,76 @@ const hexDigits = "0123456789abcdef"
 // replaced by U+FFFD (spec §4.4: nothing is silently rewritten).
 
 // quotedLen returns the length of s once quoted and escaped, and whether s is
-// valid UTF-8.
+// valid UTF-8. It counts the escapes of a word of ASCII eight bytes at a
+// time, however many it holds (text and code have a newline or a quote
+// every few dozen bytes), and decodes only non-ASCII code points.
 func quotedLen(s string) (int, bool) {
 	n := len(s) + 2
-	for i := swar.IndexStopOrHighString(s, 0); i < len(s); i = swar.IndexStopOrHighString(s, i) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\', '\b', '\f', '\n', '\r', '\t':
-				n++
-			default: // other control bytes
-				n += 5
+	i := 0
+	for i+8 <= len(s) {
+		w := swar.LoadString(s, i)
+		for m := swar.StopsBelowHigh(w); m != 0; m &= m - 1 {
+			n += escapeGrowth(byte(w >> (bits.TrailingZeros64(m) - 7)))
+		}
+		h := swar.High(w)
+		if h == 0 {
+			i += 8
+			continue
+		}
+		i += bits.TrailingZeros64(h) / 8 // the stops below it are counted
+		grow, size, ok := runeGrowth(s[i:])
+		if !ok {
+			return 0, false
+		}
+		n += grow
+		i += size
+	}
+	for i < len(s) {
+		// The tail, and short strings (object keys) whole.
+		if c := s[i]; c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' {
+				n += escapeGrowth(c)
 			}
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		grow, size, ok := runeGrowth(s[i:])
+		if !ok {
 			return 0, false
 		}
-		if r == '\u2028' || r == '\u2029' {
-			n += 3
-		}
+		n += grow
 		i += size
 	}
 	return n, true
+}
+
+// escapeGrowth is what escaping adds to an ASCII byte: one byte for '"',
+// '\\' and the controls with a short escape, five for the other controls
+// (\u00XX), none for the rest.
+func escapeGrowth(c byte) int {
+	switch c {
+	case '"', '\\', '\b', '\f', '\n', '\r', '\t':
+		return 1
+	}
+	if c < 0x20 {
+		return 5
+	}
+	return 0
+}
+
+// runeGrowth decodes the code point s starts with, a non-ASCII one, and
+// returns what escaping adds to it (three bytes for U+2028 and U+2029,
+// written \u2028 and \u2029), its size, and false when s starts with
+// invalid UTF-8.
+func runeGrowth(s string) (grow, size int, ok bool) {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && size == 1 {
+		return 0, 0, false
+	}
+	if r == '\u2028' || r == '\u2029' {
+		return 3, size, true
+	}
+	return 0, size, true
 }
 
 // AppendString appends s as a JSON string, escaped as AppendCompact

@@ -27,6 +27,23 @@ func Stops(w uint64) uint64 {
 	return ((w-lsb*0x20)&^w | (q-lsb)&^q | (s-lsb)&^s) & msb
 }
 
+// StopsBelowHigh is Stops without the borrows: it flags exactly the
+// stop bytes ('"', '\\' and the controls) that lie below the first byte
+// >= 0x80 of w (all of them when w has none), so a caller can count them
+// or visit each. The sums below carry only out of bytes >= 0x80, into
+// the bytes above them, which the last step clears.
+func StopsBelowHigh(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	s := w ^ (lsb * '\\')
+	// A byte b < 0x80 keeps its high bit through +0x60 when b >= 0x20, and
+	// q or s through +0x7f when they are not 0 (b is not '"' or '\\').
+	m := ^((w + lsb*0x60) & (q + lsb*0x7f) & (s + lsb*0x7f)) & msb
+	if h := High(w); h != 0 {
+		m &= h&-h - 1 // the bytes below the lowest high byte
+	}
+	return m
+}
+
 // StopsOrHigh is Stops with the bytes >= 0x80 flagged too: the bytes that
 // need escaping or UTF-8 validation.
 func StopsOrHigh(w uint64) uint64 { return Stops(w) | w&msb }
@@ -69,6 +86,23 @@ func IndexStopOrHigh(b []byte, i int) int {
 	}
 	for ; i < len(b); i++ {
 		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+	}
+	return i
+}
+
+// IndexHighString returns the index of the first byte of s at or after i
+// that is >= 0x80 (the first byte of a non-ASCII code point or an invalid
+// byte), or len(s).
+func IndexHighString(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := High(LoadString(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
 			break
 		}
 	}

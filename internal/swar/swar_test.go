@@ -68,6 +68,7 @@ func TestFirstFlaggedIsExact(t *testing.T) {
 func TestIndexMatchesByteLoop(t *testing.T) {
 	stop := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' }
 	stopOrHigh := func(c byte) bool { return stop(c) || c >= 0x80 }
+	high := func(c byte) bool { return c >= 0x80 }
 	ref := func(b []byte, i int, is func(byte) bool) int {
 		for ; i < len(b) && !is(b[i]); i++ {
 		}
@@ -93,6 +94,52 @@ func TestIndexMatchesByteLoop(t *testing.T) {
 			if got := IndexStopOrHighString(string(b), i); got != want {
 				t.Fatalf("IndexStopOrHighString(%q, %d) = %d, want %d", b, i, got, want)
 			}
+			if got, want := IndexHighString(string(b), i), ref(b, i, high); got != want {
+				t.Fatalf("IndexHighString(%q, %d) = %d, want %d", b, i, got, want)
+			}
 		}
+	}
+}
+
+// StopsBelowHigh flags exactly the stop bytes below the first high byte,
+// over every byte value at every position of words of plain bytes, words
+// mixing every class, and random words.
+func TestStopsBelowHighIsExact(t *testing.T) {
+	stop := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' }
+	check := func(b [8]byte) {
+		var want uint64
+		for i, c := range b {
+			if c >= 0x80 {
+				break
+			}
+			if stop(c) {
+				want |= 0x80 << (8 * i)
+			}
+		}
+		if got := StopsBelowHigh(Load(b[:], 0)); got != want {
+			t.Fatalf("StopsBelowHigh(% x) = %#x, want %#x", b, got, want)
+		}
+	}
+	for c := range 256 {
+		for at := range 8 {
+			for _, fill := range []byte{'a', '"', '\n', 0x80, 0xff} {
+				b := [8]byte{fill, fill, fill, fill, fill, fill, fill, fill}
+				b[at] = byte(c)
+				check(b)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	classes := []byte{'a', ' ', '"', '\\', 0, '\n', 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff, '!', '#', '[', ']'}
+	for range 200000 {
+		var b [8]byte
+		for i := range b {
+			if r.IntN(2) == 0 {
+				b[i] = classes[r.IntN(len(classes))]
+			} else {
+				b[i] = byte(r.IntN(256))
+			}
+		}
+		check(b)
 	}
 }

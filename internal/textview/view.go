@@ -5,12 +5,13 @@
 package textview
 
 import (
-	"encoding/binary"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
 
 // View is a string as a reader sees it. Text is what matchers run on;
@@ -39,12 +40,24 @@ type segment struct {
 // Of returns the view of s. ASCII text, and text already in NFKC with no
 // ignorable code points, is its own view: Of then allocates nothing.
 func Of(s string) View {
-	// The last ASCII byte is a starter that combining marks after it may
-	// compose with, so the check starts there.
-	if i := asciiPrefix(s); i == len(s) || readable(s[max(i-1, 0):]) {
+	i := swar.IndexHighString(s, 0)
+	if i == len(s) {
 		return View{Text: s, same: true}
 	}
-	return build(s)
+	ign := indexIgnorable(s, i)
+	if ign >= 0 {
+		return build(s, ign, 0)
+	}
+	// The last ASCII byte is a starter that combining marks after it may
+	// compose with, so the check starts there. QuickSpan starts afresh
+	// after every ASCII byte, so the span from there is, offset by from,
+	// the span from 0, which build would compute first.
+	from := max(i-1, 0)
+	span := from + norm.NFKC.QuickSpanString(s[from:])
+	if span == len(s) {
+		return View{Text: s, same: true}
+	}
+	return build(s, -1, span)
 }
 
 // Same reports whether Text is the original byte for byte, so that
@@ -102,75 +115,76 @@ func (v *View) seg(p int) *segment {
 	return &v.segs[i]
 }
 
-// asciiPrefix returns the length of s's leading run of ASCII bytes,
-// eight at a time.
-func asciiPrefix(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if binary.LittleEndian.Uint64([]byte(s[i:i+8]))&0x8080808080808080 != 0 {
-			break
+// indexIgnorable returns the index of the first ignorable code point of
+// s at or after i, or -1. ASCII holds none: it is skipped eight bytes at a
+// time, and only the other code points are decoded (an invalid byte
+// decodes as U+FFFD, which is not ignorable).
+func indexIgnorable(s string, i int) int {
+	for {
+		if i = swar.IndexHighString(s, i); i == len(s) {
+			return -1
 		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			break
-		}
-	}
-	return i
-}
-
-// readable reports whether s is already its own view.
-func readable(s string) bool {
-	for _, r := range s {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		if isIgnorable(r) {
-			return false
+			return i
 		}
+		i += size
 	}
-	// QuickSpan, unlike IsNormalString, allocates nothing; text it is
-	// unsure of takes the slow path, which gives the same answer.
-	return norm.NFKC.QuickSpanString(s) == len(s)
 }
 
 // chunk is a run of bytes kept when ignorables are stripped: stripped
 // text from s on is the original from o on, up to the next chunk.
 type chunk struct{ s, o int }
 
-// strip removes the ignorable code points of s, returning the rest and
-// where each kept run lies in s.
-func strip(s string) (string, []chunk) {
+// strip removes the ignorable code points of s, the first of which is at
+// first, returning the rest and where each kept run lies in s. With
+// first < 0 (none) s comes back as it is, with no chunks: the stripped
+// text is then the original byte for byte.
+func strip(s string, first int) (string, []chunk) {
+	if first < 0 {
+		return s, nil
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	var chunks []chunk
-	run := -1 // start in s of the current kept run, -1 when none
-	for i, r := range s {
-		switch ign := isIgnorable(r); {
-		case ign && run >= 0:
-			b.WriteString(s[run:i])
-			run = -1
-		case !ign && run < 0:
-			// Earlier runs are written when they end, so b.Len() is
-			// where this one starts in the stripped text.
-			chunks = append(chunks, chunk{s: b.Len(), o: i})
-			run = i
+	kept := 0 // start in s of the run before the ignorable at i
+	for i := first; i >= 0; i = indexIgnorable(s, kept) {
+		if i > kept {
+			// Earlier runs are written, so b.Len() is where this one
+			// starts in the stripped text.
+			chunks = append(chunks, chunk{s: b.Len(), o: kept})
+			b.WriteString(s[kept:i])
 		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		kept = i + size
 	}
-	if run >= 0 {
-		b.WriteString(s[run:])
+	if kept < len(s) {
+		chunks = append(chunks, chunk{s: b.Len(), o: kept})
+		b.WriteString(s[kept:])
 	}
 	return b.String(), chunks
 }
 
-// build computes the view of s and its segments. Stretches already in
-// NFKC (QuickSpan ends each at a segment boundary) are copied whole; the
+// build computes the view of s and its segments; first is the index of
+// s's first ignorable code point, -1 when it has none, and span, when
+// first is -1, what QuickSpan returns for s. Stretches already in NFKC
+// (QuickSpan ends each at a segment boundary) are copied whole; the
 // iterator normalizes only the segments in between, one at a time.
-func build(s string) View {
-	stripped, chunks := strip(s)
+func build(s string, first, span int) View {
+	stripped, chunks := strip(s, first)
 	b := builder{stripped: stripped, chunks: chunks}
-	b.text = make([]byte, 0, len(stripped)+len(stripped)/8)
+	b.text.Grow(len(stripped) + len(stripped)/8)
+	if first >= 0 {
+		span = norm.NFKC.QuickSpanString(stripped)
+	}
 	var it norm.Iter
 	for p := 0; p < len(stripped); {
-		if q := p + norm.NFKC.QuickSpanString(stripped[p:]); q > p {
-			b.text = append(b.text, stripped[p:q]...)
+		q := span
+		if p > 0 {
+			q = p + norm.NFKC.QuickSpanString(stripped[p:])
+		}
+		if q > p {
+			b.text.WriteString(stripped[p:q])
 			b.identity(p, q)
 			p = q
 			continue
@@ -189,7 +203,7 @@ func build(s string) View {
 		b.add(p, p+it.Pos(), out)
 		p += it.Pos()
 	}
-	return View{Text: string(b.text), segs: b.segs}
+	return View{Text: b.text.String(), segs: b.segs}
 }
 
 // builder accumulates the view of a stripped string.
@@ -197,26 +211,26 @@ type builder struct {
 	stripped string
 	chunks   []chunk
 	ci       int // chunk cursor: segments arrive in order
-	text     []byte
+	text     strings.Builder
 	segs     []segment
 }
 
 // add appends the normalization of stripped[a:b], out, to the view.
 func (b *builder) add(a, c int, out []byte) {
-	n := len(b.text)
+	n := b.text.Len()
 	for len(out) > 0 {
 		// Normalization may produce an ignorable (the grapheme joiner
 		// it inserts into overlong runs of combining marks): drop it.
 		r, size := utf8.DecodeRune(out)
 		if !isIgnorable(r) {
-			b.text = append(b.text, out[:size]...)
+			b.text.Write(out[:size])
 		}
 		out = out[size:]
 	}
-	if len(b.text) == n {
+	if b.text.Len() == n {
 		return
 	}
-	if string(b.text[n:]) != b.stripped[a:c] {
+	if b.text.String()[n:] != b.stripped[a:c] {
 		b.segs = append(b.segs, segment{n: n, o: b.orig(a), oEnd: b.orig(c-1) + 1})
 		return
 	}
@@ -228,7 +242,7 @@ func (b *builder) add(a, c int, out []byte) {
 // segment per kept run it spans, merged with the previous one when they
 // are contiguous on both sides.
 func (b *builder) identity(a, c int) {
-	n := len(b.text) - (c - a)
+	n := b.text.Len() - (c - a)
 	for a < c {
 		o := b.orig(a)
 		end := c
@@ -246,8 +260,11 @@ func (b *builder) identity(a, c int) {
 }
 
 // orig returns the original offset of stripped byte p, moving the chunk
-// cursor to the chunk holding p.
+// cursor to the chunk holding p. Without chunks nothing was stripped.
 func (b *builder) orig(p int) int {
+	if len(b.chunks) == 0 {
+		return p
+	}
 	for b.ci+1 < len(b.chunks) && b.chunks[b.ci+1].s <= p {
 		b.ci++
 	}
