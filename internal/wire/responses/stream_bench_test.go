@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/cputime"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 )
 
@@ -41,16 +42,24 @@ func benchParseRequest(b *testing.B, request string) {
 	}
 }
 
-// BenchmarkReleaseJSON parses a JSON answer and releases it as projected.
-func BenchmarkReleaseJSON(b *testing.B) {
+// benchAnswering parses request for a benchmark of its answer, of size
+// bytes, and starts counting allocations.
+func benchAnswering(b *testing.B, request string, size int) (*Surface, wire.Request) {
+	b.Helper()
 	s := New(Options{Seal: testKeys})
-	req, err := s.ParseRequest([]byte(benchRequest), nil)
+	req, err := s.ParseRequest([]byte(request), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	body := []byte(jsonAnswer)
 	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
+	b.SetBytes(int64(size))
+	return s, req
+}
+
+// BenchmarkReleaseJSON parses a JSON answer and releases it as projected.
+func BenchmarkReleaseJSON(b *testing.B) {
+	body := []byte(jsonAnswer)
+	s, req := benchAnswering(b, benchRequest, len(body))
 	for b.Loop() {
 		resp, err := s.ParseResponse(req, body)
 		if err != nil {
@@ -64,14 +73,8 @@ func BenchmarkReleaseJSON(b *testing.B) {
 
 // BenchmarkReadStream reads the Codex-shaped fixture stream whole.
 func BenchmarkReadStream(b *testing.B) {
-	s := New(Options{Seal: testKeys})
-	req, err := s.ParseRequest([]byte(benchRequest), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	body := sse(streamEvents("hello", "hello")...)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
+	s, req := benchAnswering(b, benchRequest, len(body))
 	for b.Loop() {
 		if _, err := s.ReadStream(req, strings.NewReader(body), 1<<20); err != nil {
 			b.Fatal(err)
@@ -83,18 +86,12 @@ func BenchmarkReadStream(b *testing.B) {
 // call as incremental mediation does: Text after every event, a release
 // every tenth event while the answer is plain, the tail at the end.
 func BenchmarkIncremental150Deltas(b *testing.B) {
-	s := New(Options{Seal: testKeys})
-	req, err := s.ParseRequest([]byte(plainRequest), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	deltas := make([]string, 150)
 	for i := range deltas {
 		deltas[i] = "token " + strconv.Itoa(i) + " "
 	}
 	body := sse(plainEvents(deltas, true)...)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
+	s, req := benchAnswering(b, plainRequest, len(body))
 	cpu0 := cputime.Process()
 	for b.Loop() {
 		r := s.OpenStream(req, strings.NewReader(body), 1<<20)
@@ -106,14 +103,8 @@ func BenchmarkIncremental150Deltas(b *testing.B) {
 // BenchmarkReleaseStream reads the fixture stream and releases it as
 // projected.
 func BenchmarkReleaseStream(b *testing.B) {
-	s := New(Options{Seal: testKeys})
-	req, err := s.ParseRequest([]byte(benchRequest), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	body := sse(streamEvents("hello", "hello")...)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
+	s, req := benchAnswering(b, benchRequest, len(body))
 	for b.Loop() {
 		st, err := s.ReadStream(req, strings.NewReader(body), 1<<20)
 		if err != nil {
