@@ -1,6 +1,8 @@
 package messages
 
 import (
+	"slices"
+
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
@@ -253,13 +255,7 @@ var (
 func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any) bool {
 	body := r.text.Bytes()
 	for _, m := range ms {
-		at := -1
-		for k, name := range known {
-			if m.Key == name {
-				at = k
-				break
-			}
-		}
+		at := slices.Index(known, m.Key)
 		switch {
 		case at < 0:
 			return false

@@ -51,20 +51,13 @@ func (c *checker) value(i, depth int) (int, bool) {
 		end, _, ok := c.str(i)
 		return end, ok
 	case 't':
-		return literal(b, i, "true")
+		return StrictLiteral(b, i, "true")
 	case 'f':
-		return literal(b, i, "false")
+		return StrictLiteral(b, i, "false")
 	case 'n':
-		return literal(b, i, "null")
+		return StrictLiteral(b, i, "null")
 	}
 	return StrictNumber(b, i)
-}
-
-func literal(b []byte, i int, lit string) (int, bool) {
-	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return 0, false
-	}
-	return i + len(lit), true
 }
 
 // str checks the string token at b[i] == '"' as encoding/json's scanner

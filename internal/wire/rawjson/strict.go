@@ -107,6 +107,15 @@ func AppendUnescaped(dst, tok []byte) []byte {
 	return dst
 }
 
+// StrictLiteral returns the offset just past the literal lit (true, false
+// or null) at b[i] and whether it is there.
+func StrictLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
 // StrictNumber returns the offset just past the JSON number token at b[i]
 // and whether it follows the JSON grammar.
 func StrictNumber(b []byte, i int) (int, bool) {

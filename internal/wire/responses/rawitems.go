@@ -101,13 +101,7 @@ func (r *Request) rawValue(s rawjson.Span) any {
 func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any) bool {
 	body := r.text.Bytes()
 	for _, m := range ms {
-		at := -1
-		for k, name := range known {
-			if m.Key == name {
-				at = k
-				break
-			}
-		}
+		at := slices.Index(known, m.Key)
 		if at < 0 {
 			return false
 		}

@@ -227,11 +227,11 @@ func scalarOrEmpty(b []byte, at int) (int, bool) {
 		end, _, ok := rawjson.StrictString(b, at)
 		return end, ok
 	case 't':
-		return literal(b, at, "true")
+		return rawjson.StrictLiteral(b, at, "true")
 	case 'f':
-		return literal(b, at, "false")
+		return rawjson.StrictLiteral(b, at, "false")
 	case 'n':
-		return literal(b, at, "null")
+		return rawjson.StrictLiteral(b, at, "null")
 	case '[', '{':
 		i := rawjson.SkipSpace(b, at+1)
 		if i < len(b) && b[i] == c+2 { // ']' and '}' follow '[' and '{' by two
@@ -240,12 +240,4 @@ func scalarOrEmpty(b []byte, at int) (int, bool) {
 		return 0, false
 	}
 	return rawjson.StrictNumber(b, at)
-}
-
-// literal checks the literal lit at b[at].
-func literal(b []byte, at int, lit string) (int, bool) {
-	if len(b)-at < len(lit) || string(b[at:at+len(lit)]) != lit {
-		return 0, false
-	}
-	return at + len(lit), true
 }
