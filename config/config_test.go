@@ -725,6 +725,17 @@ func TestDurationsAndSizes(t *testing.T) {
 	}
 }
 
+// sessions.deny_replay_window: 0 is off, not the default.
+func TestDenyReplayWindowZero(t *testing.T) {
+	clearEnv(t)
+	if c := mustParse(t, mockUpstream+"sessions:\n  deny_replay_window: 0s\n"); c.Sessions.DenyReplayWindow != 0 {
+		t.Fatalf("deny_replay_window: 0s = %s, want 0 (off)", c.Sessions.DenyReplayWindow)
+	}
+	if c := mustParse(t, mockUpstream); c.Sessions.DenyReplayWindow != DefaultDenyReplayWindow {
+		t.Fatalf("default deny_replay_window = %s, want %s", c.Sessions.DenyReplayWindow, DefaultDenyReplayWindow)
+	}
+}
+
 func TestYAMLFeatures(t *testing.T) {
 	clearEnv(t)
 	// Top-level x- keys hold anchors; aliases resolve; flow style, comments

@@ -184,8 +184,10 @@ func (v *validator) mcp() {
 func (v *validator) serverURL(field, raw string) {
 	u, err := url.Parse(raw)
 	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		v.problem(field, "must be an absolute http:// or https:// URL (got %q)", raw)
+	case err != nil:
+		v.problem(field, "must be an absolute http:// or https:// URL")
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		v.problem(field, "must be an absolute http:// or https:// URL (got %q)", u.Redacted()) // never the password
 	case u.User != nil:
 		v.problem(field, "must not carry credentials; send them in headers_env")
 	case u.Fragment != "":

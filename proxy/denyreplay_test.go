@@ -124,3 +124,22 @@ func TestRetryHash(t *testing.T) {
 		}
 	}
 }
+
+// A window of 0 turns replay off: the retry of a denied request runs the
+// model again (docs/configuration.md, sessions.deny_replay_window).
+func TestDenyReplayWindowZeroIsOff(t *testing.T) {
+	up := newUpstream(t, jsonReply(completionJSON))
+	gw := newGateway(t, gatewayConfig{upstream: up.URL, policy: denyAt(enforcement.PostModelCall, "policy:no"), denyReplay: 0})
+	hdr := map[string]string{HeaderSession: "retry-off"}
+	for i := range 2 {
+		if st, _, body := gw.post(t, chatBody("same request", false), hdr); st != http.StatusForbidden {
+			t.Fatalf("request %d: %d %s", i, st, body)
+		}
+	}
+	if n := len(up.received()); n != 2 {
+		t.Fatalf("upstream calls %d, want 2: the retry was replayed with the window off", n)
+	}
+	if m := scrape(t, gw.URL)["hooks_gateway_denies_replayed_total"]; m != nil && len(m.Metric) > 0 && m.Metric[0].GetCounter().GetValue() != 0 {
+		t.Fatalf("replays counted with the window off: %v", m)
+	}
+}

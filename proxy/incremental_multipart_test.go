@@ -352,6 +352,18 @@ func checkResponsesOrder(t *testing.T, types []string, items int) {
 	}
 }
 
+// splitLastStep cuts the last scripted step in two before marker, so the
+// test can release what precedes marker and hold the rest back.
+func splitLastStep(t *testing.T, steps []string, marker string) []string {
+	t.Helper()
+	last := steps[len(steps)-1]
+	cut := strings.Index(last, marker)
+	if cut <= 0 {
+		t.Fatalf("%q does not stand inside the last step %q", marker, last)
+	}
+	return append(steps[:len(steps)-1], last[:cut], last[cut:])
+}
+
 // TestIncrementalResponsesReleasesSecondItemEarly: the first item's text
 // reaches the client before the upstream sent the second item, and the
 // second item's before the upstream completed.
@@ -360,9 +372,7 @@ func TestIncrementalResponsesReleasesSecondItemEarly(t *testing.T) {
 	inc := startModeGateway(t, upURL, config.StreamingIncremental, "")
 	steps := rsSteps([]string{"Hello there. "}, []string{"Second item. ", "More."})
 	// Hold the response.completed back: split the last step before it.
-	last := steps[len(steps)-1]
-	cut := strings.Index(last, "event: response.output_item.done")
-	steps = append(steps[:len(steps)-1], last[:cut], last[cut:])
+	steps = splitLastStep(t, steps, "event: response.output_item.done")
 	up.script(true, steps...)
 	got := readResponses(inc.url)
 	waitText(t, "first item", got.text, "Hello there. ")
@@ -527,9 +537,7 @@ func TestIncrementalMessagesReleasesSecondBlockEarly(t *testing.T) {
 	up, upURL := newScriptedSSE(t)
 	inc := startModeGateway(t, upURL, config.StreamingIncremental, "")
 	steps := msSteps("end_turn", msTextBlock(0, "Hello there. "), msTextBlock(1, "Second block. ", "More."))
-	last := steps[len(steps)-1]
-	cut := strings.Index(last, "event: content_block_stop")
-	steps = append(steps[:len(steps)-1], last[:cut], last[cut:])
+	steps = splitLastStep(t, steps, "event: content_block_stop")
 	up.script(true, steps...)
 	got := readMessages(inc.url)
 	waitText(t, "first block", got.text, "Hello there. ")

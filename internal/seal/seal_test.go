@@ -2,6 +2,7 @@ package seal
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -142,5 +143,30 @@ func TestReplaceRotatesInPlace(t *testing.T) {
 	}
 	if k.ActiveKeyID() != "k2" {
 		t.Fatalf("a refused Replace changed the keys: active %q", k.ActiveKeyID())
+	}
+}
+
+// TestSealedLenDocumentedFigures holds docs/configuration.md#seal to the
+// code: the formula, a 4 KiB encrypted_content's growth and the length of
+// a sealed item id.
+func TestSealedLenDocumentedFigures(t *testing.T) {
+	k, err := New(Key{ID: "k2", Secret: secret('a')})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < 300; n++ {
+		if want := 6 + len("k2") + (4*(n+28)+2)/3; k.SealedLen(n) != want {
+			t.Fatalf("SealedLen(%d) = %d, the documented formula gives %d", n, k.SealedLen(n), want)
+		}
+	}
+	// encrypted_content is base64 and sealed decoded: 4 KiB decoded is
+	// 5,464 characters on the wire.
+	wire := base64.StdEncoding.EncodedLen(4096)
+	growth := float64(k.SealedLen(4096)-wire) / float64(wire)
+	if growth < 0.0075 || growth >= 0.0085 {
+		t.Errorf("a 4 KiB encrypted_content grows by %.2f%%, the docs say 0.8%%", 100*growth)
+	}
+	if lo, hi := len(k.SealString("responses.item_id", strings.Repeat("x", 43))), k.SealedLen(52); lo != 103 || hi != 115 {
+		t.Errorf("item ids of 43 to 52 characters seal to %d to %d characters, the docs say 103 to 115", lo, hi)
 	}
 }
