@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -179,20 +178,10 @@ func (v *validator) mcp() {
 	}
 }
 
-// serverURL checks an absolute http(s) URL without credentials; unlike a
-// model upstream's base URL, a query is kept (some servers route by it).
+// serverURL checks an MCP server's URL: as a model upstream's, except
+// that a query is kept (some servers route by it).
 func (v *validator) serverURL(field, raw string) {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		v.problem(field, "must be an absolute http:// or https:// URL")
-	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		v.problem(field, "must be an absolute http:// or https:// URL (got %q)", u.Redacted()) // never the password
-	case u.User != nil:
-		v.problem(field, "must not carry credentials; send them in headers_env")
-	case u.Fragment != "":
-		v.problem(field, "must not have a fragment (got %q)", raw)
-	}
+	v.httpURL(field, raw, "send them in headers_env", true)
 }
 
 func validHeaderName(h string) bool {

@@ -38,3 +38,15 @@ func TestMCPProblems(t *testing.T) {
 		t.Errorf("a problem echoes the URL's credentials:\n%s", got)
 	}
 }
+
+// A model upstream's base_url is checked by the same rule: a problem
+// never quotes a password either.
+func TestUpstreamURLProblemKeepsPasswordOut(t *testing.T) {
+	clearEnv(t)
+	got := strings.Join(problemsOf(t, `upstreams:
+  - {name: up, type: openai, base_url: "ftp://user:pw@example.com/v1", api_key_env: X}
+`), "\n")
+	if !strings.Contains(got, "upstreams[0].base_url: must be an absolute http:// or https:// URL") || strings.Contains(got, "pw@") {
+		t.Errorf("problems:\n%s\nwant the scheme refused without the password", got)
+	}
+}

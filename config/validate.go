@@ -244,14 +244,27 @@ func (v *validator) upstream(f string, u Upstream) {
 // baseURL checks an upstream URL: absolute http(s), no credentials (they
 // belong in the environment), no query or fragment (paths are appended).
 func (v *validator) baseURL(field, raw string) {
+	v.httpURL(field, raw, "name the key's environment variable in api_key_env", false)
+}
+
+// httpURL checks an absolute http(s) URL without credentials (hint says
+// where they belong) or fragment, and without a query unless allowQuery.
+// A problem never quotes a password.
+func (v *validator) httpURL(field, raw, hint string, allowQuery bool) {
 	u, err := url.Parse(raw)
 	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		v.problem(field, "must be an absolute http:// or https:// URL (got %q)", raw)
+	case err != nil:
+		v.problem(field, "must be an absolute http:// or https:// URL")
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		v.problem(field, "must be an absolute http:// or https:// URL (got %q)", u.Redacted())
 	case u.User != nil:
-		v.problem(field, "must not carry credentials; name the key's environment variable in api_key_env")
-	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(raw, "?"):
-		v.problem(field, "must not have a query or fragment (got %q)", raw)
+		v.problem(field, "must not carry credentials; %s", hint)
+	case u.Fragment != "" || (!allowQuery && (u.RawQuery != "" || strings.HasSuffix(raw, "?"))):
+		what := "a fragment"
+		if !allowQuery {
+			what = "a query or fragment"
+		}
+		v.problem(field, "must not have %s (got %q)", what, raw)
 	}
 }
 
