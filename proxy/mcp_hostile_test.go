@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/seal"
+	"github.com/hooks-gateway/hooks-gateway/proxy"
 )
 
 // mcpCanary is planted in every member a hostile peer can fill: it may
@@ -806,9 +807,9 @@ func TestMCPSessions(t *testing.T) {
 	tool()
 	recs = mcpRecords(t, rig.records.String())
 	var points []string
-	trail := oneTrail{name: "run-mixed"} // one trail id: run-mixed and the incarnation the memory store minted
+	trail := proxy.NewOneTrail("run-mixed") // one trail id: run-mixed and the incarnation the memory store minted
 	for i, r := range recs {
-		if id, _ := r["session_id"].(string); !trail.is(t, id) {
+		if id, _ := r["session_id"].(string); !trail.Is(t, id) {
 			t.Errorf("record %d in session %v", i, r["session_id"])
 		}
 		if int(r["sequence"].(float64)) != i {

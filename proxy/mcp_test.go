@@ -18,6 +18,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/config"
 	"github.com/hooks-gateway/hooks-gateway/internal/specschema"
+	"github.com/hooks-gateway/hooks-gateway/proxy"
 	"github.com/hooks-gateway/hooks-gateway/sessions/redistest"
 )
 
@@ -255,9 +256,9 @@ func TestMCPToolCallsThroughTheGateway(t *testing.T) {
 			cs.Close()
 			recs := mcpRecords(t, out.String())
 			var points []string
-			trail := oneTrail{name: "run-1"} // run-1 and the incarnation the memory store minted
+			trail := proxy.NewOneTrail("run-1") // run-1 and the incarnation the memory store minted
 			for i, rec := range recs {
-				if id, _ := rec["session_id"].(string); !trail.is(t, id) {
+				if id, _ := rec["session_id"].(string); !trail.Is(t, id) {
 					t.Errorf("record %d in session %v, want run-1's trail", i, rec["session_id"])
 				}
 				if seq, _ := rec["sequence"].(float64); int(seq) != i {

@@ -41,10 +41,6 @@ type turn struct {
 	mode  enforcement.Mode
 	// ended is set once a per-request session emitted its agent_shutdown.
 	ended bool
-	// name is a managed session's id as its client names it (the
-	// sessions.Key's ID: no tenant, no incarnation), "" where it is the
-	// trail id (see sessionHeader).
-	name string
 	// postOwed is set while the turn's model call owes the trail its
 	// post_model_call: its pre_model_call proceeded and no post_model_call
 	// was emitted (or withheld) since. A call cut before its response
@@ -78,10 +74,11 @@ func (t *turn) withheld(point enforcement.Point) error {
 
 // sessionHeader is the Agent-Hooks-Session response header: the id the
 // client uses for the session, the one the end endpoint takes (a
-// per-request session's is its trail id).
+// per-request session's is its trail id; a managed one's is its key's ID:
+// no tenant, no incarnation).
 func (t *turn) sessionHeader() string {
-	if t.name != "" {
-		return t.name
+	if t.managed {
+		return t.key.ID
 	}
 	return t.builder.SessionID
 }
@@ -282,7 +279,6 @@ func (s *Server) startManagedTurn(ctx context.Context, r *http.Request, pol *Pol
 	t := s.newTurn(ctx, r, pol, p, agentID, model)
 	t.managed, t.key = true, key
 	t.builder.SessionID = trailSessionID(key, st.Incarnation)
-	t.name = key.ID
 	t.builder.Sequence = &markingSequence{t: t, next: sessions.Sequence(s.opts.Store, key)}
 	// The first emission's number is already taken: by the claim (0, for
 	// this startup) or by BeginCall in an admitted session (which is

@@ -501,23 +501,24 @@ func (r *Redis) InputsJudged(ctx context.Context, k Key, ids []string) ([]bool, 
 // NextMarkingInputs implements [Store.NextMarkingInputs] in one
 // round-trip.
 func (r *Redis) NextMarkingInputs(ctx context.Context, k Key, ids []string) (int64, error) {
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, MaxJudgedInputs)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	return r.runCode(ctx, "next marking inputs", nextMarkingScript, k, args...)
+	return r.runCode(ctx, "next marking inputs", nextMarkingScript, k, markArgs(ids)...)
 }
 
 // MarkInputsJudged implements [Store.MarkInputsJudged] in one round-trip.
 func (r *Redis) MarkInputsJudged(ctx context.Context, k Key, ids []string) error {
+	_, err := r.runCode(ctx, "mark inputs judged", markInputsScript, k, markArgs(ids)...)
+	return err
+}
+
+// markArgs is the arguments of the scripts that record ids judged
+// (markInputsLua): MaxJudgedInputs, then ids.
+func markArgs(ids []string) []any {
 	args := make([]any, 0, len(ids)+1)
 	args = append(args, MaxJudgedInputs)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	_, err := r.runCode(ctx, "mark inputs judged", markInputsScript, k, args...)
-	return err
+	return args
 }
 
 // ClaimExpired implements [Store.ClaimExpired]. It walks the idle-index
