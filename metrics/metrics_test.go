@@ -251,7 +251,7 @@ func TestStoreMemory(t *testing.T) {
 	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
 		"op=begin": 0, "op=admit": 0, "op=next": 0, "op=acquire": 0, "op=release": 0, "op=in_flight": 0,
 		"op=end": 0, "op=seal": 0, "op=status": 0, "op=block": 0, "op=claim_expired": 0,
-		"op=open_tool_call": 0, "op=close_tool_call": 0, "op=begin_call": 0, "op=inputs_judged": 0, "op=mark_inputs": 0, "op=next_marking_inputs": 0,
+		"op=open_tool_call": 0, "op=close_tool_call": 0, "op=begin_call": 0, "op=inputs_judged": 0, "op=next_marking_inputs": 0,
 	})
 }
 
@@ -298,14 +298,13 @@ func TestStoreRedis(t *testing.T) {
 	s.CloseToolCall(ctx, b, "tool")
 	s.BeginCall(ctx, b, owner, sessions.Call{ID: "call", Lease: time.Minute})
 	s.InputsJudged(ctx, b, []string{"input"})
-	s.MarkInputsJudged(ctx, b, []string{"input"})
 	s.NextMarkingInputs(ctx, b, []string{"input"})
 	fams := scrape(t, m)
 	metricstest.WantSeries(t, fams, "agent_hooks_sessions_active", map[string]float64{})
 	metricstest.WantSeries(t, fams, "hooks_gateway_session_store_errors_total", map[string]float64{
 		"op=begin": 1, "op=admit": 1, "op=next": 2, "op=acquire": 1, "op=release": 1, "op=in_flight": 1,
 		"op=end": 1, "op=seal": 1, "op=status": 1, "op=block": 1, "op=claim_expired": 1,
-		"op=open_tool_call": 1, "op=close_tool_call": 1, "op=begin_call": 1, "op=inputs_judged": 1, "op=mark_inputs": 1, "op=next_marking_inputs": 1,
+		"op=open_tool_call": 1, "op=close_tool_call": 1, "op=begin_call": 1, "op=inputs_judged": 1, "op=next_marking_inputs": 1,
 	})
 }
 

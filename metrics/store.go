@@ -28,7 +28,6 @@ const (
 	OpCloseToolCall = "close_tool_call"
 	OpBeginCall     = "begin_call"
 	OpInputsJudged  = "inputs_judged"
-	OpMarkInputs    = "mark_inputs"
 	OpNextMarking   = "next_marking_inputs"
 )
 
@@ -49,12 +48,11 @@ const (
 	opCloseToolCall
 	opBeginCall
 	opInputsJudged
-	opMarkInputs
 	opNextMarking
 )
 
 // storeOps is the op label's closed set, in index order.
-var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall, OpBeginCall, OpInputsJudged, OpMarkInputs, OpNextMarking}
+var storeOps = [...]string{OpBegin, OpAdmit, OpNext, OpAcquire, OpRelease, OpInFlight, OpEnd, OpSeal, OpStatus, OpBlock, OpClaimExpired, OpOpenToolCall, OpCloseToolCall, OpBeginCall, OpInputsJudged, OpNextMarking}
 
 // ActiveCounter is a store that can count its live sessions
 // ([sessions.Memory] and [sessions.Redis] are).
@@ -199,12 +197,6 @@ func (s *instrumentedStore) InputsJudged(ctx context.Context, k sessions.Key, id
 	out, err := s.Store.InputsJudged(ctx, k, ids)
 	s.count(opInputsJudged, err)
 	return out, err
-}
-
-func (s *instrumentedStore) MarkInputsJudged(ctx context.Context, k sessions.Key, ids []string) error {
-	err := s.Store.MarkInputsJudged(ctx, k, ids)
-	s.count(opMarkInputs, err)
-	return err
 }
 
 func (s *instrumentedStore) NextMarkingInputs(ctx context.Context, k sessions.Key, ids []string) (int64, error) {

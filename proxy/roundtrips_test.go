@@ -53,11 +53,6 @@ func (c *countingStore) InputsJudged(ctx context.Context, k sessions.Key, ids []
 	return c.Store.InputsJudged(ctx, k, ids)
 }
 
-func (c *countingStore) MarkInputsJudged(ctx context.Context, k sessions.Key, ids []string) error {
-	c.step("MarkInputsJudged")
-	return c.Store.MarkInputsJudged(ctx, k, ids)
-}
-
 func (c *countingStore) Release(ctx context.Context, k sessions.Key, id string) error {
 	c.step("Release")
 	return c.Store.Release(ctx, k, id)

@@ -21,7 +21,7 @@ func TestInputsJudged(t *testing.T) {
 		if _, err := a.InputsJudged(ctx, k, []string{"x"}); !errors.Is(err, sessions.ErrUnknownSession) {
 			t.Fatalf("an unknown session: %v", err)
 		}
-		if err := a.MarkInputsJudged(ctx, k, []string{"x"}); !errors.Is(err, sessions.ErrUnknownSession) {
+		if _, err := a.NextMarkingInputs(ctx, k, []string{"x"}); !errors.Is(err, sessions.ErrUnknownSession) {
 			t.Fatalf("marking in an unknown session: %v", err)
 		}
 		if _, _, err := a.Begin(ctx, k, owner); err != nil {
@@ -31,7 +31,7 @@ func TestInputsJudged(t *testing.T) {
 		if err != nil || !slices.Equal(got, []bool{false, false}) {
 			t.Fatalf("before any mark: %v, %v", got, err)
 		}
-		if err := a.MarkInputsJudged(ctx, k, []string{"m1"}); err != nil {
+		if _, err := a.NextMarkingInputs(ctx, k, []string{"m1"}); err != nil {
 			t.Fatal(err)
 		}
 		if got, err = b.InputsJudged(ctx, k, []string{"m2", "m1", "m3"}); err != nil || !slices.Equal(got, []bool{false, true, false}) {
@@ -46,7 +46,7 @@ func TestInputsJudged(t *testing.T) {
 		if _, err := a.Seal(ctx, k); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.MarkInputsJudged(ctx, k, []string{"m2"}); !errors.Is(err, sessions.ErrSessionSealed) {
+		if _, err := b.NextMarkingInputs(ctx, k, []string{"m2"}); !errors.Is(err, sessions.ErrSessionSealed) {
 			t.Fatalf("marking in a sealed session: %v", err)
 		}
 	})

@@ -429,20 +429,6 @@ func (m *Memory) InputsJudged(_ context.Context, k Key, ids []string) ([]bool, e
 	return out, err
 }
 
-// MarkInputsJudged implements [Store.MarkInputsJudged].
-func (m *Memory) MarkInputsJudged(_ context.Context, k Key, ids []string) error {
-	return m.with(k, func(s *memSession, _ time.Time) error {
-		switch {
-		case s == nil:
-			return ErrUnknownSession
-		case s.sealed:
-			return ErrSessionSealed
-		}
-		markInputs(s, ids)
-		return nil
-	})
-}
-
 // NextMarkingInputs implements [Store.NextMarkingInputs] under one lock.
 func (m *Memory) NextMarkingInputs(_ context.Context, k Key, ids []string) (int64, error) {
 	if ids == nil {

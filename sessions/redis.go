@@ -504,12 +504,6 @@ func (r *Redis) NextMarkingInputs(ctx context.Context, k Key, ids []string) (int
 	return r.runCode(ctx, "next marking inputs", nextMarkingScript, k, markArgs(ids)...)
 }
 
-// MarkInputsJudged implements [Store.MarkInputsJudged] in one round-trip.
-func (r *Redis) MarkInputsJudged(ctx context.Context, k Key, ids []string) error {
-	_, err := r.runCode(ctx, "mark inputs judged", markInputsScript, k, markArgs(ids)...)
-	return err
-}
-
 // markArgs is the arguments of the scripts that record ids judged
 // (markInputsLua): MaxJudgedInputs, then ids.
 func markArgs(ids []string) []any {

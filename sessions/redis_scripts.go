@@ -237,35 +237,18 @@ for i = 3, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[4], ARGV[i]) en
 return out
 `)
 
-// markInputsScript: ARGV[3] the most identities a session records,
-// ARGV[4..] input identities. Replies 1, or codeUnknown, codeSealed.
-var markInputsScript = newScript(sessionPrelude + `
-local f = redis.call('HMGET', KEYS[1], 'started', 'sealed')
-if not f[1] then return -1 end
-if f[2] then return -3 end
-` + markInputsLua + `
-stretch(0)
-return 1
-`)
-
-// markInputsLua adds ARGV[4..] to the judged inputs, up to ARGV[3] in all
-// (markInputsScript and nextMarkingScript).
-const markInputsLua = `
-local n = redis.call('SCARD', KEYS[4])
-for i = 4, #ARGV do
-  if n >= tonumber(ARGV[3]) then break end
-  n = n + redis.call('SADD', KEYS[4], ARGV[i])
-end
-`
-
-// nextMarkingScript is markInputsScript followed by nextScript:
+// nextMarkingScript records input identities judged, then is nextScript:
 // ARGV[3] the most identities a session records, ARGV[4..] input
 // identities. Replies the sequence number, codeUnknown or codeSealed.
 var nextMarkingScript = newScript(sessionPrelude + `
 local f = redis.call('HMGET', KEYS[1], 'started', 'sealed', 'ended')
 if not f[1] then return -1 end
 if f[2] then return -3 end
-` + markInputsLua + `
+local n = redis.call('SCARD', KEYS[4])
+for i = 4, #ARGV do
+  if n >= tonumber(ARGV[3]) then break end
+  n = n + redis.call('SADD', KEYS[4], ARGV[i])
+end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 if not f[3] then touch() else stretch(0) end
 return seq - 1

@@ -244,18 +244,16 @@ type Store interface {
 	CloseToolCall(ctx context.Context, k Key, toolCallID string) (bool, error)
 
 	// InputsJudged reports, for each input identity in ids, whether the
-	// session recorded it with MarkInputsJudged: the gateway emits input
-	// for the user messages a session has not judged yet. MarkInputsJudged
-	// records ids (after their input emissions proceeded), up to
-	// MaxJudgedInputs per session (beyond it, ids are not recorded: they
+	// session recorded it with NextMarkingInputs: the gateway emits input
+	// for the user messages a session has not judged yet (BeginCall tells
+	// it as well; this is for a call that joined a session still
+	// Starting). NextMarkingInputs is Next that first records ids judged
+	// (the emission that follows a turn's inputs, once they proceeded), up
+	// to MaxJudgedInputs per session (beyond it, ids are not recorded: they
 	// are judged again, never skipped). Both return ErrUnknownSession for
-	// an unknown session; MarkInputsJudged returns ErrSessionSealed once the
-	// session is sealed. Judged inputs are forgotten with the session.
+	// an unknown session; NextMarkingInputs returns ErrSessionSealed once
+	// the session is sealed. Judged inputs are forgotten with the session.
 	InputsJudged(ctx context.Context, k Key, ids []string) ([]bool, error)
-	MarkInputsJudged(ctx context.Context, k Key, ids []string) error
-	// NextMarkingInputs is MarkInputsJudged(ids) and Next in one step: the
-	// emission that follows a turn's inputs records them judged as it
-	// takes its number.
 	NextMarkingInputs(ctx context.Context, k Key, ids []string) (int64, error)
 
 	// Status reports a session's state; exists is false for an unknown (or
