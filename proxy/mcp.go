@@ -104,7 +104,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		err = mcp.CheckStandardHeaders(r.Header, m)
 	}
 	if err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(idOf(m), rpcError(err)))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(idOf(m), rpcError(err)))
 		return
 	}
 	switch m.Kind {
@@ -112,20 +112,20 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		s.mcpNotification(w, r, srv, m)
 	case mcp.Response:
 		// The gateway forwards no server request, so no answer is awaited.
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidRequest,
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidRequest,
 			"no server request is open through the gateway: it answers servers' requests itself")))
 	default:
 		switch {
 		case m.Method == mcp.MethodPing:
 			obs.mcpDone(metrics.MCPAllowed)
 			b, _ := mcp.ResultBody(m.ID, map[string]any{})
-			writeRPC(w, http.StatusOK, b)
+			writeJSONBody(w, http.StatusOK, b)
 		case slices.Contains(bracketedMethods, m.Method) || slices.Contains(pol.mcp().allowMethods, m.Method):
 			s.mcpCall(w, r, pol, p, srv, m)
 		default:
 			obs.mcpDone(metrics.MCPDenied) // refused by configuration
 			// The method is not quoted back: it is the client's text.
-			writeRPC(w, http.StatusOK, mcp.ErrorBody(m.ID, mcp.Errorf(mcp.CodeMethodNotFound,
+			writeJSONBody(w, http.StatusOK, mcp.ErrorBody(m.ID, mcp.Errorf(mcp.CodeMethodNotFound,
 				"the gateway does not mediate this method (mcp.allow_methods lists extra methods)")))
 		}
 	}
@@ -220,18 +220,18 @@ func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case !slices.Contains(forwardedNotifications, m.Method):
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeMethodNotFound,
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeMethodNotFound,
 			"the gateway does not pass this notification")))
 		return
 	}
 	params, err := forwardedParams(m)
 	if err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, rpcError(err)))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, rpcError(err)))
 		return
 	}
 	body, err := mcp.RequestBody(nil, m.Method, params)
 	if err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidParams, "the notification cannot be written")))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidParams, "the notification cannot be written")))
 		return
 	}
 	sessionID, ok := s.openMCPSession(w, r, srv, nil)
@@ -282,12 +282,12 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 	ctx := r.Context()
 	call, err := mcp.ProjectCall(m, srv.prefix)
 	if err != nil {
-		writeRPC(w, http.StatusOK, mcp.ErrorBody(m.ID, rpcError(err)))
+		writeJSONBody(w, http.StatusOK, mcp.ErrorBody(m.ID, rpcError(err)))
 		return
 	}
 	// A client's Mcp-Param-* header must carry one of its arguments' values.
 	if _, err := mcp.ParamHeaders(r.Header, call.Args); err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(m.ID, rpcError(err)))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(m.ID, rpcError(err)))
 		return
 	}
 	mcpSession, ok := s.openMCPSession(w, r, srv, m)
@@ -318,7 +318,7 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 	if sessionID != "" {
 		w.Header().Set(mcp.HeaderSessionID, s.opts.MCPSeal.SealString(mcpSessionKind(srv), sessionID))
 	}
-	writeRPC(w, status, body)
+	writeJSONBody(w, status, body)
 }
 
 // mcpSessionKind binds a sealed MCP session id to its server: a seal made
@@ -338,7 +338,7 @@ func (s *Server) openMCPSession(w http.ResponseWriter, r *http.Request, srv *mcp
 	}
 	sid, err := s.opts.MCPSeal.OpenString(mcpSessionKind(srv), v)
 	if err != nil || !sessionIDPattern.MatchString(sid) {
-		writeRPC(w, http.StatusNotFound, mcp.ErrorBody(idOf(m), mcp.Errorf(mcp.CodeInvalidRequest,
+		writeJSONBody(w, http.StatusNotFound, mcp.ErrorBody(idOf(m), mcp.Errorf(mcp.CodeInvalidRequest,
 			"the %s header names no MCP session this gateway opened for this server; initialize a new one", mcp.HeaderSessionID)))
 		return "", false
 	}
@@ -490,7 +490,7 @@ func (mc *mcpCallState) blocked(err error) (int, []byte, string) {
 // mcpFailure answers a request refused before its turn began.
 func (s *Server) mcpFailure(w http.ResponseWriter, m *mcp.Message, ae *apiError) {
 	status, body, _ := mcpDenial(m, ae)
-	writeRPC(w, status, body)
+	writeJSONBody(w, status, body)
 }
 
 // mcpDenial is the answer to m for ae: a verdict (or a failure the
@@ -570,14 +570,6 @@ func idOf(m *mcp.Message) any {
 		return nil
 	}
 	return m.ID
-}
-
-func writeRPC(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	w.Write(body)
 }
 
 // mcpStatusError is a server's non-2xx answer.
