@@ -261,15 +261,7 @@ func forwardedParams(m *mcp.Message) (map[string]any, error) {
 		return nil, nil
 	}
 	id := m.Params["requestId"]
-	valid := false
-	switch v := id.(type) {
-	case string:
-		valid = true
-	case json.Number:
-		_, err := strconv.ParseInt(string(v), 10, 64)
-		valid = err == nil
-	}
-	if !valid {
+	if mcp.CheckID(id) != nil {
 		return nil, mcp.Errorf(mcp.CodeInvalidParams, "notifications/cancelled needs params.requestId, a string or an integer")
 	}
 	return map[string]any{"requestId": id}, nil

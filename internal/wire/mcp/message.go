@@ -128,7 +128,7 @@ func fromObject(obj map[string]any) (*Message, error) {
 	m := &Message{}
 	id, hasID := obj["id"]
 	if hasID {
-		if err := checkID(id); err != nil {
+		if err := CheckID(id); err != nil {
 			return nil, err
 		}
 		m.ID = id
@@ -181,8 +181,8 @@ func fromObject(obj map[string]any) (*Message, error) {
 	return m, nil
 }
 
-// checkID accepts the ids MCP allows: a string, or an integer.
-func checkID(id any) error {
+// CheckID accepts the ids MCP allows: a string, or an integer.
+func CheckID(id any) error {
 	switch v := id.(type) {
 	case string:
 		return nil
