@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -78,9 +77,6 @@ var (
 	forwardedNotifications = []string{"notifications/initialized", "notifications/cancelled"}
 	droppedNotifications   = []string{"notifications/roots/list_changed", "notifications/progress"}
 )
-
-// sessionIDPattern is an MCP session id: visible ASCII only.
-var sessionIDPattern = regexp.MustCompile(`^[\x21-\x7e]{1,256}$`)
 
 // handleMCP serves POST /mcp/{server}: one JSON-RPC message, mediated.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
@@ -329,7 +325,7 @@ func (s *Server) openMCPSession(w http.ResponseWriter, r *http.Request, srv *mcp
 		return "", true
 	}
 	sid, err := s.opts.MCPSeal.OpenString(mcpSessionKind(srv), v)
-	if err != nil || !sessionIDPattern.MatchString(sid) {
+	if err != nil || !mcp.IsSessionID(sid) {
 		writeJSONBody(w, http.StatusNotFound, mcp.ErrorBody(idOf(m), mcp.Errorf(mcp.CodeInvalidRequest,
 			"the %s header names no MCP session this gateway opened for this server; initialize a new one", mcp.HeaderSessionID)))
 		return "", false
@@ -640,7 +636,7 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, sessionID st
 		return nil, "", &mcpStatusError{code: resp.StatusCode}
 	}
 	issued := resp.Header.Get(mcp.HeaderSessionID)
-	if issued != "" && !sessionIDPattern.MatchString(issued) {
+	if issued != "" && !mcp.IsSessionID(issued) {
 		return nil, "", errors.New("the server's session id is not visible ASCII")
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

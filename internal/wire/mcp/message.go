@@ -261,6 +261,20 @@ func IsRevision(s string) bool {
 	return true
 }
 
+// IsSessionID reports whether s can be an MCP session id (the value of
+// Mcp-Session-Id): 1 to 256 bytes of visible ASCII (0x21 to 0x7E).
+func IsSessionID(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // IDString is an id as a tool call carries it: a string as it is, an
 // integer in decimal.
 func IDString(id any) string {
