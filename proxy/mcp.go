@@ -61,22 +61,18 @@ func buildMCP(m config.MCP) *mcpRoutes {
 	return routes
 }
 
-// bracketedMethods are the request methods the gateway brackets with
+// bracketed reports whether the gateway brackets requests of method with
 // pre_tool_call and post_tool_call: every method whose answer carries a
 // server's content to the client (tools/call under its tool's name).
-var bracketedMethods = []string{
-	mcp.MethodInitialize, mcp.MethodDiscover, mcp.MethodToolsCall, mcp.MethodToolsList,
-	"resources/list", "resources/templates/list", "resources/read",
-	"prompts/list", "prompts/get", "completion/complete",
+func bracketed(method string) bool {
+	switch method {
+	case mcp.MethodInitialize, mcp.MethodDiscover, mcp.MethodToolsCall, mcp.MethodToolsList,
+		"resources/list", "resources/templates/list", "resources/read",
+		"prompts/list", "prompts/get", "completion/complete":
+		return true
+	}
+	return false
 }
-
-// forwardedNotifications are the client notifications passed to the
-// server; droppedNotifications are accepted and not passed on (they
-// concern capabilities the gateway withholds from servers).
-var (
-	forwardedNotifications = []string{"notifications/initialized", "notifications/cancelled"}
-	droppedNotifications   = []string{"notifications/roots/list_changed", "notifications/progress"}
-)
 
 // handleMCP serves POST /mcp/{server}: one JSON-RPC message, mediated.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
@@ -116,7 +112,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 			obs.mcpDone(metrics.MCPAllowed)
 			b, _ := mcp.ResultBody(m.ID, map[string]any{})
 			writeJSONBody(w, http.StatusOK, b)
-		case slices.Contains(bracketedMethods, m.Method) || slices.Contains(pol.mcp().allowMethods, m.Method):
+		case bracketed(m.Method) || slices.Contains(pol.mcp().allowMethods, m.Method):
 			s.mcpCall(w, r, pol, p, srv, m)
 		default:
 			obs.mcpDone(metrics.MCPDenied) // refused by configuration
@@ -211,11 +207,14 @@ func (p *Policy) mcp() *mcpRoutes {
 // mcpNotification passes a client notification the gateway knows to the
 // server, or accepts one it withholds; any other is refused.
 func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mcpServer, m *mcp.Message) {
-	switch {
-	case slices.Contains(droppedNotifications, m.Method):
+	switch m.Method {
+	case "notifications/initialized", "notifications/cancelled": // passed on
+	case "notifications/roots/list_changed", "notifications/progress":
+		// Accepted, not passed on: they concern capabilities the gateway
+		// withholds from servers.
 		w.WriteHeader(http.StatusAccepted)
 		return
-	case !slices.Contains(forwardedNotifications, m.Method):
+	default:
 		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeMethodNotFound,
 			"the gateway does not pass this notification")))
 		return
