@@ -14,35 +14,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/internal/mcptest"
 	"github.com/hooks-gateway/hooks-gateway/internal/specschema"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
 	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
-
-// mcpUpstream is a real MCP server (the official Go SDK) over Streamable
-// HTTP, keeping the tool calls that reach it.
-type mcpUpstream struct {
-	url   string
-	mu    sync.Mutex
-	calls []string // "tool args-json"
-}
-
-func (u *mcpUpstream) called() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.calls...)
-}
-
-type echoArgs struct {
-	Text string `json:"text"`
-}
-
-type deployArgs struct {
-	Env string `json:"env"`
-}
 
 // The tools of the test's MCP server, as the gateway names them
 // (the default prefix mcp__fs__, which is also Claude Code's and Codex's
@@ -60,45 +37,31 @@ const (
 	mcpOperator = "ops@example.com"
 )
 
+// mcpUpstream is a real MCP server (the official Go SDK) over Streamable
+// HTTP, keeping the tool calls that reach it.
+type mcpUpstream struct {
+	*mcptest.Upstream
+	url string
+}
+
 // startMCPUpstream serves the test's MCP server: echo, deploy, whoami
 // and delete_repo.
 func startMCPUpstream(t *testing.T) *mcpUpstream {
 	t.Helper()
-	u := &mcpUpstream{}
-	record := func(name string, args any) {
-		b, _ := json.Marshal(args)
-		u.mu.Lock()
-		u.calls = append(u.calls, name+" "+string(b))
-		u.mu.Unlock()
-	}
-	text := func(s string) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1.0.0"}, nil)
-	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "Repeats text."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
-			record("echo", in)
-			return text("echo: " + in.Text), nil, nil
-		})
-	mcp.AddTool(server, &mcp.Tool{Name: "deploy", Description: "Deploys the service."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in deployArgs) (*mcp.CallToolResult, any, error) {
-			record("deploy", in)
-			return text("deployed to " + in.Env), nil, nil
-		})
-	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "Says who the operator is."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			record("whoami", struct{}{})
-			return text("operator: " + mcpOperator), nil, nil
-		})
-	mcp.AddTool(server, &mcp.Tool{Name: "delete_repo", Description: "Deletes a repository."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			record("delete_repo", struct{}{})
-			return text("deleted"), nil, nil
-		})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
-	t.Cleanup(hs.Close)
-	u.url = hs.URL
-	return u
+	u := mcptest.New(nil)
+	mcptest.TextTool(u, "echo", "Repeats text.", func(in struct {
+		Text string `json:"text"`
+	}) string {
+		return "echo: " + in.Text
+	})
+	mcptest.TextTool(u, "deploy", "Deploys the service.", func(in struct {
+		Env string `json:"env"`
+	}) string {
+		return "deployed to " + in.Env
+	})
+	mcptest.TextTool(u, "whoami", "Says who the operator is.", func(struct{}) string { return "operator: " + mcpOperator })
+	mcptest.TextTool(u, "delete_repo", "Deletes a repository.", func(struct{}) string { return "deleted" })
+	return &mcpUpstream{Upstream: u, url: u.Serve(t, nil)}
 }
 
 // mcpInterceptors are the MCP policy, added to clientPolicy's: the tools
@@ -333,7 +296,7 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	if c := r.Calls[3]; c.IsError || c.Text != "operator: [email]" {
 		t.Errorf("redacted call: %+v", c)
 	}
-	if got, want := fmt.Sprint(up.called()), fmt.Sprint([]string{`echo {"text":"hello"}`, `whoami {}`}); got != want {
+	if got, want := fmt.Sprint(up.Called()), fmt.Sprint([]string{`echo {"text":"hello"}`, `whoami {}`}); got != want {
 		t.Errorf("the server received %s, want %s", got, want)
 	}
 
@@ -458,7 +421,7 @@ func TestClaudeCodeMCP(t *testing.T) {
 	if answer, _ := result["result"].(string); result["subtype"] != "success" || result["is_error"] != false || !strings.HasPrefix(answer, "tool results:") {
 		t.Errorf("the run ended with %v %v %q, want a success with the model's answer to the results", result["subtype"], result["is_error"], answer)
 	}
-	if got, want := fmt.Sprint(up.called()), fmt.Sprint([]string{`echo {"text":"after the deny"}`}); got != want {
+	if got, want := fmt.Sprint(up.Called()), fmt.Sprint([]string{`echo {"text":"after the deny"}`}); got != want {
 		t.Errorf("the server received %s, want %s", got, want)
 	}
 
@@ -556,7 +519,7 @@ func TestCodexMCP(t *testing.T) {
 	if !strings.HasPrefix(answer, "tool results:") {
 		t.Errorf("final answer %q, want the model's answer to the results", answer)
 	}
-	if got, want := fmt.Sprint(up.called()), fmt.Sprint([]string{`echo {"text":"after the deny"}`}); got != want {
+	if got, want := fmt.Sprint(up.Called()), fmt.Sprint([]string{`echo {"text":"after the deny"}`}); got != want {
 		t.Errorf("the server received %s, want %s", got, want)
 	}
 	recs := pointRecords(trail.since(0))

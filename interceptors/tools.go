@@ -137,7 +137,7 @@ func (t *toolsInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 	case enforcement.PostToolCall:
 		call, _ := c["tool_call"].(map[string]any)
 		name, _ := call["name"].(string)
-		if prefix, ok := strings.CutSuffix(name, toolListing); ok {
+		if prefix, ok := strings.CutSuffix(name, toolListing); ok && mcpMethod(c) == "tools/list" {
 			return t.listing(prefix, c.Target())
 		}
 	}
@@ -145,7 +145,8 @@ func (t *toolsInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 }
 
 // toolListing ends the tool_call name of an MCP tools/list request
-// (<server prefix>/tools/list, see docs/mcp.md).
+// (<server prefix>/tools/list, see docs/mcp.md); the listing is filtered
+// only when the gateway's extensions say the call is one.
 const toolListing = "/tools/list"
 
 // listing keeps, of an MCP tools/list result, the tools the lists allow,
@@ -262,14 +263,21 @@ func (t *toolsInterceptor) deniedMessage(at, why string) string {
 }
 
 // isMCPMethod reports whether a tool point's context brackets an MCP
-// request other than tools/call: the gateway names its method in
+// request other than tools/call.
+func isMCPMethod(c enforcement.Context) bool {
+	m := mcpMethod(c)
+	return m != "" && m != "tools/call"
+}
+
+// mcpMethod is the MCP method a tool point's context brackets ("" for a
+// tool call that is not MCP's): the gateway names it in
 // extensions.hooks_gateway.mcp_method, which no client can set (the emit
 // API refuses the gateway's extension namespace).
-func isMCPMethod(c enforcement.Context) bool {
+func mcpMethod(c enforcement.Context) string {
 	ext, _ := c["extensions"].(map[string]any)
 	gw, _ := ext["hooks_gateway"].(map[string]any)
 	m, _ := gw["mcp_method"].(string)
-	return m != "" && m != "tools/call"
+	return m
 }
 
 // nameDenied applies deny, then allow, and says why a name is refused

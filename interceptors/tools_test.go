@@ -1,6 +1,7 @@
 package interceptors
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -455,5 +456,39 @@ func TestToolsThroughEmitter(t *testing.T) {
 	var blocked *enforcement.BlockedError
 	if !errors.As(err, &blocked) || out.Verdict.Reason != "policy:tool_argument_invalid" {
 		t.Errorf("missing city: %+v, %v", out.Verdict, err)
+	}
+}
+
+// A tools/list result loses the tools the lists deny only when the
+// gateway's extensions say the call is MCP's tools/list: a tool that is
+// merely named like one (".../tools/list", through the emit API) keeps
+// its result.
+func TestToolsListingOnlyForMCP(t *testing.T) {
+	ic := build(t, `  - name: tool-policy
+    type: tools
+    points: [post_tool_call]
+    deny: ["mcp__fs__delete_*"]
+`)
+	listing := func(ext map[string]any) enforcement.Context {
+		result := map[string]any{"tools": []any{map[string]any{"name": "echo"}, map[string]any{"name": "delete_repo"}}}
+		c := enforcement.Context{
+			"interception_point": string(enforcement.PostToolCall),
+			"tool_call":          map[string]any{"id": "1", "name": "mcp__fs__/tools/list", "args": map[string]any{}},
+			"tool_result":        map[string]any{"value": result, "is_error": false},
+			"target":             result,
+		}
+		if ext != nil {
+			c["extensions"] = ext
+		}
+		return c
+	}
+	v, err := ic.Intercept(context.Background(), listing(map[string]any{"hooks_gateway": map[string]any{"mcp_method": "tools/list"}}))
+	b, _ := json.Marshal(v)
+	if err != nil || v.Decision != enforcement.DecisionTransform || !strings.Contains(string(b), `"echo"`) || strings.Contains(string(b), "delete_repo") {
+		t.Errorf("MCP tools/list: %s, %v; want delete_repo withheld", b, err)
+	}
+	v, err = ic.Intercept(context.Background(), listing(nil))
+	if err != nil || v.Decision != enforcement.DecisionAllow {
+		t.Errorf("a tool named like a listing: %+v, %v; want it allowed untouched", v, err)
 	}
 }

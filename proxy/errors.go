@@ -201,7 +201,7 @@ func (e *apiError) body() []byte { return wire.OpenAIErrorBody(e.wireError()) }
 func writeError(w http.ResponseWriter, err error) {
 	ae := asAPIError(err)
 	ae.setRetryAfter(w)
-	writeErrorBody(w, ae.status, ae.body())
+	writeJSONBody(w, ae.status, ae.body())
 }
 
 // writeSurfaceError answers err with its status and surf's envelope, so
@@ -211,7 +211,7 @@ func writeSurfaceError(w http.ResponseWriter, surf wire.Surface, err error) {
 	ae.setRetryAfter(w)
 	we := ae.wireError()
 	we.Status = surfaceStatus(surf, ae)
-	writeErrorBody(w, we.Status, surf.ErrorBody(we))
+	writeJSONBody(w, we.Status, surf.ErrorBody(we))
 }
 
 // denyStatuser is a surface whose clients show a policy deny under
@@ -226,7 +226,9 @@ func surfaceStatus(surf wire.Surface, e *apiError) int {
 	return e.status
 }
 
-func writeErrorBody(w http.ResponseWriter, status int, b []byte) {
+// writeJSONBody answers status with the JSON body b (an error envelope,
+// or an MCP route's JSON-RPC answer).
+func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))

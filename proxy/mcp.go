@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -62,25 +61,18 @@ func buildMCP(m config.MCP) *mcpRoutes {
 	return routes
 }
 
-// bracketedMethods are the request methods the gateway brackets with
+// bracketed reports whether the gateway brackets requests of method with
 // pre_tool_call and post_tool_call: every method whose answer carries a
 // server's content to the client (tools/call under its tool's name).
-var bracketedMethods = []string{
-	mcp.MethodInitialize, mcp.MethodDiscover, mcp.MethodToolsCall, mcp.MethodToolsList,
-	"resources/list", "resources/templates/list", "resources/read",
-	"prompts/list", "prompts/get", "completion/complete",
+func bracketed(method string) bool {
+	switch method {
+	case mcp.MethodInitialize, mcp.MethodDiscover, mcp.MethodToolsCall, mcp.MethodToolsList,
+		"resources/list", "resources/templates/list", "resources/read",
+		"prompts/list", "prompts/get", "completion/complete":
+		return true
+	}
+	return false
 }
-
-// forwardedNotifications are the client notifications passed to the
-// server; droppedNotifications are accepted and not passed on (they
-// concern capabilities the gateway withholds from servers).
-var (
-	forwardedNotifications = []string{"notifications/initialized", "notifications/cancelled"}
-	droppedNotifications   = []string{"notifications/roots/list_changed", "notifications/progress"}
-)
-
-// sessionIDPattern is an MCP session id: visible ASCII only.
-var sessionIDPattern = regexp.MustCompile(`^[\x21-\x7e]{1,256}$`)
 
 // handleMCP serves POST /mcp/{server}: one JSON-RPC message, mediated.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +96,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		err = mcp.CheckStandardHeaders(r.Header, m)
 	}
 	if err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(idOf(m), rpcError(err)))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(idOf(m), rpcError(err)))
 		return
 	}
 	switch m.Kind {
@@ -112,20 +104,20 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		s.mcpNotification(w, r, srv, m)
 	case mcp.Response:
 		// The gateway forwards no server request, so no answer is awaited.
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidRequest,
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidRequest,
 			"no server request is open through the gateway: it answers servers' requests itself")))
 	default:
 		switch {
 		case m.Method == mcp.MethodPing:
 			obs.mcpDone(metrics.MCPAllowed)
 			b, _ := mcp.ResultBody(m.ID, map[string]any{})
-			writeRPC(w, http.StatusOK, b)
-		case slices.Contains(bracketedMethods, m.Method) || slices.Contains(pol.mcp().allowMethods, m.Method):
+			writeJSONBody(w, http.StatusOK, b)
+		case bracketed(m.Method) || slices.Contains(pol.mcp().allowMethods, m.Method):
 			s.mcpCall(w, r, pol, p, srv, m)
 		default:
 			obs.mcpDone(metrics.MCPDenied) // refused by configuration
 			// The method is not quoted back: it is the client's text.
-			writeRPC(w, http.StatusOK, mcp.ErrorBody(m.ID, mcp.Errorf(mcp.CodeMethodNotFound,
+			writeJSONBody(w, http.StatusOK, mcp.ErrorBody(m.ID, mcp.Errorf(mcp.CodeMethodNotFound,
 				"the gateway does not mediate this method (mcp.allow_methods lists extra methods)")))
 		}
 	}
@@ -215,23 +207,26 @@ func (p *Policy) mcp() *mcpRoutes {
 // mcpNotification passes a client notification the gateway knows to the
 // server, or accepts one it withholds; any other is refused.
 func (s *Server) mcpNotification(w http.ResponseWriter, r *http.Request, srv *mcpServer, m *mcp.Message) {
-	switch {
-	case slices.Contains(droppedNotifications, m.Method):
+	switch m.Method {
+	case "notifications/initialized", "notifications/cancelled": // passed on
+	case "notifications/roots/list_changed", "notifications/progress":
+		// Accepted, not passed on: they concern capabilities the gateway
+		// withholds from servers.
 		w.WriteHeader(http.StatusAccepted)
 		return
-	case !slices.Contains(forwardedNotifications, m.Method):
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeMethodNotFound,
+	default:
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeMethodNotFound,
 			"the gateway does not pass this notification")))
 		return
 	}
 	params, err := forwardedParams(m)
 	if err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, rpcError(err)))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, rpcError(err)))
 		return
 	}
 	body, err := mcp.RequestBody(nil, m.Method, params)
 	if err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidParams, "the notification cannot be written")))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(nil, mcp.Errorf(mcp.CodeInvalidParams, "the notification cannot be written")))
 		return
 	}
 	sessionID, ok := s.openMCPSession(w, r, srv, nil)
@@ -261,15 +256,7 @@ func forwardedParams(m *mcp.Message) (map[string]any, error) {
 		return nil, nil
 	}
 	id := m.Params["requestId"]
-	valid := false
-	switch v := id.(type) {
-	case string:
-		valid = true
-	case json.Number:
-		_, err := strconv.ParseInt(string(v), 10, 64)
-		valid = err == nil
-	}
-	if !valid {
+	if mcp.CheckID(id) != nil {
 		return nil, mcp.Errorf(mcp.CodeInvalidParams, "notifications/cancelled needs params.requestId, a string or an integer")
 	}
 	return map[string]any{"requestId": id}, nil
@@ -282,12 +269,12 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 	ctx := r.Context()
 	call, err := mcp.ProjectCall(m, srv.prefix)
 	if err != nil {
-		writeRPC(w, http.StatusOK, mcp.ErrorBody(m.ID, rpcError(err)))
+		writeJSONBody(w, http.StatusOK, mcp.ErrorBody(m.ID, rpcError(err)))
 		return
 	}
 	// A client's Mcp-Param-* header must carry one of its arguments' values.
 	if _, err := mcp.ParamHeaders(r.Header, call.Args); err != nil {
-		writeRPC(w, http.StatusBadRequest, mcp.ErrorBody(m.ID, rpcError(err)))
+		writeJSONBody(w, http.StatusBadRequest, mcp.ErrorBody(m.ID, rpcError(err)))
 		return
 	}
 	mcpSession, ok := s.openMCPSession(w, r, srv, m)
@@ -318,7 +305,7 @@ func (s *Server) mcpCall(w http.ResponseWriter, r *http.Request, pol *Policy, p 
 	if sessionID != "" {
 		w.Header().Set(mcp.HeaderSessionID, s.opts.MCPSeal.SealString(mcpSessionKind(srv), sessionID))
 	}
-	writeRPC(w, status, body)
+	writeJSONBody(w, status, body)
 }
 
 // mcpSessionKind binds a sealed MCP session id to its server: a seal made
@@ -337,8 +324,8 @@ func (s *Server) openMCPSession(w http.ResponseWriter, r *http.Request, srv *mcp
 		return "", true
 	}
 	sid, err := s.opts.MCPSeal.OpenString(mcpSessionKind(srv), v)
-	if err != nil || !sessionIDPattern.MatchString(sid) {
-		writeRPC(w, http.StatusNotFound, mcp.ErrorBody(idOf(m), mcp.Errorf(mcp.CodeInvalidRequest,
+	if err != nil || !mcp.IsSessionID(sid) {
+		writeJSONBody(w, http.StatusNotFound, mcp.ErrorBody(idOf(m), mcp.Errorf(mcp.CodeInvalidRequest,
 			"the %s header names no MCP session this gateway opened for this server; initialize a new one", mcp.HeaderSessionID)))
 		return "", false
 	}
@@ -490,7 +477,7 @@ func (mc *mcpCallState) blocked(err error) (int, []byte, string) {
 // mcpFailure answers a request refused before its turn began.
 func (s *Server) mcpFailure(w http.ResponseWriter, m *mcp.Message, ae *apiError) {
 	status, body, _ := mcpDenial(m, ae)
-	writeRPC(w, status, body)
+	writeJSONBody(w, status, body)
 }
 
 // mcpDenial is the answer to m for ae: a verdict (or a failure the
@@ -572,14 +559,6 @@ func idOf(m *mcp.Message) any {
 	return m.ID
 }
 
-func writeRPC(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	w.Write(body)
-}
-
 // mcpStatusError is a server's non-2xx answer.
 type mcpStatusError struct{ code int }
 
@@ -656,7 +635,7 @@ func (srv *mcpServer) call(ctx context.Context, client http.Header, sessionID st
 		return nil, "", &mcpStatusError{code: resp.StatusCode}
 	}
 	issued := resp.Header.Get(mcp.HeaderSessionID)
-	if issued != "" && !sessionIDPattern.MatchString(issued) {
+	if issued != "" && !mcp.IsSessionID(issued) {
 		return nil, "", errors.New("the server's session id is not visible ASCII")
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

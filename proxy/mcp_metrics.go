@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"slices"
-
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/mcp"
 	"github.com/hooks-gateway/hooks-gateway/metrics"
@@ -28,7 +26,7 @@ func (o *requestObs) mcpMessage(m *mcp.Message) {
 		o.mcpServer = ""
 		return
 	}
-	if m.Method == mcp.MethodPing || slices.Contains(bracketedMethods, m.Method) {
+	if m.Method == mcp.MethodPing || bracketed(m.Method) {
 		o.mcpMethod = m.Method
 	}
 }

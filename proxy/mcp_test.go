@@ -10,77 +10,42 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
+	"github.com/hooks-gateway/hooks-gateway/internal/mcptest"
 	"github.com/hooks-gateway/hooks-gateway/internal/specschema"
 	"github.com/hooks-gateway/hooks-gateway/proxy"
 	"github.com/hooks-gateway/hooks-gateway/sessions/redistest"
 )
 
 // mcpUpstream is a real MCP server (the official Go SDK) over Streamable
-// HTTP, recording the tool calls that reach it.
+// HTTP, recording the tool calls that reach it: echo, fetch, whoami and
+// delete_repo.
 type mcpUpstream struct {
-	url   string
-	mu    sync.Mutex
-	calls []string // "tool args-json"
-}
-
-func (u *mcpUpstream) called() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.calls...)
-}
-
-type echoArgs struct {
-	Text string `json:"text"`
-}
-
-type fetchArgs struct {
-	URL string `json:"url"`
+	*mcptest.Upstream
+	url string
 }
 
 func newMCPUpstream(t *testing.T, stateless bool) *mcpUpstream {
 	t.Helper()
-	u := &mcpUpstream{}
-	record := func(name string, args any) {
-		b, _ := json.Marshal(args)
-		u.mu.Lock()
-		u.calls = append(u.calls, name+" "+string(b))
-		u.mu.Unlock()
-	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1.0.0"}, &mcp.ServerOptions{
-		Instructions: "Use echo to repeat text.",
+	u := mcptest.New(&mcp.ServerOptions{Instructions: "Use echo to repeat text."})
+	mcptest.TextTool(u, "echo", "Repeats text.", func(in struct {
+		Text string `json:"text"`
+	}) string {
+		return "echo: " + in.Text
 	})
-	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "Repeats text."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
-			record("echo", in)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-		})
-	mcp.AddTool(server, &mcp.Tool{Name: "fetch", Description: "Fetches a URL."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in fetchArgs) (*mcp.CallToolResult, any, error) {
-			record("fetch", in)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "fetched " + in.URL}}}, nil, nil
-		})
-	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "Says who the operator is."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			record("whoami", struct{}{})
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "operator: ops@example.com"}}}, nil, nil
-		})
-	mcp.AddTool(server, &mcp.Tool{Name: "delete_repo", Description: "Deletes a repository."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			record("delete_repo", struct{}{})
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted"}}}, nil, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: stateless})
-	hs := httptest.NewServer(h)
-	t.Cleanup(hs.Close)
-	u.url = hs.URL
-	return u
+	mcptest.TextTool(u, "fetch", "Fetches a URL.", func(in struct {
+		URL string `json:"url"`
+	}) string {
+		return "fetched " + in.URL
+	})
+	mcptest.TextTool(u, "whoami", "Says who the operator is.", func(struct{}) string { return "operator: ops@example.com" })
+	mcptest.TextTool(u, "delete_repo", "Deletes a repository.", func(struct{}) string { return "deleted" })
+	return &mcpUpstream{Upstream: u, url: u.Serve(t, &mcp.StreamableHTTPOptions{Stateless: stateless})}
 }
 
 // headerTransport adds headers to every request, as an agent's MCP client
@@ -247,7 +212,7 @@ func TestMCPToolCallsThroughTheGateway(t *testing.T) {
 				t.Errorf("redacted result: %v %+v", err, r)
 			}
 
-			calls := up.called()
+			calls := up.Called()
 			want := []string{`echo {"text":"hello"}`, `fetch {"url":"https://docs.example/"}`, `whoami {}`}
 			if fmt.Sprint(calls) != fmt.Sprint(want) {
 				t.Errorf("the server received %q, want %q (the denied call never, the rewrite applied)", calls, want)

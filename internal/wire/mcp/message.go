@@ -128,7 +128,7 @@ func fromObject(obj map[string]any) (*Message, error) {
 	m := &Message{}
 	id, hasID := obj["id"]
 	if hasID {
-		if err := checkID(id); err != nil {
+		if err := CheckID(id); err != nil {
 			return nil, err
 		}
 		m.ID = id
@@ -181,8 +181,8 @@ func fromObject(obj map[string]any) (*Message, error) {
 	return m, nil
 }
 
-// checkID accepts the ids MCP allows: a string, or an integer.
-func checkID(id any) error {
+// CheckID accepts the ids MCP allows: a string, or an integer.
+func CheckID(id any) error {
 	switch v := id.(type) {
 	case string:
 		return nil
@@ -255,6 +255,20 @@ func IsRevision(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// IsSessionID reports whether s can be an MCP session id (the value of
+// Mcp-Session-Id): 1 to 256 bytes of visible ASCII (0x21 to 0x7E).
+func IsSessionID(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
 			return false
 		}
 	}

@@ -152,3 +152,14 @@ func TestVersionData(t *testing.T) {
 		}
 	}
 }
+
+func TestIsSessionID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"a": true, "!~": true, strings.Repeat("x", 256): true,
+		"": false, strings.Repeat("x", 257): false, "a b": false, "a\x7f": false, "a\tb": false, "é": false,
+	} {
+		if got := IsSessionID(s); got != want {
+			t.Errorf("IsSessionID(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -58,13 +58,7 @@ func ProjectCall(m *Message, prefix string) (*Call, error) {
 		if foldCollision(params) || foldsOnto(params, "_meta", "capabilities") {
 			return nil, Errorf(CodeInvalidParams, "params has a member whose name differs from another's only in letter case")
 		}
-		args := make(map[string]any, len(params))
-		for k, v := range params {
-			if k != "_meta" {
-				args[k] = v
-			}
-		}
-		return &Call{Name: MethodName(prefix, m.Method), Args: args, Rest: metaOnly(params)}, nil
+		return &Call{Name: MethodName(prefix, m.Method), Args: withoutMeta(params), Rest: metaOnly(params)}, nil
 	}
 	name, ok := params["name"].(string)
 	if !ok || name == "" {
@@ -318,9 +312,12 @@ func textBlock(s string) map[string]any { return map[string]any{"type": "text", 
 
 // MethodResult projects any other method's result as a tool result: the
 // result less its _meta (server metadata that no verdict needs to pass).
-func MethodResult(result map[string]any) map[string]any {
-	out := make(map[string]any, len(result))
-	for k, v := range result {
+func MethodResult(result map[string]any) map[string]any { return withoutMeta(result) }
+
+// withoutMeta is a new map of obj's members less _meta ({} for nil).
+func withoutMeta(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
 		if k != "_meta" {
 			out[k] = v
 		}
