@@ -120,11 +120,14 @@ const (
 	// DefaultDenyReplayWindow covers a client's retries of a denied
 	// request (Codex's five take about 25 s).
 	DefaultDenyReplayWindow = time.Minute
-	DefaultBufferLimit      = 8 << 20
-	DefaultMaxRequestBytes  = 10 << 20
-	DefaultMaxResponseBytes = DefaultBufferLimit // both wire forms are held whole until judged
-	DefaultMaxMessages      = 10_000
-	DefaultMaxInputMessages = 100
+	// DefaultSessionCacheBytes holds a few hundred coding-agent sessions'
+	// histories (an 84 KiB conversation takes about 250 KiB).
+	DefaultSessionCacheBytes = 128 << 20
+	DefaultBufferLimit       = 8 << 20
+	DefaultMaxRequestBytes   = 10 << 20
+	DefaultMaxResponseBytes  = DefaultBufferLimit // both wire forms are held whole until judged
+	DefaultMaxMessages       = 10_000
+	DefaultMaxInputMessages  = 100
 )
 
 // DefaultSource is Config.Source for the embedded default.
@@ -304,6 +307,10 @@ type Sessions struct {
 	// per-request sessions even when their agent names its run
 	// (sessions.native_ids: false).
 	IgnoreNativeIDs bool
+	// CacheBytes bounds, per replica, the memory of what managed sessions'
+	// earlier requests were parsed and judged into, reused when the next
+	// request sends the same history (0: off). See internal/sessioncache.
+	CacheBytes int64
 }
 
 // PolicySource locates the policy when it lives in its own files.

@@ -142,7 +142,7 @@ limits:
 			InterceptorTimeout: 750 * time.Millisecond, MaxContextBytes: 160 << 20, MaxDepth: 64,
 		},
 		Sessions: Sessions{Store: StoreRedis, RedisURL: "redis://redis:6379/2", KeyPrefix: "gw:", IdleTimeout: time.Hour, SweepInterval: 10 * time.Second,
-			Retention: 48 * time.Hour, EndWait: 5 * time.Second, StartupWait: 30 * time.Second, CallLease: 20 * time.Minute, DenyReplayWindow: time.Minute},
+			Retention: 48 * time.Hour, EndWait: 5 * time.Second, StartupWait: 30 * time.Second, CallLease: 20 * time.Minute, DenyReplayWindow: time.Minute, CacheBytes: DefaultSessionCacheBytes},
 		Records:   Records{Sinks: []Sink{{Type: SinkStdout}, {Type: SinkJSONL, Path: "/var/log/records.jsonl"}}, Format: RecordsFormatRecord, PolicyMarkers: true},
 		Streaming: Streaming{BufferLimit: 4 << 20, KeepAlive: 15 * time.Second, Mode: StreamingBuffered, Segment: defaultSegment},
 		Auth: Auth{
@@ -219,7 +219,7 @@ func TestParseDefaults(t *testing.T) {
 		t.Errorf("enforcement = %+v, want %+v", c.Enforcement, wantEnf)
 	}
 	if want := (Sessions{Store: "memory", KeyPrefix: "hooks-gateway:", IdleTimeout: 30 * time.Minute, SweepInterval: 30 * time.Second,
-		Retention: 24 * time.Hour, EndWait: 30 * time.Second, StartupWait: 30 * time.Second, CallLease: 15 * time.Minute, DenyReplayWindow: time.Minute}); !reflect.DeepEqual(c.Sessions, want) {
+		Retention: 24 * time.Hour, EndWait: 30 * time.Second, StartupWait: 30 * time.Second, CallLease: 15 * time.Minute, DenyReplayWindow: time.Minute, CacheBytes: DefaultSessionCacheBytes}); !reflect.DeepEqual(c.Sessions, want) {
 		t.Errorf("sessions = %+v", c.Sessions)
 	}
 	if !reflect.DeepEqual(c.Records.Sinks, []Sink{{Type: "stdout"}}) {

@@ -50,6 +50,7 @@ func newConfig(source string) *Config {
 			StartupWait:      DefaultStartupWait,
 			CallLease:        DefaultCallLease,
 			DenyReplayWindow: DefaultDenyReplayWindow,
+			CacheBytes:       DefaultSessionCacheBytes,
 		},
 		Streaming: Streaming{BufferLimit: DefaultBufferLimit, Mode: StreamingBuffered, Segment: Segment{
 			Bytes: DefaultSegmentBytes, Interval: DefaultSegmentInterval, SentenceEnd: true, MaxSegments: DefaultSegmentMaxSegments, First: SegmentFirstArrival}},
@@ -154,6 +155,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"deny_replay_window": func(f string, v *yaml.Node) {
 					s.DenyReplayWindow = d.duration(v, f, s.DenyReplayWindow)
 				},
+				"cache_bytes": func(f string, v *yaml.Node) { s.CacheBytes = d.size(v, f, s.CacheBytes) },
 			})
 		},
 		"records": func(f string, v *yaml.Node) {

@@ -451,6 +451,9 @@ func (v *validator) sessions() {
 	if s.CallLease <= 0 {
 		v.problem("sessions.call_lease", "must be positive (got %s)", s.CallLease)
 	}
+	if s.CacheBytes < 0 {
+		v.problem("sessions.cache_bytes", "must be 0 (off) or positive (got %d)", s.CacheBytes)
+	}
 	if s.DenyReplayWindow < 0 {
 		v.problem("sessions.deny_replay_window", "must be 0 (off) or positive (got %s)", s.DenyReplayWindow)
 	}

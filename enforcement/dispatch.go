@@ -78,7 +78,7 @@ func (em *emission) admit() bool {
 		return false
 	}
 	if !em.e.identity.IsNull() {
-		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, &em.e.projections, &em.idText); err != nil {
+		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, &em.e.projections, &em.idText, em.settings.memo); err != nil {
 			em.combined = hostDeny(ReasonContextInvalid, err.Error())
 			return false
 		}

@@ -344,6 +344,7 @@ type EmitOption func(*emitSettings)
 type emitSettings struct {
 	mode      Mode
 	validator TargetValidator
+	memo      ObjectMemo
 }
 
 // WithMode selects the mode for one emission (per-session modes, §8).
@@ -463,6 +464,9 @@ func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption)
 		em.mode = e.ModeFor(em.point)
 	}
 	em.validator = em.settings.validator
+	if em.settings.memo != nil {
+		em.ctx = context.WithValue(ctx, objectMemoKey{}, em.settings.memo)
+	}
 	// Sized once: a verdict per interceptor, one more for an approval
 	// resolution; in the emission's own storage for a short chain.
 	switch n := len(e.regs); {

@@ -71,7 +71,7 @@ func (p IdentityProvider) Identity(c Context) (*string, error) {
 		return nil, nil
 	}
 	s := new(string)
-	if err := p.identityInto(s, c, nil, nil); err != nil {
+	if err := p.identityInto(s, c, nil, nil, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -82,8 +82,9 @@ func (p IdentityProvider) Identity(c Context) (*string, error) {
 // the jcs-sha256 provider does not run it again, projects into storage
 // from projections and writes the identity's bytes into *text, the string
 // being those bytes (see identityText): storage of the caller's that
-// nothing writes again. A custom provider is handed c as always.
-func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync.Pool, text *[jcs.SHA256IdentitySize]byte) (err error) {
+// nothing writes again, consulting memo (nil: none) for the canonical
+// bytes of objects it knows. A custom provider is handed c as always.
+func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync.Pool, text *[jcs.SHA256IdentitySize]byte, memo ObjectMemo) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("identity provider %s panicked: %T", p.name, r)
@@ -98,7 +99,7 @@ func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync
 		if proj == nil {
 			proj = new(projection)
 		}
-		s, err = validatedIdentityText(c, p.maxDepth, proj, text)
+		s, err = validatedIdentityText(c, p.maxDepth, proj, text, memo)
 		projections.Put(proj) // reset by validatedIdentityText
 	default:
 		s, err = ContextIdentity(c, p.maxDepth)
@@ -117,18 +118,24 @@ func ContextIdentity(c Context, maxDepth int) (string, error) {
 	if err := ValidateEnvelope(c); err != nil {
 		return "", err
 	}
-	return validatedIdentityText(c, maxDepth, new(projection), new([jcs.SHA256IdentitySize]byte))
+	return validatedIdentityText(c, maxDepth, new(projection), new([jcs.SHA256IdentitySize]byte), nil)
 }
 
 // validatedIdentityText is ContextIdentity after the envelope check,
 // projecting into proj (reset before it returns), with the identity's
-// bytes written into *text and the string made of them (identityText).
-func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs.SHA256IdentitySize]byte) (string, error) {
+// bytes written into *text and the string made of them (identityText),
+// consulting memo (nil: none).
+func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs.SHA256IdentitySize]byte, memo ObjectMemo) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
 	defer proj.reset()
-	if err := jcs.SHA256IdentityInto(text, proj.object(c, maxDepth), maxDepth); err != nil {
+	var m jcs.Memo
+	if memo != nil {
+		m = memo
+	}
+	proj.memo = m
+	if err := jcs.SHA256IdentityMemoInto(text, proj.object(c, maxDepth), maxDepth, m); err != nil {
 		return "", err
 	}
 	return identityText(text), nil
@@ -184,6 +191,8 @@ type projection struct {
 	// target is the target's canonical bytes when they are written twice
 	// (see shareTarget).
 	target jcs.Canonical
+	// memo supplies canonical bytes of objects made before (nil: none).
+	memo jcs.Memo
 }
 
 // object fills p with the projection of c and returns it (a pointer, which
@@ -249,7 +258,7 @@ func (p *projection) shareTarget(c Context, point Point, maxDepth int) *jcs.Cano
 	if !ok || !sameValue(alias, target) {
 		return nil
 	}
-	if err := p.target.Encode(target, 1+len(shapes[point].targetOf), maxDepth); err != nil {
+	if err := p.target.EncodeMemo(target, 1+len(shapes[point].targetOf), maxDepth, p.memo); err != nil {
 		return nil
 	}
 	return &p.target

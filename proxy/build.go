@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hooks-gateway/hooks-gateway/internal/sessioncache"
 	"io"
 	"log/slog"
 	"slices"
@@ -147,6 +148,7 @@ func Build(ctx context.Context, cfg *config.Config, stdout io.Writer, logger *sl
 		MaxRequestsPerClient: cfg.Server.ClientCap(),
 		NativeSessions:       !cfg.Sessions.IgnoreNativeIDs,
 		DenyReplayWindow:     cfg.Sessions.DenyReplayWindow,
+		SessionCache:         sessioncache.NewStore(cfg.Sessions.CacheBytes),
 	}
 	for _, o := range sopts {
 		o(&opts)

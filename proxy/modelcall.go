@@ -69,7 +69,7 @@ func (mc *modelCall) finish(ctx context.Context, w http.ResponseWriter) {
 // the number of messages (counted before any is decoded), authorization
 // and routing, the budget, then the projection and the number of input
 // emissions it implies, and only then anything recorded.
-func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire.Surface, parse func([]byte, url.Values) (wire.Request, error), inputs bool) (*modelCall, bool) {
+func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire.Surface, parse bodyParser, inputs bool) (*modelCall, bool) {
 	ctx := r.Context()
 	o := observation(ctx)
 	if o != nil {
@@ -88,7 +88,8 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 	if r.URL.RawQuery != "" {
 		query = r.URL.Query()
 	}
-	req, err := parse(body, query)
+	memo := s.sessionMemo(r, p)
+	req, err := parse(body, query, memoOf(memo))
 	if err != nil {
 		refuse(requestError(err))
 		return nil, false
@@ -146,6 +147,9 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		return nil, false
 	}
 	t.releaseLate = true // the caller's finish gives the lease up
+	if t.managed {
+		t.memo = memo
+	}
 	return &modelCall{s: s, surf: surf, t: t, req: req, orig: orig, up: up, clientTurn: clientTurn, budget: budget, body: body}, true
 }
 

@@ -11,6 +11,7 @@ package proxy
 
 import (
 	"context"
+	"github.com/hooks-gateway/hooks-gateway/internal/sessioncache"
 	"log/slog"
 	"net/http"
 	"os"
@@ -167,6 +168,12 @@ type Options struct {
 	// identical to its last policy deny with that deny again, without an
 	// emission or an upstream call; 0 turns it off.
 	DenyReplayWindow time.Duration
+	// Now stamps the contexts of model calls (nil: time.Now): tests fix it
+	// to compare two runs record by record.
+	Now func() time.Time
+	// SessionCache keeps what managed sessions' requests were parsed and
+	// judged into, for their next requests (nil: off).
+	SessionCache *sessioncache.Store
 	// MaxRequestsPerClient caps the requests one client (its key, or its
 	// remote address without keys) holds at once, within MaxRequests; 0 is
 	// no per-client cap.

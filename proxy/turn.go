@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hooks-gateway/hooks-gateway/internal/sessioncache"
 	"net/http"
 	"strings"
 
@@ -41,6 +42,9 @@ type turn struct {
 	mode  enforcement.Mode
 	// ended is set once a per-request session emitted its agent_shutdown.
 	ended bool
+	// memo is the managed session's cache (nil: none), handed to each
+	// emission for the identities and verdicts of the objects it keeps.
+	memo *sessioncache.Cache
 	// postOwed is set while the turn's model call owes the trail its
 	// post_model_call: its pre_model_call proceeded and no post_model_call
 	// was emitted (or withheld) since. A call cut before its response
@@ -119,6 +123,9 @@ func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields 
 		})
 		t.s.log.Warn("session store failure", "session", t.builder.SessionID, "point", point, "error", err)
 		return nil, hostFailure(point, t.builder.SessionID, errStore.Error())
+	}
+	if t.memo != nil {
+		opts = append(opts, enforcement.WithObjectMemo(t.memo))
 	}
 	out, err := em.EmitUnchecked(ctx, c, opts...)
 	if out != nil {
@@ -349,6 +356,7 @@ func (s *Server) newTurn(ctx context.Context, r *http.Request, pol *Policy, p Pr
 	t.builder.Agent = enforcement.Agent{ID: agentID, Framework: Framework}
 	t.builder.Common = s.commonFields(ctx, r, pol, p.Tenant)
 	t.builder.Stamps, t.builder.Agents = &s.stamps, &s.agents
+	t.builder.Now = s.opts.Now
 	// A model call's fields are fresh trees (the request's projection,
 	// the answer's) that nothing changes after their emission: one copy
 	// less per emission. They are decoded JSON and constructors' values

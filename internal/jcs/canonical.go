@@ -18,6 +18,11 @@ type Canonical struct {
 // caller should hash without it, so that the error it reports is the one
 // the whole walk finds first.
 func (c *Canonical) Encode(v any, depth, maxDepth int) error {
+	return c.encode(v, depth, maxDepth, nil)
+}
+
+// encode is Encode consulting memo (nil: none).
+func (c *Canonical) encode(v any, depth, maxDepth int, memo Memo) error {
 	if c.e == nil {
 		c.e = getEncoder(0, true)
 	}
@@ -29,6 +34,7 @@ func (c *Canonical) Encode(v any, depth, maxDepth int) error {
 	e.maxDepth = maxDepth
 	e.checkInts = true
 	e.sink = nil
+	e.memo = memo
 	c.bytes = nil
 	if err := e.encode(v, depth); err != nil {
 		return err

@@ -120,6 +120,11 @@ const sha256Prefix = "sha256:"
 func SHA256IdentityInto(dst *[SHA256IdentitySize]byte, v any, maxDepth int) error {
 	e := getEncoder(0, true)
 	defer putEncoder(e)
+	return e.identityInto(dst, v, maxDepth)
+}
+
+// identityInto is SHA256IdentityInto on encoder e.
+func (e *encoder) identityInto(dst *[SHA256IdentitySize]byte, v any, maxDepth int) error {
 	if e.hash == nil {
 		e.hash = sha256.New()
 	} else {
@@ -261,6 +266,7 @@ type encoder struct {
 	sink      hash.Hash // if set, buf is flushed into it as it fills
 	hash      hash.Hash // reusable SHA-256 state
 	sum       [sha256.Size]byte
+	memo      Memo // objects' canonical bytes made before (identity path only)
 }
 
 var encoders = sync.Pool{New: func() any { return new(encoder) }}
@@ -271,6 +277,7 @@ func getEncoder(maxDepth int, checkInts bool) *encoder {
 	e.maxDepth = maxDepth
 	e.checkInts = checkInts
 	e.sink = nil
+	e.memo = nil
 	return e
 }
 
@@ -282,6 +289,7 @@ func putEncoder(e *encoder) {
 		e.members = nil
 	}
 	e.sink = nil
+	e.memo = nil
 	encoders.Put(e)
 }
 
@@ -378,6 +386,16 @@ func (e *encoder) array(a []any, depth int) *Error {
 }
 
 func (e *encoder) object(m map[string]any, depth int) *Error {
+	if e.memo != nil {
+		if handled, err := e.memoObject(m, depth); handled {
+			return err
+		}
+	}
+	return e.plainObject(m, depth)
+}
+
+// plainObject writes m by walking its members.
+func (e *encoder) plainObject(m map[string]any, depth int) *Error {
 	// Members are staged on a shared stack: nested objects push above
 	// base and pop back to it before this frame continues, and ms stays
 	// valid even if a nested push reallocates the stack.

@@ -100,6 +100,11 @@ func (k *Keyring) Replace(keys ...Key) error {
 	return nil
 }
 
+// Generation identifies the keys k holds now: it changes with every
+// Replace, so what was opened under one generation can be told from what
+// another would open.
+func (k *Keyring) Generation() any { return k.ring.Load() }
+
 func newRing(keys []Key) (*ring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("seal: no key")

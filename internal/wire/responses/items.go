@@ -103,14 +103,7 @@ func (r *Request) addItem(i int, e any) error {
 		if err != nil {
 			return err
 		}
-		r.callIDs[id] = i
-		if n := len(r.segs); n > 0 && r.segs[n-1].kind == itemFunctionCall {
-			last := &r.segs[n-1]
-			last.msg["tool_calls"] = append(last.msg["tool_calls"].([]any), tc)
-			last.n++
-			break
-		}
-		r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}, first: i, n: 1, kind: itemFunctionCall})
+		r.addCall(i, id, tc)
 	case typ == "function_call_output":
 		msg, err := r.projectOutputItem(it, field, up)
 		if err != nil {
@@ -142,6 +135,19 @@ func (r *Request) addItem(i int, e any) error {
 		return &wire.RequestError{Field: field + ".type", Msg: "is not an input item type the gateway can mediate (it knows message, function_call, function_call_output, reasoning, web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_call, mcp_list_tools); a deployment can judge others with " + unknownMembersSwitch + ": judge"}
 	}
 	return r.setUpstream(i, up)
+}
+
+// addCall adds function_call item i, call_id id, projected as tc: to the
+// assistant message of the run of calls it follows, or as a new one.
+func (r *Request) addCall(i int, id string, tc map[string]any) {
+	r.callIDs[id] = i
+	if n := len(r.segs); n > 0 && r.segs[n-1].kind == itemFunctionCall {
+		last := &r.segs[n-1]
+		last.msg["tool_calls"] = append(last.msg["tool_calls"].([]any), tc)
+		last.n++
+		return
+	}
+	r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}, first: i, n: 1, kind: itemFunctionCall})
 }
 
 // itemEdit collects what an input item's upstream bytes change: member

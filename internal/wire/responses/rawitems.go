@@ -28,11 +28,18 @@ func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 	r.items = rawjson.ScanArray(body, raw)
 	r.segs = make([]segment, 0, len(r.items))
 	r.callIDs = make(map[string]int, len(r.items)/2)
+	scope := r.memoScope()
 	for i, s := range r.items {
+		raw := body[s.Start:s.End]
+		if u, ok := r.memoItem(scope, raw); ok {
+			r.replayItem(i, u)
+			continue
+		}
 		if !r.addRawItem(i, s) {
 			r.inputSpan, r.items, r.segs, r.callIDs, r.up = rawjson.Span{}, nil, nil, nil, nil
 			return false
 		}
+		r.keepItem(scope, i, raw)
 	}
 	return true
 }
@@ -147,14 +154,7 @@ func (r *Request) addRawCall(i int, s rawjson.Span, ms []rawjson.Member) (ok, do
 		name = ns + "." + name.(string)
 	}
 	tc := map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
-	r.callIDs[id.(string)] = i
-	if n := len(r.segs); n > 0 && r.segs[n-1].kind == itemFunctionCall {
-		last := &r.segs[n-1]
-		last.msg["tool_calls"] = append(last.msg["tool_calls"].([]any), tc)
-		last.n++
-	} else {
-		r.segs = append(r.segs, segment{msg: map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}, first: i, n: 1, kind: itemFunctionCall})
-	}
+	r.addCall(i, id.(string), tc)
 	return r.setRawUpstream(i, s, ms, &up), true
 }
 

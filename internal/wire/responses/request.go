@@ -56,6 +56,9 @@ type Request struct {
 	// prevOrig is that id as a string: an answer echoing it releases the
 	// client's seal instead.
 	prevOrig string
+	// memo is the session's memo while the request is parsed (see
+	// memo.go); nil after.
+	memo wire.Memo
 }
 
 // segment is one projected message and the input items it came from (one
@@ -69,6 +72,12 @@ type segment struct {
 
 // parseRequest validates body and projects it.
 func (s *Surface) parseRequest(body []byte) (*Request, error) {
+	return s.parseRequestMemo(body, nil)
+}
+
+// parseRequestMemo is parseRequest reusing the input items memo kept
+// (nil: none).
+func (s *Surface) parseRequestMemo(body []byte, memo wire.Memo) (*Request, error) {
 	// ScanRootValid validates the body and lists its members in one
 	// allocation-free pass, in place of encoding/json.Valid plus a member
 	// scan; when it says no, the Valid-first checks below decide the
@@ -90,7 +99,8 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 			return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 		}
 	}
-	r := &Request{surf: s, text: jsonvalue.NewText(body), root: root, members: ms, created: time.Now().Unix()}
+	r := &Request{surf: s, text: jsonvalue.NewText(body), root: root, members: ms, created: time.Now().Unix(), memo: memo}
+	defer func() { r.memo = nil }()
 	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -90,6 +91,19 @@ func (s *Surface) ParseRequest(body []byte, query url.Values) (wire.Request, err
 		return nil, &wire.RequestError{Msg: "the responses endpoint takes no query parameters"}
 	}
 	r, err := s.parseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ParseRequestMemo implements wire.MemoParser: ParseRequest reusing the
+// projections of input items memo kept.
+func (s *Surface) ParseRequestMemo(body []byte, query url.Values, _ http.Header, memo wire.Memo) (wire.Request, error) {
+	if len(query) > 0 {
+		return nil, &wire.RequestError{Msg: "the responses endpoint takes no query parameters"}
+	}
+	r, err := s.parseRequestMemo(body, memo)
 	if err != nil {
 		return nil, err
 	}

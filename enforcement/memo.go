@@ -1,0 +1,41 @@
+package enforcement
+
+import "context"
+
+// ObjectMemo remembers, across the emissions of one session, what was
+// made of objects its contexts share from one request to the next (a
+// conversation's earlier messages, which a host projects once and hands
+// out again): their canonical bytes for the context identity, and the
+// verdicts of interceptors that judge each such object on its own. It
+// only ever answers for the very object it was told about, so a context
+// is identified and judged exactly as without it. Implementations must
+// be safe for concurrent use; the gateway's is internal/sessioncache.
+type ObjectMemo interface {
+	// Canonical returns obj's RFC 8785 bytes made at nesting level depth
+	// under the depth bound maxDepth on the identity path, or false.
+	Canonical(obj map[string]any, depth, maxDepth int) ([]byte, bool)
+	// Keeps reports whether the memo remembers things about obj.
+	Keeps(obj map[string]any) bool
+	// Remember stores obj's canonical bytes made at depth under maxDepth.
+	Remember(obj map[string]any, depth, maxDepth int, b []byte)
+	// Verdict returns what judge (an interceptor) made of obj.
+	Verdict(judge any, obj map[string]any) (any, bool)
+	// RememberVerdict stores what judge made of obj.
+	RememberVerdict(judge any, obj map[string]any, v any)
+}
+
+// WithObjectMemo has one emission use m: for the identity of its context,
+// and handed to its interceptors through their context.Context (see
+// ObjectMemoFrom).
+func WithObjectMemo(m ObjectMemo) EmitOption {
+	return func(s *emitSettings) { s.memo = m }
+}
+
+type objectMemoKey struct{}
+
+// ObjectMemoFrom returns the memo of the emission that called an
+// interceptor with ctx, or nil.
+func ObjectMemoFrom(ctx context.Context) ObjectMemo {
+	m, _ := ctx.Value(objectMemoKey{}).(ObjectMemo)
+	return m
+}

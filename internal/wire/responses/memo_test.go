@@ -1,0 +1,144 @@
+package responses
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/agenttraffic"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/seal"
+	"github.com/hooks-gateway/hooks-gateway/internal/sessioncache"
+)
+
+// memoTurns is a growing Codex history, turn by turn, then the raw-path
+// cases: bodies a session's memo sees one after the other, so later ones
+// reuse the items of earlier ones.
+func memoTurns(t *testing.T) [][]byte {
+	t.Helper()
+	capture, err := agenttraffic.LoadCapture(filepath.Join("..", "..", "..", agenttraffic.CaptureDir), agenttraffic.CodexFixture, "/v1/responses")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies [][]byte
+	for rounds := 1; rounds <= 6; rounds++ {
+		b, err := agenttraffic.Codex(capture, rounds, 0, sealedID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, b)
+	}
+	for _, b := range rawInputCases() {
+		bodies = append(bodies, []byte(b))
+	}
+	return bodies
+}
+
+// TestMemoParseMatchesFresh parses a session's bodies through one memo,
+// each twice (the second all hits), and fails on any difference from a
+// fresh parse that a caller could see.
+func TestMemoParseMatchesFresh(t *testing.T) {
+	memo := sessioncache.NewStore(1 << 30).Cache("s")
+	s := New(Options{Seal: testKeys})
+	for _, body := range memoTurns(t) {
+		for range 2 {
+			compareMemoAndFresh(t, s, memo, body)
+		}
+	}
+}
+
+// FuzzMemoParseMatchesFresh is TestMemoParseMatchesFresh over any
+// bodies, all through one memo.
+func FuzzMemoParseMatchesFresh(f *testing.F) {
+	for _, b := range rawInputCases() {
+		f.Add([]byte(b))
+	}
+	memo := sessioncache.NewStore(1 << 30).Cache("s")
+	s := New(Options{Seal: testKeys})
+	f.Fuzz(func(t *testing.T, body []byte) { compareMemoAndFresh(t, s, memo, body) })
+}
+
+// compareMemoAndFresh parses body with memo and without.
+func compareMemoAndFresh(t *testing.T, s *Surface, memo *sessioncache.Cache, body []byte) {
+	t.Helper()
+	a, errA := s.parseRequestMemo(body, memo)
+	b, errB := s.parseRequest(body)
+	if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
+		t.Fatalf("%.200s\nwith memo: %v\nfresh: %v", body, errA, errB)
+	}
+	if errA != nil {
+		return
+	}
+	if !jsonvalue.Equal(a.Messages(), b.Messages()) || !reflect.DeepEqual(a.segs, b.segs) {
+		x, _ := jsonvalue.Marshal(a.Messages())
+		y, _ := jsonvalue.Marshal(b.Messages())
+		t.Fatalf("%.200s\nwith memo %.400s\nfresh %.400s", body, x, y)
+	}
+	if !reflect.DeepEqual(a.callIDs, b.callIDs) || !reflect.DeepEqual(a.up, b.up) || !reflect.DeepEqual(a.items, b.items) {
+		t.Fatalf("%.200s: call ids, upstream items or spans differ", body)
+	}
+	ua, errA := a.UpstreamBody(a.Messages())
+	ub, errB := b.UpstreamBody(b.Messages())
+	if (errA == nil) != (errB == nil) || string(ua) != string(ub) {
+		t.Fatalf("%.200s: upstream bodies differ (%v, %v)", body, errA, errB)
+	}
+	if a.memo != nil {
+		t.Fatal("the request keeps the memo after parsing")
+	}
+}
+
+// TestMemoScopedToKeys: an item whose sealed id one keyring opened is not
+// reused once the keys are replaced: the new keys refuse it, as a fresh
+// parse does.
+func TestMemoScopedToKeys(t *testing.T) {
+	keys := seal.Ephemeral()
+	s := New(Options{Seal: keys})
+	body := []byte(`{"model":"m","input":[{"type":"function_call","id":"` + keys.SealString(kindItemID, "fc_1") + `","call_id":"c","name":"n","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]}`)
+	memo := sessioncache.NewStore(1 << 30).Cache("s")
+	if _, err := s.parseRequestMemo(body, memo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.parseRequestMemo(body, memo); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Replace(seal.Key{ID: "other", Secret: []byte("another-sealing-key-of-32-bytes-or-more-0123456789")}); err != nil {
+		t.Fatal(err)
+	}
+	_, fresh := s.parseRequest(body)
+	_, memoed := s.parseRequestMemo(body, memo)
+	if fresh == nil || memoed == nil || fresh.Error() != memoed.Error() {
+		t.Fatalf("after key rotation: fresh %v, with memo %v", fresh, memoed)
+	}
+}
+
+// TestMemoReusesItems: the second parse of a body takes every item from
+// the memo, sharing the projected objects rather than making new ones.
+func TestMemoReusesItems(t *testing.T) {
+	memo := sessioncache.NewStore(1 << 30).Cache("s")
+	s := New(Options{Seal: testKeys})
+	body := memoTurns(t)[5]
+	a, err := s.parseRequestMemo(body, memo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.parseRequestMemo(body, memo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for i := range a.segs {
+		if a.segs[i].kind != itemFunctionCall {
+			if !sameObject(a.segs[i].msg, b.segs[i].msg) {
+				t.Fatalf("segment %d was projected again", i)
+			}
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Fatal("no segment to compare")
+	}
+}
+
+func sameObject(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
