@@ -465,7 +465,7 @@ func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption)
 	}
 	em.validator = em.settings.validator
 	if em.settings.memo != nil {
-		em.ctx = context.WithValue(ctx, objectMemoKey{}, em.settings.memo)
+		em.ctx = ContextWithObjectMemo(ctx, em.settings.memo)
 	}
 	// Sized once: a verdict per interceptor, one more for an approval
 	// resolution; in the emission's own storage for a short chain.

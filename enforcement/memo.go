@@ -33,6 +33,12 @@ func WithObjectMemo(m ObjectMemo) EmitOption {
 
 type objectMemoKey struct{}
 
+// ContextWithObjectMemo returns ctx carrying m for the interceptors
+// called with it, as an emission made WithObjectMemo(m) does.
+func ContextWithObjectMemo(ctx context.Context, m ObjectMemo) context.Context {
+	return context.WithValue(ctx, objectMemoKey{}, m)
+}
+
 // ObjectMemoFrom returns the memo of the emission that called an
 // interceptor with ctx, or nil.
 func ObjectMemoFrom(ctx context.Context) ObjectMemo {

@@ -239,7 +239,7 @@ func (*redactInterceptor) ReadsOnly() {}
 // Intercept implements enforcement.Interceptor: one transform of $target
 // with every match rewritten, or allow when nothing matched. A match
 // outside the target, or key renames that would merge two members, deny.
-func (r *redactInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+func (r *redactInterceptor) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	// With no points configured, redact runs wherever a transform is
 	// permitted and lets the session boundaries through.
 	if !c.Point().Transformable() {
@@ -249,7 +249,7 @@ func (r *redactInterceptor) Intercept(_ context.Context, c enforcement.Context) 
 		return enforcement.Deny(r.unreachableReason, outsideMessage(r.name, member, "redact")), nil
 	}
 	counts := make(tally, len(r.scan.detectors))
-	w := textRewriter{find: r.scan.appendEdits, counts: counts}
+	w := textRewriter{find: r.scan.appendEdits, counts: counts, memo: cleanMemoFor(ctx, r, walkRewrite)}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:

@@ -139,16 +139,16 @@ func (r *regexInterceptor) NonBlocking() {}
 func (r *regexInterceptor) ReadsOnly() {}
 
 // Intercept implements enforcement.Interceptor.
-func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+func (r *regexInterceptor) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	if r.redact {
 		// With no points configured, redact runs everywhere a transform is
 		// permitted and lets the session boundaries through.
 		if !c.Point().Transformable() {
 			return enforcement.Allow(), nil
 		}
-		return r.redactIn(c), nil
+		return r.redactIn(c, cleanMemoFor(ctx, r, walkRewrite)), nil
 	}
-	if anyText(c.Target(), r.matchString) {
+	if anyTextIn(c.Target(), r.matchString, cleanMemoFor(ctx, r, walkMatch)) {
 		return enforcement.Deny(r.reason, r.message), nil
 	}
 	if _, found := r.scope.firstOutside(c, r.anyMatch); found {
@@ -159,12 +159,13 @@ func (r *regexInterceptor) Intercept(_ context.Context, c enforcement.Context) (
 
 // redactIn transforms the target with every match replaced, or denies
 // when a match lies where the transform cannot reach or when renaming
-// keys would merge two members.
-func (r *regexInterceptor) redactIn(c enforcement.Context) enforcement.Verdict {
+// keys would merge two members. memo skips the target's objects known to
+// hold no match.
+func (r *regexInterceptor) redactIn(c enforcement.Context, memo cleanMemo) enforcement.Verdict {
 	if member, found := r.scope.firstOutside(c, r.anyMatch); found {
 		return enforcement.Deny(r.unreachableReason, outsideMessage(r.policy, member, "redact"))
 	}
-	w := textRewriter{find: r.appendEdits}
+	w := textRewriter{find: r.appendEdits, memo: memo}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:

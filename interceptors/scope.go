@@ -1,6 +1,7 @@
 package interceptors
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hooks-gateway/hooks-gateway/config"
@@ -83,19 +84,30 @@ func mergeMessage(policy string) string {
 // anyText reports whether match holds for a string value or an object key
 // anywhere in v (a key can carry a secret as well as a value can), or for
 // the join of the parts of an array that readers join (see joinedPart).
-func anyText(v any, match func(string) bool) bool {
+func anyText(v any, match func(string) bool) bool { return anyTextIn(v, match, cleanMemo{}) }
+
+// anyTextIn is anyText skipping the objects m knows hold no match, and
+// telling m of those it finds hold none.
+func anyTextIn(v any, match func(string) bool, m cleanMemo) bool {
 	switch x := v.(type) {
 	case string:
 		return match(x)
 	case map[string]any:
+		node, clean := m.known(x)
+		if clean {
+			return false
+		}
 		for k, e := range x {
-			if match(k) || anyText(e, match) {
+			if match(k) || anyTextIn(e, match, m) {
 				return true
 			}
 		}
+		if node {
+			m.remember(x)
+		}
 	case []any:
 		for _, e := range x {
-			if anyText(e, match) {
+			if anyTextIn(e, match, m) {
 				return true
 			}
 		}
@@ -103,6 +115,55 @@ func anyText(v any, match func(string) bool) bool {
 	}
 	return false
 }
+
+// cleanMemo remembers, across a managed session's requests, the objects a
+// walk of one interceptor found nothing in (enforcement.ObjectMemo: the
+// conversation's earlier messages, which the next request shares). What a
+// walk finds in an object is a function of the object and the
+// interceptor alone: joins never cross an object's bounds (see
+// joinedPart), and the parts of a join are walked apart from this. Only
+// "nothing" is remembered, so what the walk makes of an object with a
+// match is made again each time. The zero value remembers nothing.
+type cleanMemo struct {
+	memo  enforcement.ObjectMemo
+	judge any
+}
+
+// Walks an interceptor remembers apart: a match walk and a rewrite walk
+// of one interceptor need not agree on what they find.
+const (
+	walkMatch = iota
+	walkRewrite
+)
+
+// walkJudge names one walk of one interceptor in a memo.
+type walkJudge struct {
+	interceptor any
+	walk        int
+}
+
+// cleanMemoFor is the memo of the emission that called interceptor with
+// ctx, for walk.
+func cleanMemoFor(ctx context.Context, interceptor any, walk int) cleanMemo {
+	m := enforcement.ObjectMemoFrom(ctx)
+	if m == nil {
+		return cleanMemo{}
+	}
+	return cleanMemo{memo: m, judge: walkJudge{interceptor, walk}}
+}
+
+// known reports whether the memo keeps obj (node) and, if so, whether the
+// walk found nothing in it before (clean).
+func (m cleanMemo) known(obj map[string]any) (node, clean bool) {
+	if m.memo == nil || !m.memo.Keeps(obj) {
+		return false, false
+	}
+	v, ok := m.memo.Verdict(m.judge, obj)
+	return true, ok && v == true
+}
+
+// remember tells the memo the walk found nothing in obj.
+func (m cleanMemo) remember(obj map[string]any) { m.memo.RememberVerdict(m.judge, obj, true) }
 
 // textRewriter applies the edits find finds to every string value and
 // object key of a value tree, and to the joins of the parts readers join
@@ -122,6 +183,9 @@ type textRewriter struct {
 	merged bool
 	// buf is find's scratch, reused from string to string.
 	buf []edit
+	// memo skips objects the session's earlier requests shared and the
+	// same walk found nothing in.
+	memo cleanMemo
 }
 
 // renamedKey is one object key a rewrite changed.
@@ -160,8 +224,15 @@ func (w *textRewriter) tree(v any) (any, bool) {
 			return nx, true
 		}
 	case map[string]any:
+		node, clean := w.memo.known(x)
+		if clean {
+			return v, false
+		}
 		if nx, changed := w.object(x, "", runText{}); changed {
 			return nx, true
+		}
+		if node {
+			w.memo.remember(x)
 		}
 	case []any:
 		if nx, changed := w.array(x); changed {
