@@ -1,5 +1,10 @@
 package jsonvalue
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // DeepCopy returns a copy of the value tree v that shares no map or slice
 // with v, so the copy can be mutated (e.g. by a transform) without
 // affecting the original. Scalars are immutable and shared. Values that are
@@ -53,4 +58,38 @@ func copySlice(s []any) []any {
 		}
 	}
 	return out
+}
+
+// Detach returns a deep copy of v whose strings (values, keys and number
+// tokens) are copies too. Decoded strings share the bytes of the text
+// they came from, so a value kept beyond its request (a session's cache)
+// would keep that whole request body alive; its detached copy holds only
+// its own bytes.
+func Detach(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.Clone(x)
+	case json.Number:
+		return json.Number(strings.Clone(string(x)))
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[strings.Clone(k)] = Detach(e)
+		}
+		return out
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Detach(e)
+		}
+		return out
+	default:
+		return v
+	}
 }

@@ -155,6 +155,18 @@ func ScanArrayChecked(b []byte, v Span) ([]Span, bool) {
 	}
 }
 
+// ValidElement reports whether the element at s, nested inside depth
+// open containers, is valid JSON as encoding/json.Valid judges: the check
+// ScanArrayChecked leaves to its caller, for a caller that reads the
+// element other than by a strict decoder.
+func ValidElement(b []byte, s Span, depth int) bool {
+	if s.Start >= s.End || s.End > len(b) {
+		return false
+	}
+	end, ok := validValue(b[:s.End], s.Start, depth)
+	return ok && end == s.End
+}
+
 // validValue validates the value at b[i] (not whitespace), nested inside
 // depth open containers, and returns the offset just past it. It is
 // CheckDocument's checker with duplicate keys not looked for (dup set

@@ -134,3 +134,18 @@ func TestScanArrayChecked(t *testing.T) {
 		t.Error("ScanArrayChecked accepted garbage")
 	}
 }
+
+// TestValidElement: an element is valid exactly when encoding/json
+// says its bytes are, spans out of range are not.
+func TestValidElement(t *testing.T) {
+	for _, v := range []string{`{"a":[1,2,{"b":null}]}`, `"x\u00e9"`, `nul`, `{"a":}`, `[1,]`, `tru`, `1e5`, `-`, `{"a":1}}`, `"\x01"`} {
+		b := []byte(`[` + v + `]`)
+		s := Span{Start: 1, End: 1 + len(v)}
+		if got, want := ValidElement(b, s, 2), json.Valid([]byte(v)); got != want {
+			t.Errorf("%s: ValidElement %v, json.Valid %v", v, got, want)
+		}
+	}
+	if ValidElement([]byte(`[1]`), Span{Start: 1, End: 9}, 2) || ValidElement([]byte(`[1]`), Span{Start: 1, End: 1}, 2) {
+		t.Error("a span out of range is valid")
+	}
+}

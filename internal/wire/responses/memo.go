@@ -1,6 +1,11 @@
 package responses
 
-import "github.com/hooks-gateway/hooks-gateway/internal/wire"
+import (
+	"bytes"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
+)
 
 // A managed session's requests repeat their history: Codex sends every
 // earlier item again each turn. An input item's projection is a function
@@ -68,18 +73,58 @@ func (r *Request) keepItem(scope any, i int, raw []byte) {
 	if r.memo == nil {
 		return
 	}
-	sg := r.segs[len(r.segs)-1]
-	u := &memoItem{kind: sg.kind, msg: sg.msg}
+	// The kept projection is detached from this body (see
+	// jsonvalue.Detach) and takes the place of the one just made, so this
+	// request already shares the object the next ones will.
+	sg := &r.segs[len(r.segs)-1]
+	u := &memoItem{kind: sg.kind}
 	if sg.kind == itemFunctionCall {
 		tcs := sg.msg["tool_calls"].([]any)
-		u.msg = tcs[len(tcs)-1].(map[string]any)
+		u.msg = jsonvalue.Detach(tcs[len(tcs)-1]).(map[string]any)
+		tcs[len(tcs)-1] = u.msg
 		u.callID, _ = u.msg["id"].(string)
+	} else {
+		u.msg = jsonvalue.Detach(sg.msg).(map[string]any)
+		sg.msg = u.msg
 	}
-	if r.up != nil {
-		u.up = r.up[i]
+	if r.up != nil && r.up[i] != nil {
+		u.up = bytes.Clone(r.up[i]) // never a slice of the body
 	}
 	r.memo.KeepUnit(scope, raw, u, len(raw)+len(u.up))
 	r.memo.KeepNode(u.msg)
+}
+
+// memberMemoMin is the size from which a known member's decoded value is
+// kept: the instructions and tools an agent sends every turn, not the
+// scalars that cost less to decode than to look up.
+const memberMemoMin = 512
+
+// memberScope is the scope of kept member values: a value's tree is a
+// function of its bytes alone (as Decode makes it, one level into the
+// body), whichever member holds it.
+type memberScope struct{ surf *Surface }
+
+// memoMember is the decoded value kept for the member value at s: it is
+// the value of bytes a valid body held without a duplicate member, as
+// Decode made it then. The tree is shared and read-only, as every value
+// of a request's projection is.
+func (r *Request) memoMember(s rawjson.Span) (any, bool) {
+	if r.memo == nil || s.End-s.Start < memberMemoMin {
+		return nil, false
+	}
+	return r.memo.Unit(memberScope{r.surf}, r.text.Bytes()[s.Start:s.End])
+}
+
+// keepMember keeps v, decoded from the member value at s, and returns
+// the value to use: v detached from the body when it is kept.
+func (r *Request) keepMember(s rawjson.Span, v any) any {
+	if r.memo == nil || s.End-s.Start < memberMemoMin {
+		return v
+	}
+	raw := r.text.Bytes()[s.Start:s.End]
+	v = jsonvalue.Detach(v)
+	r.memo.KeepUnit(memberScope{r.surf}, raw, v, len(raw))
+	return v
 }
 
 var _ wire.MemoParser = (*Surface)(nil)

@@ -3,6 +3,7 @@ package responses
 import (
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/agenttraffic"
@@ -44,7 +45,47 @@ func TestMemoParseMatchesFresh(t *testing.T) {
 		for range 2 {
 			compareMemoAndFresh(t, s, memo, body)
 		}
+		// Broken copies of a body whose items the memo keeps: the one-pass
+		// path must refuse them exactly as the full path does.
+		for _, broken := range brokenCopies(body) {
+			compareMemoAndFresh(t, s, memo, broken)
+		}
 	}
+}
+
+// brokenCopies are copies of body broken in and around its input array,
+// where the one-pass path checks syntax itself.
+func brokenCopies(body []byte) [][]byte {
+	b := string(body)
+	at := strings.Index(b, `"input":[`)
+	if at < 0 {
+		return nil
+	}
+	in := at + len(`"input":[`)
+	sep := strings.Index(b[in:], "},{")
+	var out []string
+	if sep >= 0 {
+		sep += in
+		out = append(out,
+			b[:sep]+"},,{"+b[sep+3:],          // an empty element
+			b[:sep]+"} {"+b[sep+3:],           // a missing comma
+			b[:sep]+`},{"x":tru},{`+b[sep+3:], // an invalid new item
+			b[:sep]+`},{"type":"function_call","call_id":"c9","name":"n","arguments":"{}","status":nul},{`+b[sep+3:], // one the raw reader would take
+			b[:sep]+"},nul,{"+b[sep+3:], // a broken literal
+			b[:sep+1]+`,{"type":"message","role":"user","content":"hi","content":"again"}`+b[sep+1:], // a duplicate member
+		)
+	}
+	out = append(out,
+		b[:in]+"1,"+b[in:],    // an item that is no object
+		b[:len(b)-1],          // the object left open
+		b+"x",                 // trailing garbage
+		b[:in-1]+"["+b[in-1:], // an array in an array
+	)
+	bodies := make([][]byte, len(out))
+	for i, o := range out {
+		bodies[i] = []byte(o)
+	}
+	return bodies
 }
 
 // FuzzMemoParseMatchesFresh is TestMemoParseMatchesFresh over any

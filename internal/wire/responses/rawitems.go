@@ -25,7 +25,15 @@ import (
 func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 	body := r.text.Bytes()
 	r.inputSpan = raw
-	r.items = rawjson.ScanArray(body, raw)
+	if r.onePass {
+		items, ok := rawjson.ScanArrayChecked(body, raw)
+		if !ok {
+			return false
+		}
+		r.items = items
+	} else {
+		r.items = rawjson.ScanArray(body, raw)
+	}
 	r.segs = make([]segment, 0, len(r.items))
 	r.callIDs = make(map[string]int, len(r.items)/2)
 	scope := r.memoScope()
@@ -35,7 +43,9 @@ func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 			r.replayItem(i, u)
 			continue
 		}
-		if !r.addRawItem(i, s) {
+		// On the one-pass path an item not kept is checked here; a kept
+		// one came from a valid body.
+		if r.onePass && !rawjson.ValidElement(body, s, 2) || !r.addRawItem(i, s) {
 			r.inputSpan, r.items, r.segs, r.callIDs, r.up = rawjson.Span{}, nil, nil, nil, nil
 			return false
 		}

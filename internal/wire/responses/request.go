@@ -3,6 +3,7 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -59,6 +60,9 @@ type Request struct {
 	// memo is the session's memo while the request is parsed (see
 	// memo.go); nil after.
 	memo wire.Memo
+	// onePass: input's items are validated as they are read (see
+	// parseRequestMemo); false after parsing.
+	onePass bool
 }
 
 // segment is one projected message and the input items it came from (one
@@ -76,8 +80,37 @@ func (s *Surface) parseRequest(body []byte) (*Request, error) {
 }
 
 // parseRequestMemo is parseRequest reusing the input items memo kept
-// (nil: none).
+// (nil: none). With a memo it first tries the one-pass path: the body's
+// members are validated but for input, whose array syntax and new items
+// are checked as they are read, while an item memo kept (so from a valid
+// body) is not checked again. Any doubt on that path (an error, an input
+// that is not an array of items read from their bytes) takes the path
+// that validates the whole body first and decides every refusal, so a
+// request is accepted, and refused, exactly as without the memo.
 func (s *Surface) parseRequestMemo(body []byte, memo wire.Memo) (*Request, error) {
+	if memo != nil {
+		if r, err := s.parse(body, memo, true); err == nil {
+			return r, nil
+		}
+	}
+	return s.parse(body, memo, false)
+}
+
+// errOnePass makes the one-pass path hand the body to the full one.
+var errOnePass = errors.New("responses: the one-pass parse cannot decide")
+
+// parse validates body and projects it, reusing memo's items (nil: none).
+// With onePass the input member is validated as it is read (see
+// parseRequestMemo) and any failure is errOnePass or another error that
+// only means "take the full path".
+func (s *Surface) parse(body []byte, memo wire.Memo, onePass bool) (*Request, error) {
+	if onePass {
+		root, ms, ok := rawjson.ScanRoot(body, "input")
+		if !ok {
+			return nil, errOnePass
+		}
+		return s.parseMembers(body, root, ms, memo, true)
+	}
 	// ScanRootValid validates the body and lists its members in one
 	// allocation-free pass, in place of encoding/json.Valid plus a member
 	// scan; when it says no, the Valid-first checks below decide the
@@ -99,8 +132,13 @@ func (s *Surface) parseRequestMemo(body []byte, memo wire.Memo) (*Request, error
 			return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 		}
 	}
-	r := &Request{surf: s, text: jsonvalue.NewText(body), root: root, members: ms, created: time.Now().Unix(), memo: memo}
-	defer func() { r.memo = nil }()
+	return s.parseMembers(body, root, ms, memo, false)
+}
+
+// parseMembers projects the members ms of the object at root of body.
+func (s *Surface) parseMembers(body []byte, root rawjson.Span, ms []rawjson.Member, memo wire.Memo, onePass bool) (*Request, error) {
+	r := &Request{surf: s, text: jsonvalue.NewText(body), root: root, members: ms, created: time.Now().Unix(), memo: memo, onePass: onePass}
+	defer func() { r.memo, r.onePass = nil, false }()
 	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}
@@ -116,12 +154,19 @@ func (s *Surface) parseRequestMemo(body []byte, memo wire.Memo) (*Request, error
 		if spec.treat == treatInput && !s.treeInput && m.Val.Kind(body) == '[' && r.parseInputRaw(m.Val) {
 			continue // projected item by item, without a tree of the array
 		}
-		if rawjson.HasDuplicateKeys(body, m.Val) {
-			return nil, &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
+		if onePass && spec.treat == treatInput {
+			return nil, errOnePass // input unvalidated: the full path reads it
 		}
-		v, err := r.text.Decode(m.Val.Start, m.Val.End)
-		if err != nil {
-			return nil, &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
+		v, kept := r.memoMember(m.Val)
+		if !kept {
+			if rawjson.HasDuplicateKeys(body, m.Val) {
+				return nil, &wire.RequestError{Field: spec.name, Msg: "has an object with a duplicate member"}
+			}
+			var err error
+			if v, err = r.text.Decode(m.Val.Start, m.Val.End); err != nil {
+				return nil, &wire.RequestError{Field: spec.name, Msg: rawjson.DecodeProblem(err)}
+			}
+			v = r.keepMember(m.Val, v)
 		}
 		if v == nil && spec.treat != treatModel && spec.treat != treatInput {
 			continue // null means "not set"
