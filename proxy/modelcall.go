@@ -270,13 +270,14 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 	post := &postCall{mc: mc, requestID: requestID, gatewayTurn: gatewayTurn}
 	post.upstream = upstreamCall{m: s.metrics, obs: observation(ctx), name: mc.up.Name()}
 	defer post.upstream.doneStatus() // every path records it earlier; this is the safety net
+	upHeader := withAccept(r.Header, req.Stream())
 	if req.Stream() {
 		// Keep-alive covers the whole wait, the upstream's time to first
 		// byte included.
 		ka := post.startKeepAlive(w)
 		call := func() (*http.Response, error) {
 			t.stage = stageUpstream
-			return s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, r.Header)
+			return s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, upHeader)
 		}
 		if mc.streamingMode() == config.StreamingIncremental {
 			return post.incremental(ctx, w, ka, mc.surf.(wire.Incremental), call)
@@ -284,7 +285,7 @@ func (mc *modelCall) run(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return post.stream(ctx, w, ka, call)
 	}
 	t.stage = stageUpstream
-	resp, err := s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, r.Header)
+	resp, err := s.callUpstream(ctx, &post.upstream, mc.up, req.Operation(), upBody, upHeader)
 	if err != nil {
 		return err
 	}
@@ -355,6 +356,27 @@ func (c *checkedBody) upstreamBody(messages any) ([]byte, error) {
 		return c.body, nil
 	}
 	return c.req.UpstreamBody(messages)
+}
+
+// withAccept is the client's header h, with the Accept header the
+// upstream adapters choose for a request that does (stream) or does not
+// stream when the client sent none: the verdicted body streams exactly
+// when the client's request does, and without it each adapter would scan
+// the whole body again to find out.
+func withAccept(h http.Header, stream bool) http.Header {
+	if len(h.Values("Accept")) > 0 {
+		return h
+	}
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	return h
 }
 
 // sameList reports whether a and b are the same non-empty slice.

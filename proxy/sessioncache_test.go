@@ -136,10 +136,23 @@ func sessionCacheTurns(t *testing.T) []cachedConversation {
 	}
 }
 
-// cachedGatewayConfig is the embedded default with an upstream of path's
-// surface at upURL, the bench's sealing key and managed sessions in
-// Redis at redisURL under prefix.
+// cachedGatewayConfig is cannedGatewayConfig with managed sessions in
+// Redis at redisURL under prefix and the session cache at cacheBytes.
 func cachedGatewayConfig(t *testing.T, upURL, path, redisURL, prefix string, cacheBytes int64) *config.Config {
+	t.Helper()
+	cfg := cannedGatewayConfig(t, upURL, path)
+	cfg.Sessions.Store, cfg.Sessions.RedisURL, cfg.Sessions.KeyPrefix = config.StoreRedis, redisURL, prefix
+	cfg.Sessions.CacheBytes = cacheBytes
+	cfg.Records.PolicyMarkers = false // a marker line carries the wall clock
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// cannedGatewayConfig is the embedded default with one upstream of
+// path's surface at upURL and the bench's sealing key.
+func cannedGatewayConfig(t *testing.T, upURL, path string) *config.Config {
 	t.Helper()
 	t.Setenv("OPENAI_API_KEY", "")
 	cfg := config.Default()
@@ -151,9 +164,6 @@ func cachedGatewayConfig(t *testing.T, upURL, path, redisURL, prefix string, cac
 	u.Name, u.Type, u.BaseURL, u.APIKeyEnv, u.APIKey, u.Models = "canned", typ, base, "", "", []string{"*"}
 	cfg.Upstreams = []config.Upstream{u}
 	cfg.Seal.Keys = []config.SealKey{{ID: agentBenchKey.ID, SecretEnv: "HOOKS_TEST_SEAL", Secret: agentBenchKey.Secret}}
-	cfg.Sessions.Store, cfg.Sessions.RedisURL, cfg.Sessions.KeyPrefix = config.StoreRedis, redisURL, prefix
-	cfg.Sessions.CacheBytes = cacheBytes
-	cfg.Records.PolicyMarkers = false // a marker line carries the wall clock
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
