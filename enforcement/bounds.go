@@ -8,10 +8,17 @@ import "github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 // it costs no memory of its own, Clone keeps it shared, and counting it
 // twice would refuse a response or a message list at half the configured
 // bound. A target that is a separate value is measured as well.
-func checkBounds(c Context, lim jsonvalue.Limits) error {
+//
+// memo (nil: none) supplies the measures of objects an earlier emission
+// of the session walked (see jsonvalue.SizeMemo).
+func checkBounds(c Context, lim jsonvalue.Limits, memo ObjectMemo) error {
+	var m jsonvalue.SizeMemo
+	if memo != nil {
+		m = memo
+	}
 	alias, ok := targetAlias(c, c.Point())
 	if !ok || !sameValue(alias, c["target"]) {
-		return jsonvalue.Check(map[string]any(c), lim)
+		return jsonvalue.CheckMemo(map[string]any(c), lim, m)
 	}
-	return jsonvalue.CheckWithout(map[string]any(c), "target", lim)
+	return jsonvalue.CheckWithoutMemo(map[string]any(c), "target", lim, m)
 }

@@ -73,7 +73,7 @@ func (em *emission) admit() bool {
 		em.combined = hostDeny(ReasonContextInvalid, "invalid context envelope: "+err.Error())
 		return false
 	}
-	if err := checkBounds(em.orig, em.e.limits); err != nil {
+	if err := checkBounds(em.orig, em.e.limits, em.settings.memo); err != nil {
 		em.combined = hostDeny(ReasonContextInvalid, "context rejected: "+err.Error())
 		return false
 	}

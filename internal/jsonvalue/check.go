@@ -33,8 +33,12 @@ type Limits struct {
 //
 // The returned error is a *PathError wrapping ErrTooDeep, ErrTooLarge,
 // ErrNonFinite, ErrInvalidString, ErrInvalidNumber or ErrUnsupportedType.
-func Check(v any, lim Limits) error {
-	c := checker{maxBytes: lim.MaxBytes, maxDepth: lim.MaxDepth}
+func Check(v any, lim Limits) error { return CheckMemo(v, lim, nil) }
+
+// CheckMemo is Check taking the size and height of the objects memo
+// knows from an earlier walk (nil: none); see SizeMemo.
+func CheckMemo(v any, lim Limits, memo SizeMemo) error {
+	c := checker{maxBytes: lim.MaxBytes, maxDepth: lim.MaxDepth, memo: memo}
 	if c.maxDepth <= 0 {
 		c.maxDepth, c.ceiling = hardMaxDepth, true
 	}
@@ -47,7 +51,13 @@ func Check(v any, lim Limits) error {
 // CheckWithout is Check over the object m less its member skip, without
 // building that smaller object.
 func CheckWithout(m map[string]any, skip string, lim Limits) error {
-	c := checker{maxBytes: lim.MaxBytes, maxDepth: lim.MaxDepth}
+	return CheckWithoutMemo(m, skip, lim, nil)
+}
+
+// CheckWithoutMemo is CheckWithout taking the size and height of the
+// objects memo knows from an earlier walk (nil: none); see SizeMemo.
+func CheckWithoutMemo(m map[string]any, skip string, lim Limits, memo SizeMemo) error {
+	c := checker{maxBytes: lim.MaxBytes, maxDepth: lim.MaxDepth, memo: memo}
 	if c.maxDepth <= 0 {
 		c.maxDepth, c.ceiling = hardMaxDepth, true
 	}
@@ -96,6 +106,8 @@ type checker struct {
 	maxDepth int
 	ceiling  bool // maxDepth is the internal ceiling, not a caller limit
 	size     int
+	memo     SizeMemo
+	deepest  int // the deepest level walked, for the measures memo keeps
 }
 
 // add accounts n more output bytes.
@@ -111,6 +123,7 @@ func (c *checker) walk(v any, depth int) error {
 	if depth > c.maxDepth {
 		return tooDeep(c.maxDepth, c.ceiling)
 	}
+	c.deepest = max(c.deepest, depth)
 	switch x := v.(type) {
 	case string:
 		n, ok := quotedLen(x)
@@ -121,6 +134,9 @@ func (c *checker) walk(v any, depth int) error {
 	case map[string]any:
 		if x == nil {
 			return c.add(len("null"))
+		}
+		if c.memo != nil && c.memo.Keeps(x) {
+			return c.memoObject(x, depth)
 		}
 		return c.object(x, depth, "", false)
 	case []any:
