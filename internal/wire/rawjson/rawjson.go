@@ -423,14 +423,31 @@ func RenderArray(src []byte, arr Span, orig []Span, elems [][]byte) []byte {
 		}
 		return append(out, ']')
 	}
-	out := make([]byte, 0, n+arr.End-arr.Start)
-	at := arr.Start
+	return replaceSpans(src, arr, orig, elems)
+}
+
+// ReplaceSpans returns a copy of src with each orig[i] (in order, not
+// overlapping) replaced by elems[i], in one allocation of the final size:
+// a body whose array elements a gateway rewrote, without rendering the
+// array and then the body around it.
+func ReplaceSpans(src []byte, orig []Span, elems [][]byte) []byte {
+	return replaceSpans(src, Span{0, len(src)}, orig, elems)
+}
+
+// replaceSpans is ReplaceSpans over the part of src at within.
+func replaceSpans(src []byte, within Span, orig []Span, elems [][]byte) []byte {
+	n := within.End - within.Start
+	for i, e := range elems {
+		n += len(e) - (orig[i].End - orig[i].Start)
+	}
+	out := make([]byte, 0, n)
+	at := within.Start
 	for i, e := range elems {
 		out = append(out, src[at:orig[i].Start]...)
 		out = append(out, e...)
 		at = orig[i].End
 	}
-	return append(out, src[at:arr.End]...)
+	return append(out, src[at:within.End]...)
 }
 
 // DecodeSpan decodes the value at s into a value tree (numbers as

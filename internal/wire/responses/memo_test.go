@@ -10,6 +10,7 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/seal"
 	"github.com/hooks-gateway/hooks-gateway/internal/sessioncache"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // memoTurns is a growing Codex history, turn by turn, then the raw-path
@@ -182,4 +183,34 @@ func TestMemoReusesItems(t *testing.T) {
 
 func sameObject(a, b map[string]any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// TestUpstreamBodyItemsOnly: a body whose only upstream change is its
+// items' bytes (seals opened) is the body with the input array rendered
+// again, as the general path renders it.
+func TestUpstreamBodyItemsOnly(t *testing.T) {
+	s := New(Options{Seal: testKeys})
+	for _, body := range memoTurns(t) {
+		r, err := s.parseRequest(body)
+		if err != nil || r.up == nil {
+			continue
+		}
+		got, err := r.UpstreamBody(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := make([][]byte, len(r.items))
+		for i := range r.items {
+			src, sp := r.upstreamItem(i)
+			items[i] = src[sp.Start:sp.End]
+		}
+		p := rawjson.NewObjPatch(r.text.Bytes(), r.root, r.members)
+		p.Set("input", rawjson.RenderArray(r.text.Bytes(), r.inputSpan, r.items, items))
+		want := rawjson.SpliceOwned(r.text.Bytes(), r.root, p.Render())
+		if string(got) != string(want) {
+			t.Fatalf("upstream body differs:\n%.300s\n%.300s", got, want)
+		}
+		return
+	}
+	t.Fatal("no body with sealed ids")
 }

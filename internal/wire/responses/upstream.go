@@ -62,6 +62,16 @@ func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if pl.same && pl.instr == instrKeep && r.prevID == nil && r.up != nil {
+		// Only items' bytes differ (seals opened, logprobs removed): the
+		// body with those items replaced, in one copy.
+		items := make([][]byte, len(r.items))
+		for i := range r.items {
+			src, s := r.upstreamItem(i)
+			items[i] = src[s.Start:s.End]
+		}
+		return rawjson.ReplaceSpans(r.text.Bytes(), r.items, items), nil
+	}
 	p := rawjson.NewObjPatch(r.text.Bytes(), r.root, r.members)
 	switch pl.instr {
 	case instrRewrite:
