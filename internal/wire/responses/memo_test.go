@@ -40,8 +40,15 @@ func memoTurns(t *testing.T) [][]byte {
 // each twice (the second all hits), and fails on any difference from a
 // fresh parse that a caller could see.
 func TestMemoParseMatchesFresh(t *testing.T) {
+	for _, s := range []*Surface{New(Options{Seal: testKeys}), New(Options{Seal: testKeys, MaxMessages: 5})} {
+		compareMemoTurns(t, s)
+	}
+}
+
+// compareMemoTurns runs memoTurns and their broken copies through one
+// memo on s.
+func compareMemoTurns(t *testing.T, s *Surface) {
 	memo := sessioncache.NewStore(1 << 30).Cache("s")
-	s := New(Options{Seal: testKeys})
 	for _, body := range memoTurns(t) {
 		for range 2 {
 			compareMemoAndFresh(t, s, memo, body)

@@ -27,8 +27,8 @@ func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 	r.inputSpan = raw
 	if r.onePass {
 		items, ok := rawjson.ScanArrayChecked(body, raw)
-		if !ok {
-			return false
+		if !ok || r.surf.maxMessages > 0 && len(items) > r.surf.maxMessages {
+			return false // the full path refuses it
 		}
 		r.items = items
 	} else {

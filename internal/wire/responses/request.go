@@ -139,7 +139,9 @@ func (s *Surface) parse(body []byte, memo wire.Memo, onePass bool) (*Request, er
 func (s *Surface) parseMembers(body []byte, root rawjson.Span, ms []rawjson.Member, memo wire.Memo, onePass bool) (*Request, error) {
 	r := &Request{surf: s, text: jsonvalue.NewText(body), root: root, members: ms, created: time.Now().Unix(), memo: memo, onePass: onePass}
 	defer func() { r.memo, r.onePass = nil, false }()
-	if rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
+	// The one-pass path counts input's items as it lists them (see
+	// parseInputRaw).
+	if !onePass && rawjson.ArrayLonger(body, ms, "input", s.maxMessages) {
 		return nil, wire.TooManyMessages("input", s.maxMessages)
 	}
 	partial := false

@@ -109,7 +109,8 @@ func (r *Request) UpstreamBody(messages any) ([]byte, error) {
 // output_text logprobs removed) and its span there.
 func (r *Request) upstreamItem(i int) ([]byte, rawjson.Span) {
 	if r.up != nil && r.up[i] != nil {
-		return r.up[i], rawjson.RootSpan(r.up[i])
+		// Rendered by the gateway: exactly the item, no space around it.
+		return r.up[i], rawjson.Span{Start: 0, End: len(r.up[i])}
 	}
 	return r.text.Bytes(), r.items[i]
 }
