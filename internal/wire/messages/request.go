@@ -287,7 +287,7 @@ func (r *Request) unknownMembers(field string, obj map[string]any, known rawjson
 			extra = map[string]any{}
 		}
 		extra[k] = v
-		if first == "" || k < first {
+		if len(extra) == 1 || k < first { // "" is a name too
 			first = k
 		}
 	}
