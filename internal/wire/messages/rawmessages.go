@@ -61,18 +61,25 @@ func (r *Request) parseMessagesRaw(s rawjson.Span) bool {
 	if len(spans) == 0 {
 		return false
 	}
-	mark, edits := r.pool.mark(), len(r.edits)
+	mark := r.unitMark()
 	groups := make([][]any, len(spans))
 	r.msgSpan, r.msgRaw = s, spans
+	scope := r.memoScope(unitMessage)
 	for i, ms := range spans {
+		if u, ok := r.memoUnit(scope, body[ms.Start:ms.End]); ok {
+			groups[i] = r.replayUnit(u, ms)
+			continue
+		}
+		um := r.unitMark()
 		g, ok := r.rawMessage(i, ms)
 		if !ok {
-			r.pool.truncate(mark)
-			r.edits = r.edits[:edits]
+			r.pool.truncate(mark.pool)
+			r.edits = r.edits[:mark.edits]
 			r.msgSpan, r.msgRaw = rawjson.Span{}, nil
 			return false
 		}
 		groups[i] = g
+		r.keepUnit(scope, ms, g, um)
 	}
 	r.groups = groups
 	return true
