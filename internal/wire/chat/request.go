@@ -39,6 +39,10 @@ type Request struct {
 	tools     []any
 	toolNames []string
 	params    map[string]any
+
+	// memo is the session's memo while the request is parsed (see
+	// memo.go); nil after.
+	memo *requestMemo
 }
 
 // RequestParser parses chat-completions requests under one deployment's
@@ -116,6 +120,15 @@ func ParseRequest(body []byte) (*Request, error) {
 // target), audio output (its transcript would bypass policy), and tools
 // other than function tools.
 func (p *RequestParser) Parse(body []byte) (*Request, error) {
+	return p.parse(body, nil)
+}
+
+// parse is Parse reusing the projections memo kept (nil: none).
+func (p *RequestParser) parse(body []byte, memo wire.Memo) (*Request, error) {
+	var rm *requestMemo
+	if memo != nil {
+		rm = &requestMemo{memo, p}
+	}
 	// One pass: ScanRoot validates every member but messages, whose
 	// elements the strict decoder validates as it projects them. Any
 	// failure takes the Valid-first path, which decides the error: a
@@ -123,17 +136,19 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 	// same result (FuzzParseOnePass).
 	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRoot(body, "messages"); ok {
-		r := &Request{text: text, root: root, members: ms}
-		if p.parseMembers(r) == nil {
+		r := &Request{text: text, root: root, members: ms, memo: rm}
+		err := p.parseMembers(r)
+		r.memo = nil
+		if err == nil {
 			return r, nil
 		}
 	}
-	return p.parseValidated(text)
+	return p.parseValidated(text, rm)
 }
 
 // parseValidated is Parse behind encoding/json.Valid over the whole body:
 // the path that decides every refusal.
-func (p *RequestParser) parseValidated(text jsonvalue.Text) (*Request, error) {
+func (p *RequestParser) parseValidated(text jsonvalue.Text, memo *requestMemo) (*Request, error) {
 	body := text.Bytes()
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
@@ -150,7 +165,10 @@ func (p *RequestParser) parseValidated(text jsonvalue.Text) (*Request, error) {
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
-	if err := p.parseMembers(r); err != nil {
+	r.memo = memo
+	err = p.parseMembers(r)
+	r.memo = nil
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -175,7 +193,7 @@ func (p *RequestParser) parseMembers(r *Request) error {
 		}
 		haveModel = haveModel || spec.treat == projectModel
 		haveMessages = haveMessages || spec.treat == projectTarget
-		if err := r.parseKnown(spec, m, p.strict); err != nil {
+		if err := r.parseMember(spec, m, p.strict); err != nil {
 			return err
 		}
 	}
@@ -271,6 +289,10 @@ func (r *Request) parseMessages(s rawjson.Span, strict bool) error {
 	// The field name is built only for an error: most requests have none.
 	field := func(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 	for i, es := range r.msgRaw {
+		if m, ok := r.memoMessage(es); ok {
+			r.msgs[i] = m
+			continue
+		}
 		// Inside the body's object and the messages array: the nesting
 		// limit counts them, as encoding/json.Valid does.
 		v, err := r.text.DecodeStrictNested(es.Start, es.End, 2)
@@ -295,6 +317,7 @@ func (r *Request) parseMessages(s rawjson.Span, strict bool) error {
 			}
 		}
 		r.msgs[i] = m
+		r.keepMessage(es, m)
 	}
 	return nil
 }
