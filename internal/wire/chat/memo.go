@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -17,6 +18,12 @@ import (
 // the same bytes come again: the request is exactly the one a fresh
 // parse makes (TestMemoParseMatchesFresh), while only what is new is
 // read. Only errors name a message's index, and errors are never kept.
+//
+// A unit to keep is read from a copy of its own bytes: the strings of a
+// projection read from the turn's body slice that whole body (see
+// jsonvalue.Text), which the memo would then keep alive for as long as
+// the unit, though it accounts only for the unit's bytes. A unit that
+// fails there is read again from the turn's body, which decides.
 
 // unitKind says which member a unit's bytes were.
 type unitKind uint8
@@ -78,19 +85,30 @@ func (r *Request) keep(kind unitKind, s rawjson.Span, v any, objs []any) {
 	}
 }
 
-// memoMessage is the projection kept for the message at s.
-func (r *Request) memoMessage(s rawjson.Span) (map[string]any, bool) {
-	v, ok := r.unit(unitMessage, s)
-	if !ok {
-		return nil, false
-	}
-	m, ok := v.(map[string]any)
-	return m, ok
+// unitRequest is a request over a copy of raw, a unit of r's body, and
+// the unit's span there: what it reads slices the copy.
+func unitRequest(raw []byte) (*Request, rawjson.Span) {
+	return &Request{text: jsonvalue.NewText(raw)}, rawjson.Span{Start: 0, End: len(raw)} // NewText's string is the copy
 }
 
-// keepMessage keeps m as the projection of the message at s.
-func (r *Request) keepMessage(s rawjson.Span, m map[string]any) {
+// memoMessage is the projection of the message at s, from the memo or
+// read to be kept there; false without a memo, or when the turn's body
+// must decide.
+func (r *Request) memoMessage(s rawjson.Span, strict bool) (map[string]any, bool) {
+	if r.memo == nil {
+		return nil, false
+	}
+	if v, ok := r.unit(unitMessage, s); ok {
+		m, ok := v.(map[string]any)
+		return m, ok
+	}
+	sub, us := unitRequest(r.text.Bytes()[s.Start:s.End])
+	m, err := sub.projectMessage(0, us, strict)
+	if err != nil {
+		return nil, false
+	}
 	r.keep(unitMessage, s, m, []any{m})
+	return m, true
 }
 
 // parseMember is parseKnown, reusing the memo's projection of the tools
@@ -101,18 +119,24 @@ func (r *Request) parseMember(spec *requestMember, m rawjson.Member, strict bool
 	}
 	if v, ok := r.unit(unitTools, m.Val); ok {
 		if u, ok := v.(*memoTools); ok {
-			r.tools = append(r.tools, u.tools...)
-			r.toolNames = append(r.toolNames, u.names...)
+			r.replayTools(u)
 			return nil
 		}
 	}
-	tools, names := len(r.tools), len(r.toolNames)
-	if err := r.parseKnown(spec, m, strict); err != nil {
-		return err
+	sub, s := unitRequest(r.text.Bytes()[m.Val.Start:m.Val.End])
+	if sub.parseKnown(spec, rawjson.Member{Key: m.Key, Val: s}, strict) != nil {
+		return r.parseKnown(spec, m, strict)
 	}
-	u := &memoTools{tools: r.tools[tools:len(r.tools):len(r.tools)], names: r.toolNames[names:len(r.toolNames):len(r.toolNames)]}
+	u := &memoTools{tools: sub.tools, names: sub.toolNames}
 	r.keep(unitTools, m.Val, u, u.tools)
+	r.replayTools(u)
 	return nil
+}
+
+// replayTools adds the tools u kept, as parseTools would.
+func (r *Request) replayTools(u *memoTools) {
+	r.tools = append(r.tools, u.tools...)
+	r.toolNames = append(r.toolNames, u.names...)
 }
 
 var _ wire.MemoParser = (*Surface)(nil)

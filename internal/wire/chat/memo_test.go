@@ -2,7 +2,9 @@ package chat
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/agenttraffic"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -170,4 +172,54 @@ func TestMemoReusesMessages(t *testing.T) {
 
 func sameObject(a, b any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// TestMemoKeepsNoBody: what a parse through a memo hands out (and so
+// what the memo keeps) does not slice the turn's body, which the memo
+// would then keep alive though it accounts only for the units' bytes.
+func TestMemoKeepsNoBody(t *testing.T) {
+	memo := sessioncache.NewStore(1 << 30).Cache("s")
+	for _, body := range memoTurns()[:8] {
+		r, err := NewRequestParser(nil).parse(body, memo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []any{r.Messages(), r.Tools()} {
+			if path := sliceOf(v, r.text); path != "" {
+				t.Fatalf("%s slices the body", path)
+			}
+		}
+	}
+}
+
+// sliceOf is the path of a string (or member name) of v that slices
+// text, or "".
+func sliceOf(v any, text jsonvalue.Text) string {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(text.Slice(0, len(text.Bytes())))))
+	in := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return len(s) > 0 && p >= base && p < base+uintptr(len(text.Bytes()))
+	}
+	switch x := v.(type) {
+	case string:
+		if in(x) {
+			return "$"
+		}
+	case []any:
+		for i, e := range x {
+			if p := sliceOf(e, text); p != "" {
+				return "[" + strconv.Itoa(i) + "]" + p
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if in(k) {
+				return "." + k
+			}
+			if p := sliceOf(e, text); p != "" {
+				return "." + k + p
+			}
+		}
+	}
+	return ""
 }

@@ -286,40 +286,48 @@ func (r *Request) parseMessages(s rawjson.Span, strict bool) error {
 		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
 	}
 	r.msgs = make([]any, len(r.msgRaw))
-	// The field name is built only for an error: most requests have none.
-	field := func(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 	for i, es := range r.msgRaw {
-		if m, ok := r.memoMessage(es); ok {
+		if m, ok := r.memoMessage(es, strict); ok {
 			r.msgs[i] = m
 			continue
 		}
-		// Inside the body's object and the messages array: the nesting
-		// limit counts them, as encoding/json.Valid does.
-		v, err := r.text.DecodeStrictNested(es.Start, es.End, 2)
+		m, err := r.projectMessage(i, es, strict)
 		if err != nil {
-			return &wire.RequestError{Field: field(i), Msg: rawjson.DecodeProblem(err)}
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return &wire.RequestError{Field: field(i), Msg: "must be an object, got " + rawjson.TypeName(v)}
-		}
-		// The context schema requires content on every message; OpenAI
-		// omits it on tool-call turns, where it means null.
-		if _, ok := m["content"]; !ok {
-			m["content"] = nil
-		}
-		if sub, msg := messageProblem(m); msg != "" {
-			return &wire.RequestError{Field: field(i) + sub, Msg: msg}
-		}
-		if strict {
-			if err := strictMessage(m, field(i)); err != nil {
-				return err
-			}
+			return err
 		}
 		r.msgs[i] = m
-		r.keepMessage(es, m)
 	}
 	return nil
+}
+
+// projectMessage projects message i, at s.
+func (r *Request) projectMessage(i int, s rawjson.Span, strict bool) (map[string]any, error) {
+	// The field name is built only for an error: most requests have none.
+	field := func() string { return "messages[" + strconv.Itoa(i) + "]" }
+	// Inside the body's object and the messages array: the nesting
+	// limit counts them, as encoding/json.Valid does.
+	v, err := r.text.DecodeStrictNested(s.Start, s.End, 2)
+	if err != nil {
+		return nil, &wire.RequestError{Field: field(), Msg: rawjson.DecodeProblem(err)}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &wire.RequestError{Field: field(), Msg: "must be an object, got " + rawjson.TypeName(v)}
+	}
+	// The context schema requires content on every message; OpenAI
+	// omits it on tool-call turns, where it means null.
+	if _, ok := m["content"]; !ok {
+		m["content"] = nil
+	}
+	if sub, msg := messageProblem(m); msg != "" {
+		return nil, &wire.RequestError{Field: field() + sub, Msg: msg}
+	}
+	if strict {
+		if err := strictMessage(m, field()); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // messageProblem checks one projected message: no member name that

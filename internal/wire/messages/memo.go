@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
@@ -17,13 +18,19 @@ import (
 // again: the request is exactly the one a fresh parse makes
 // (TestMemoParseMatchesFresh), while only what is new is read.
 //
-// A unit's side effects are kept with it: the pool entries and seal edits
-// it added, whose spans are body offsets, are kept relative to the unit's
-// start and moved to where the unit sits in the body that reuses them.
-// Only errors name a message's index, and errors are never kept.
+// A unit to keep is read from a request over a copy of its own bytes
+// (unitRequest), then replayed like a hit: the strings of a projection
+// read from the turn's body slice that whole body (see jsonvalue.Text),
+// which the memo would then keep alive for as long as the unit, though it
+// accounts only for the unit's bytes. Reading it there also makes the
+// side effects it has, the pool entries and seal edits whose spans are
+// body offsets, relative to the unit's start: replaying moves them to
+// where the unit sits in the body that reuses them. Only errors name a
+// message's index, and errors are never kept: a unit that fails there is
+// read again from the turn's body, which decides.
 
-// unitKind says which member a unit's bytes were: the same bytes could be
-// read as a system member and as a tools member.
+// unitKind says which member a unit's bytes were: the same bytes can be a
+// system member and a tools member, and each keeps its own projection.
 type unitKind uint8
 
 const (
@@ -56,14 +63,14 @@ type memoTools struct {
 	partial bool // it declares tools the provider executes, or unknown ones
 }
 
-// unitMark is where a request's side effects stood before a unit was
-// read: what the unit adds comes after it.
-type unitMark struct {
-	pool  poolMark
-	edits int
+// unitRequest is a request of r's surface over a copy of raw, a unit of
+// r's body, and the unit's span there: what it reads slices the copy.
+func (r *Request) unitRequest(raw []byte) (*Request, rawjson.Span) {
+	s := rawjson.Span{Start: 0, End: len(raw)}
+	// NewText's string conversion is the copy; its bytes, raw, are only
+	// ever sliced by pool entries, which a memoUnit does not keep.
+	return &Request{s: r.s, text: jsonvalue.NewText(raw), sysMember: -1, msgRaw: []rawjson.Span{s}}, s
 }
-
-func (r *Request) unitMark() unitMark { return unitMark{r.pool.mark(), len(r.edits)} }
 
 // ParseRequestMemo implements wire.MemoParser: ParseRequestHeader reusing
 // the projections memo kept.
@@ -107,35 +114,47 @@ func (r *Request) replayUnit(u *memoUnit, s rawjson.Span) []any {
 	return u.msgs
 }
 
-// keepUnit keeps msgs as the projection of the unit at s of the body
-// (within scope), with the side effects it added since m.
-func (r *Request) keepUnit(scope any, s rawjson.Span, msgs []any, m unitMark) {
-	if r.memo == nil {
-		return
-	}
-	u := &memoUnit{msgs: msgs}
-	size := 0
+// unit is what a unit request (unitRequest) read: msgs, with the side
+// effects it had.
+func (r *Request) unit(msgs []any) *memoUnit {
+	u := &memoUnit{msgs: msgs, edits: r.edits}
 	for k := range r.pool.entries {
-		added := r.pool.entries[k][m.pool[k]:]
-		if len(added) == 0 {
-			continue
-		}
-		u.pool[k] = make([]poolEntry, len(added))
-		for i, e := range added {
-			u.pool[k][i] = poolEntry{proj: e.proj, span: shift(e.span, -s.Start)}
+		for _, e := range r.pool.entries[k] {
+			u.pool[k] = append(u.pool[k], poolEntry{proj: e.proj, span: e.span})
 		}
 	}
-	for _, e := range r.edits[m.edits:] {
-		u.edits = append(u.edits, sealEdit{span: shift(e.span, -s.Start), repl: e.repl})
+	return u
+}
+
+// keepUnit keeps u as the projection of raw within scope, and the
+// objects it hands out as nodes.
+func (r *Request) keepUnit(scope any, raw []byte, u *memoUnit) {
+	size := len(raw) // the copy its strings slice
+	for _, e := range u.edits {
 		size += len(e.repl)
 	}
-	raw := r.text.Bytes()[s.Start:s.End]
-	r.memo.KeepUnit(scope, raw, u, len(raw)+size)
-	for _, msg := range msgs {
-		if obj, ok := msg.(map[string]any); ok {
+	r.memo.KeepUnit(scope, raw, u, size)
+	r.keepNodes(u.msgs)
+}
+
+// keepNodes has the memo keep each object of objs as a node.
+func (r *Request) keepNodes(objs []any) {
+	for _, o := range objs {
+		if obj, ok := o.(map[string]any); ok {
 			r.memo.KeepNode(obj)
 		}
 	}
+}
+
+// readMessage reads the wire message whose bytes are raw to keep it
+// (false: the turn's body decides).
+func (r *Request) readMessage(raw []byte) (*memoUnit, bool) {
+	sub, s := r.unitRequest(raw)
+	g, ok := sub.rawMessage(0, s)
+	if !ok {
+		return nil, false
+	}
+	return sub.unit(g), true
 }
 
 // shift moves s by d bytes.
@@ -147,15 +166,18 @@ func shift(s rawjson.Span, d int) rawjson.Span {
 // projection.
 func (r *Request) parseSystemMemo(spec *requestMember, m rawjson.Member) error {
 	scope := r.memoScope(unitSystem)
-	if u, ok := r.memoUnit(scope, r.text.Bytes()[m.Val.Start:m.Val.End]); ok {
+	raw := r.text.Bytes()[m.Val.Start:m.Val.End]
+	if u, ok := r.memoUnit(scope, raw); ok {
 		r.sysProj = r.replayUnit(u, m.Val)
 		return nil
 	}
-	mark := r.unitMark()
-	if err := r.parseKnown(spec, m); err != nil {
-		return err
+	sub, s := r.unitRequest(raw)
+	if sub.parseKnown(spec, rawjson.Member{Key: m.Key, Val: s}) != nil {
+		return r.parseKnown(spec, m)
 	}
-	r.keepUnit(scope, m.Val, r.sysProj, mark)
+	u := sub.unit(sub.sysProj)
+	r.keepUnit(scope, raw, u)
+	r.sysProj = r.replayUnit(u, m.Val)
 	return nil
 }
 
@@ -170,21 +192,15 @@ func (r *Request) parseToolsMemo(spec *requestMember, m rawjson.Member) error {
 			return nil
 		}
 	}
-	tools, names := len(r.tools), len(r.toolNames)
-	if err := r.parseKnown(spec, m); err != nil {
-		return err
+	sub, s := r.unitRequest(raw)
+	if sub.parseKnown(spec, rawjson.Member{Key: m.Key, Val: s}) != nil {
+		return r.parseKnown(spec, m)
 	}
-	// parseTools names every tool the client runs (custom and client
-	// tools) and marks the context partial for every other one: so it
-	// marked it exactly when it added more tools than names.
-	u := &memoTools{tools: r.tools[tools:len(r.tools):len(r.tools)], names: r.toolNames[names:len(r.toolNames):len(r.toolNames)]}
-	u.partial = len(u.tools) > len(u.names)
-	r.memo.KeepUnit(scope, raw, u, len(raw))
-	for _, t := range u.tools {
-		if obj, ok := t.(map[string]any); ok {
-			r.memo.KeepNode(obj)
-		}
-	}
+	_, partial := sub.params[paramPartial]
+	u := &memoTools{tools: sub.tools, names: sub.toolNames, partial: partial}
+	r.memo.KeepUnit(scope, raw, u, len(raw)) // len(raw): the copy its strings slice
+	r.keepNodes(u.tools)
+	r.replayTools(u)
 	return nil
 }
 

@@ -61,7 +61,7 @@ func (r *Request) parseMessagesRaw(s rawjson.Span) bool {
 	if len(spans) == 0 {
 		return false
 	}
-	mark := r.unitMark()
+	mark, edits := r.pool.mark(), len(r.edits)
 	groups := make([][]any, len(spans))
 	r.msgSpan, r.msgRaw = s, spans
 	scope := r.memoScope(unitMessage)
@@ -70,16 +70,21 @@ func (r *Request) parseMessagesRaw(s rawjson.Span) bool {
 			groups[i] = r.replayUnit(u, ms)
 			continue
 		}
-		um := r.unitMark()
+		if r.memo != nil {
+			if u, ok := r.readMessage(body[ms.Start:ms.End]); ok {
+				r.keepUnit(scope, body[ms.Start:ms.End], u)
+				groups[i] = r.replayUnit(u, ms)
+				continue
+			}
+		}
 		g, ok := r.rawMessage(i, ms)
 		if !ok {
-			r.pool.truncate(mark.pool)
-			r.edits = r.edits[:mark.edits]
+			r.pool.truncate(mark)
+			r.edits = r.edits[:edits]
 			r.msgSpan, r.msgRaw = rawjson.Span{}, nil
 			return false
 		}
 		groups[i] = g
-		r.keepUnit(scope, ms, g, um)
 	}
 	r.groups = groups
 	return true
