@@ -158,8 +158,24 @@ func BenchmarkHandlerClaudeCode84k(b *testing.B) {
 	benchAgent(b, "/v1/messages", body, nil)
 }
 
+// BenchmarkHandlerClaudeCode84kManaged: the same request as the next turn
+// of one managed session whose history the gateway has already seen.
+func BenchmarkHandlerClaudeCode84kManaged(b *testing.B) {
+	body, err := agenttraffic.ClaudeCode(agentCapture(b, agenttraffic.ClaudeCodeFixture, "/v1/messages"), 40, 84<<10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchAgent(b, "/v1/messages", body, http.Header{HeaderSession: {"bench-claude-code"}})
+}
+
 // BenchmarkHandlerChatTurn50: turn 50 (about 84 KB) of the bench's chat
 // conversation, per-request session.
 func BenchmarkHandlerChatTurn50(b *testing.B) {
 	benchAgent(b, "/v1/chat/completions", agenttraffic.ChatTurns(50, agenttraffic.ChatOutputBytes)[49], nil)
+}
+
+// BenchmarkHandlerChatTurn50Managed: turn 50 as the next turn of one
+// managed session whose history the gateway has already seen.
+func BenchmarkHandlerChatTurn50Managed(b *testing.B) {
+	benchAgent(b, "/v1/chat/completions", agenttraffic.ChatTurns(50, agenttraffic.ChatOutputBytes)[49], http.Header{HeaderSession: {"bench-chat"}})
 }

@@ -34,7 +34,7 @@ var onePassSeeds = []string{
 func checkOnePass(t *testing.T, p *RequestParser, body []byte) {
 	t.Helper()
 	got, gerr := p.Parse(body)
-	want, werr := p.parseValidated(jsonvalue.NewText(body))
+	want, werr := p.parseValidated(jsonvalue.NewText(body), nil)
 	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
 		t.Fatalf("Parse(%q) error %v, Valid-first %v", body, gerr, werr)
 	}

@@ -39,6 +39,10 @@ type Request struct {
 	tools     []any
 	toolNames []string
 	params    map[string]any
+
+	// memo is the session's memo while the request is parsed (see
+	// memo.go); nil after.
+	memo *requestMemo
 }
 
 // RequestParser parses chat-completions requests under one deployment's
@@ -116,6 +120,15 @@ func ParseRequest(body []byte) (*Request, error) {
 // target), audio output (its transcript would bypass policy), and tools
 // other than function tools.
 func (p *RequestParser) Parse(body []byte) (*Request, error) {
+	return p.parse(body, nil)
+}
+
+// parse is Parse reusing the projections memo kept (nil: none).
+func (p *RequestParser) parse(body []byte, memo wire.Memo) (*Request, error) {
+	var rm *requestMemo
+	if memo != nil {
+		rm = &requestMemo{memo, p}
+	}
 	// One pass: ScanRoot validates every member but messages, whose
 	// elements the strict decoder validates as it projects them. Any
 	// failure takes the Valid-first path, which decides the error: a
@@ -123,17 +136,19 @@ func (p *RequestParser) Parse(body []byte) (*Request, error) {
 	// same result (FuzzParseOnePass).
 	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRoot(body, "messages"); ok {
-		r := &Request{text: text, root: root, members: ms}
-		if p.parseMembers(r) == nil {
+		r := &Request{text: text, root: root, members: ms, memo: rm}
+		err := p.parseMembers(r)
+		r.memo = nil
+		if err == nil {
 			return r, nil
 		}
 	}
-	return p.parseValidated(text)
+	return p.parseValidated(text, rm)
 }
 
 // parseValidated is Parse behind encoding/json.Valid over the whole body:
 // the path that decides every refusal.
-func (p *RequestParser) parseValidated(text jsonvalue.Text) (*Request, error) {
+func (p *RequestParser) parseValidated(text jsonvalue.Text, memo *requestMemo) (*Request, error) {
 	body := text.Bytes()
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
@@ -150,7 +165,10 @@ func (p *RequestParser) parseValidated(text jsonvalue.Text) (*Request, error) {
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
-	if err := p.parseMembers(r); err != nil {
+	r.memo = memo
+	err = p.parseMembers(r)
+	r.memo = nil
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -175,7 +193,7 @@ func (p *RequestParser) parseMembers(r *Request) error {
 		}
 		haveModel = haveModel || spec.treat == projectModel
 		haveMessages = haveMessages || spec.treat == projectTarget
-		if err := r.parseKnown(spec, m, p.strict); err != nil {
+		if err := r.parseMember(spec, m, p.strict); err != nil {
 			return err
 		}
 	}
@@ -268,35 +286,48 @@ func (r *Request) parseMessages(s rawjson.Span, strict bool) error {
 		return &wire.RequestError{Field: "messages", Msg: "must not be empty"}
 	}
 	r.msgs = make([]any, len(r.msgRaw))
-	// The field name is built only for an error: most requests have none.
-	field := func(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 	for i, es := range r.msgRaw {
-		// Inside the body's object and the messages array: the nesting
-		// limit counts them, as encoding/json.Valid does.
-		v, err := r.text.DecodeStrictNested(es.Start, es.End, 2)
+		if m, ok := r.memoMessage(es, strict); ok {
+			r.msgs[i] = m
+			continue
+		}
+		m, err := r.projectMessage(i, es, strict)
 		if err != nil {
-			return &wire.RequestError{Field: field(i), Msg: rawjson.DecodeProblem(err)}
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return &wire.RequestError{Field: field(i), Msg: "must be an object, got " + rawjson.TypeName(v)}
-		}
-		// The context schema requires content on every message; OpenAI
-		// omits it on tool-call turns, where it means null.
-		if _, ok := m["content"]; !ok {
-			m["content"] = nil
-		}
-		if sub, msg := messageProblem(m); msg != "" {
-			return &wire.RequestError{Field: field(i) + sub, Msg: msg}
-		}
-		if strict {
-			if err := strictMessage(m, field(i)); err != nil {
-				return err
-			}
+			return err
 		}
 		r.msgs[i] = m
 	}
 	return nil
+}
+
+// projectMessage projects message i, at s.
+func (r *Request) projectMessage(i int, s rawjson.Span, strict bool) (map[string]any, error) {
+	// The field name is built only for an error: most requests have none.
+	field := func() string { return "messages[" + strconv.Itoa(i) + "]" }
+	// Inside the body's object and the messages array: the nesting
+	// limit counts them, as encoding/json.Valid does.
+	v, err := r.text.DecodeStrictNested(s.Start, s.End, 2)
+	if err != nil {
+		return nil, &wire.RequestError{Field: field(), Msg: rawjson.DecodeProblem(err)}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &wire.RequestError{Field: field(), Msg: "must be an object, got " + rawjson.TypeName(v)}
+	}
+	// The context schema requires content on every message; OpenAI
+	// omits it on tool-call turns, where it means null.
+	if _, ok := m["content"]; !ok {
+		m["content"] = nil
+	}
+	if sub, msg := messageProblem(m); msg != "" {
+		return nil, &wire.RequestError{Field: field() + sub, Msg: msg}
+	}
+	if strict {
+		if err := strictMessage(m, field()); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // messageProblem checks one projected message: no member name that

@@ -31,8 +31,8 @@ func onePassSeeds(t *testing.T) []string {
 // error, or the same request; an accepted body is valid JSON.
 func checkOnePass(t *testing.T, s *Surface, op wire.Operation, body []byte) {
 	t.Helper()
-	got, gerr := s.parseBody(body, op)
-	want, werr := s.parseValidated(jsonvalue.NewText(body), op)
+	got, gerr := s.parseBody(body, op, nil)
+	want, werr := s.parseValidated(jsonvalue.NewText(body), op, nil)
 	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
 		t.Fatalf("parse(%q) error %v, Valid-first %v", body, gerr, werr)
 	}

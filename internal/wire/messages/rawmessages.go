@@ -64,7 +64,19 @@ func (r *Request) parseMessagesRaw(s rawjson.Span) bool {
 	mark, edits := r.pool.mark(), len(r.edits)
 	groups := make([][]any, len(spans))
 	r.msgSpan, r.msgRaw = s, spans
+	scope := r.memoScope(unitMessage)
 	for i, ms := range spans {
+		if u, ok := r.memoUnit(scope, body[ms.Start:ms.End]); ok {
+			groups[i] = r.replayUnit(u, ms)
+			continue
+		}
+		if r.memo != nil {
+			if u, ok := r.readMessage(body[ms.Start:ms.End]); ok {
+				r.keepUnit(scope, body[ms.Start:ms.End], u)
+				groups[i] = r.replayUnit(u, ms)
+				continue
+			}
+		}
 		g, ok := r.rawMessage(i, ms)
 		if !ok {
 			r.pool.truncate(mark)

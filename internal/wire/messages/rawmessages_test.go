@@ -105,8 +105,8 @@ func compareRawAndTree(t *testing.T, keys *seal.Keyring, strict bool, body []byt
 	raw := New(Options{Seal: keys, StrictMembers: strict})
 	tree := New(Options{Seal: keys, StrictMembers: strict})
 	tree.treeMessages = true
-	a, errA := raw.parseWith(body, wire.OpMessages, nil)
-	b, errB := tree.parseWith(body, wire.OpMessages, nil)
+	a, errA := raw.parseWith(body, wire.OpMessages, nil, nil)
+	b, errB := tree.parseWith(body, wire.OpMessages, nil, nil)
 	if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
 		t.Fatalf("%.300q\nraw path: %v\ntree path: %v", body, errA, errB)
 	}

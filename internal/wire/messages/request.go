@@ -45,17 +45,22 @@ type Request struct {
 	// the upstream receives.
 	edits []sealEdit
 	body  []byte
+
+	// memo is the session's memo while the request is parsed (see
+	// memo.go); nil after.
+	memo wire.Memo
 }
 
 // parse validates body as a request for op.
 func (s *Surface) parse(body []byte, op wire.Operation) (*Request, error) {
-	return s.parseWith(body, op, nil)
+	return s.parseWith(body, op, nil, nil)
 }
 
 // parseWith validates body as a request for op whose anthropic-beta
-// header named betas, and opens the seals it holds.
-func (s *Surface) parseWith(body []byte, op wire.Operation, betas []string) (*Request, error) {
-	r, err := s.parseBody(body, op)
+// header named betas, and opens the seals it holds; it reuses the
+// projections memo kept (nil: none).
+func (s *Surface) parseWith(body []byte, op wire.Operation, betas []string, memo wire.Memo) (*Request, error) {
+	r, err := s.parseBody(body, op, memo)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +75,9 @@ func (s *Surface) parseWith(body []byte, op wire.Operation, betas []string) (*Re
 	return r, nil
 }
 
-// parseBody parses body; its seals are still to open.
-func (s *Surface) parseBody(body []byte, op wire.Operation) (*Request, error) {
+// parseBody parses body, reusing the projections memo kept; its seals
+// are still to open.
+func (s *Surface) parseBody(body []byte, op wire.Operation, memo wire.Memo) (*Request, error) {
 	// One pass: ScanRootDeferred checks the object's syntax and every
 	// member value is decoded strictly, which validates it. Any failure
 	// takes the Valid-first path, which decides every error, so a request
@@ -79,17 +85,19 @@ func (s *Surface) parseBody(body []byte, op wire.Operation) (*Request, error) {
 	// result (TestParseOnePassMatchesValidFirst).
 	text := jsonvalue.NewText(body)
 	if root, ms, ok := rawjson.ScanRootDeferred(body); ok {
-		r := &Request{s: s, text: text, root: root, members: ms, op: op, sysMember: -1}
-		if s.parseMembers(r) == nil {
+		r := &Request{s: s, text: text, root: root, members: ms, op: op, sysMember: -1, memo: memo}
+		err := s.parseMembers(r)
+		r.memo = nil
+		if err == nil {
 			return r, nil
 		}
 	}
-	return s.parseValidated(text, op)
+	return s.parseValidated(text, op, memo)
 }
 
 // parseValidated is parseBody behind encoding/json.Valid over the whole
 // body: the path that decides every refusal.
-func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation) (*Request, error) {
+func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation, memo wire.Memo) (*Request, error) {
 	body := text.Bytes()
 	if !json.Valid(body) {
 		if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
@@ -106,7 +114,10 @@ func (s *Surface) parseValidated(text jsonvalue.Text, op wire.Operation) (*Reque
 		return nil, &wire.RequestError{Msg: "body has a duplicate member"}
 	}
 	r.members = ms
-	if err := s.parseMembers(r); err != nil {
+	r.memo = memo
+	err = s.parseMembers(r)
+	r.memo = nil
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -137,7 +148,7 @@ func (s *Surface) parseMembers(r *Request) error {
 		if spec.treat == projectTarget && !s.treeMessages && r.parseMessagesRaw(m.Val) {
 			continue // projected message by message, without a tree of the conversation
 		}
-		if err := r.parseKnown(spec, m); err != nil {
+		if err := r.parseMember(spec, m); err != nil {
 			return err
 		}
 	}
@@ -152,6 +163,20 @@ func (s *Surface) parseMembers(r *Request) error {
 		return &wire.RequestError{Field: "stream", Msg: "count_tokens does not stream"}
 	}
 	return nil
+}
+
+// parseMember is parseKnown, reusing the memo's projection of the system
+// and tools members.
+func (r *Request) parseMember(spec *requestMember, m rawjson.Member) error {
+	switch {
+	case r.memo == nil:
+		return r.parseKnown(spec, m)
+	case spec.treat == projectSystem:
+		return r.parseSystemMemo(spec, m)
+	case spec.treat == projectTools:
+		return r.parseToolsMemo(spec, m)
+	}
+	return r.parseKnown(spec, m)
 }
 
 // parseExtra projects a top-level member the gateway does not know into
@@ -287,7 +312,7 @@ func (r *Request) unknownMembers(field string, obj map[string]any, known rawjson
 			extra = map[string]any{}
 		}
 		extra[k] = v
-		if first == "" || k < first {
+		if len(extra) == 1 || k < first { // "" is a name too
 			first = k
 		}
 	}

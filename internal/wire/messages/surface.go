@@ -114,16 +114,18 @@ const (
 // anthropic_beta and anthropic_version. The upstream must be sent exactly
 // those betas, joined by commas, and that version.
 func (s *Surface) ParseRequestHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
-	return s.parseHeader(body, query, h, wire.OpMessages)
+	return s.parseHeader(body, query, h, wire.OpMessages, nil)
 }
 
 // ParseCountTokensHeader is ParseCountTokens for a request sent with
 // header h, as ParseRequestHeader.
 func (s *Surface) ParseCountTokensHeader(body []byte, query url.Values, h http.Header) (wire.Request, error) {
-	return s.parseHeader(body, query, h, wire.OpCountTokens)
+	return s.parseHeader(body, query, h, wire.OpCountTokens, nil)
 }
 
-func (s *Surface) parseHeader(body []byte, query url.Values, h http.Header, op wire.Operation) (wire.Request, error) {
+// parseHeader parses a request for op sent with header h, reusing the
+// projections memo kept (nil: none).
+func (s *Surface) parseHeader(body []byte, query url.Values, h http.Header, op wire.Operation, memo wire.Memo) (wire.Request, error) {
 	if err := checkQuery(query); err != nil {
 		return nil, err
 	}
@@ -131,7 +133,7 @@ func (s *Surface) parseHeader(body []byte, query url.Values, h http.Header, op w
 	if len(version) > 1 {
 		return nil, &wire.RequestError{Field: "anthropic-version", Msg: "header is sent more than once"}
 	}
-	r, err := s.parseWith(body, op, BetaHeader(h.Values(BetaHeaderName)))
+	r, err := s.parseWith(body, op, BetaHeader(h.Values(BetaHeaderName)), memo)
 	if err != nil {
 		return nil, err
 	}
