@@ -280,6 +280,12 @@ func New(opts Options) *Server {
 	}
 	s.mux = s.routes()
 	s.metrics.ObserveRequestsInFlight(s.RequestsInFlight)
+	if c := s.opts.SessionCache; c != nil {
+		s.metrics.ObserveSessionCache(func() (int, int64, uint64, uint64) {
+			st := c.Stats()
+			return st.Sessions, st.Bytes, st.Hits, st.Misses
+		})
+	}
 	return s
 }
 

@@ -59,6 +59,9 @@ func TestSessionCacheRecordsUnchanged(t *testing.T) {
 					answers = append(answers, rec.Body.String())
 				}
 			}
+			if cacheBytes > 0 {
+				wantCacheMetrics(t, asm.Server)
+			}
 			if st := asm.Server.opts.SessionCache.Stats(); cacheBytes > 0 && st.Bytes == 0 {
 				t.Fatalf("%s: the cache kept nothing", c.name)
 			}
@@ -88,6 +91,25 @@ func TestSessionCacheRecordsUnchanged(t *testing.T) {
 		// match.
 		if mintedIDs.ReplaceAllString(withAnswers[i], "#") != mintedIDs.ReplaceAllString(withoutAnswers[i], "#") {
 			t.Fatalf("answer %d differs:\n%.400s\n%.400s", i, withAnswers[i], withoutAnswers[i])
+		}
+	}
+}
+
+// wantCacheMetrics fails unless s's metrics show the session cache
+// holding a session and answering lookups from it.
+func wantCacheMetrics(t *testing.T, s *Server) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, re := range []string{
+		`(?m)^hooks_gateway_session_cache_units_total\{result="hit"\} [1-9]`,
+		`(?m)^hooks_gateway_session_cache_units_total\{result="miss"\} [1-9]`,
+		`(?m)^hooks_gateway_session_cache_sessions [1-9]`,
+		`(?m)^hooks_gateway_session_cache_bytes [1-9]`,
+	} {
+		if !regexp.MustCompile(re).MatchString(body) {
+			t.Fatalf("/metrics (status %d) has no series matching %s", rec.Code, re)
 		}
 	}
 }

@@ -23,6 +23,7 @@ package sessioncache
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -35,6 +36,9 @@ type Store struct {
 	size   int64
 	caches map[string]*list.Element // of *Cache, most recent at the front
 	lru    list.List
+
+	// hits and misses count unit lookups, for the metrics.
+	hits, misses atomic.Uint64
 }
 
 // perCacheShare is the part of the budget one session may take: one
@@ -84,6 +88,8 @@ func (s *Store) Drop(key string) {
 type Stats struct {
 	Sessions int
 	Bytes    int64
+	// Hits and Misses count the units looked up and found, or not.
+	Hits, Misses uint64
 }
 
 // Stats returns the store's totals (zero on a nil store).
@@ -93,7 +99,7 @@ func (s *Store) Stats() Stats {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Sessions: s.lru.Len(), Bytes: s.size}
+	return Stats{Sessions: s.lru.Len(), Bytes: s.size, Hits: s.hits.Load(), Misses: s.misses.Load()}
 }
 
 // remove drops the cache at el; s.mu is held.
@@ -186,8 +192,13 @@ func (c *Cache) Unit(scope any, raw []byte) (any, bool) {
 		return nil, false
 	}
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	v, ok := c.units[scope][string(raw)]
+	c.mu.RUnlock()
+	if ok {
+		c.store.hits.Add(1)
+	} else {
+		c.store.misses.Add(1)
+	}
 	return v, ok
 }
 
