@@ -114,8 +114,9 @@ func wantCacheMetrics(t *testing.T, s *Server) {
 	}
 }
 
-// mintedIDs are what an answer holds that the gateway mints afresh.
-var mintedIDs = regexp.MustCompile(`"id":"[^"]*"|hgs1_[A-Za-z0-9_-]+`)
+// mintedIDs are what an answer holds that the gateway mints afresh, and
+// the wall-clock second it was made in.
+var mintedIDs = regexp.MustCompile(`"id":"[^"]*"|hgs1_[A-Za-z0-9_-]+|"created(_at)?":[0-9]+`)
 
 // cachedConversation is one managed session's requests, in order.
 type cachedConversation struct {
