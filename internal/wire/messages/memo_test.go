@@ -1,12 +1,11 @@
 package messages
 
 import (
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 	"net/http"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"testing"
-	"unsafe"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/agenttraffic"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -272,41 +271,9 @@ func TestMemoKeepsNoBody(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range []any{r.Messages(), r.Tools()} {
-			if path := sliceOf(v, r.text); path != "" {
+			if path := wiretest.SliceOf(v, r.text); path != "" {
 				t.Fatalf("%s slices the body", path)
 			}
 		}
 	}
-}
-
-// sliceOf is the path of a string (or member name) of v that slices
-// text, or "".
-func sliceOf(v any, text jsonvalue.Text) string {
-	base := uintptr(unsafe.Pointer(unsafe.StringData(text.Slice(0, len(text.Bytes())))))
-	in := func(s string) bool {
-		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-		return len(s) > 0 && p >= base && p < base+uintptr(len(text.Bytes()))
-	}
-	switch x := v.(type) {
-	case string:
-		if in(x) {
-			return "$"
-		}
-	case []any:
-		for i, e := range x {
-			if p := sliceOf(e, text); p != "" {
-				return "[" + strconv.Itoa(i) + "]" + p
-			}
-		}
-	case map[string]any:
-		for k, e := range x {
-			if in(k) {
-				return "." + k
-			}
-			if p := sliceOf(e, text); p != "" {
-				return "." + k + p
-			}
-		}
-	}
-	return ""
 }

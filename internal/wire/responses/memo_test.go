@@ -1,12 +1,11 @@
 package responses
 
 import (
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/agenttraffic"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -236,41 +235,9 @@ func TestMemoKeepsNoBody(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, sg := range r.segs { // the input items' projections: the memo keeps them
-			if path := sliceOf(sg.msg, r.text); path != "" {
+			if path := wiretest.SliceOf(sg.msg, r.text); path != "" {
 				t.Fatalf("segment %d: %s slices the body", i, path)
 			}
 		}
 	}
-}
-
-// sliceOf is the path of a string (or member name) of v that slices
-// text, or "".
-func sliceOf(v any, text jsonvalue.Text) string {
-	base := uintptr(unsafe.Pointer(unsafe.StringData(text.Slice(0, len(text.Bytes())))))
-	in := func(s string) bool {
-		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-		return len(s) > 0 && p >= base && p < base+uintptr(len(text.Bytes()))
-	}
-	switch x := v.(type) {
-	case string:
-		if in(x) {
-			return "$"
-		}
-	case []any:
-		for i, e := range x {
-			if p := sliceOf(e, text); p != "" {
-				return "[" + strconv.Itoa(i) + "]" + p
-			}
-		}
-	case map[string]any:
-		for k, e := range x {
-			if in(k) {
-				return "." + k
-			}
-			if p := sliceOf(e, text); p != "" {
-				return "." + k + p
-			}
-		}
-	}
-	return ""
 }
