@@ -34,7 +34,7 @@ func TestSessionCacheRecordsUnchanged(t *testing.T) {
 	turns := sessionCacheTurns(t)
 
 	run := func(cacheBytes int64, prefix string) (records []byte, answers []string) {
-		var out syncBuffer
+		var out lockedBuffer
 		for _, c := range turns {
 			cfg := cachedGatewayConfig(t, up.URL, c.path, url, prefix, cacheBytes)
 			clock := fixedClock()
@@ -67,7 +67,7 @@ func TestSessionCacheRecordsUnchanged(t *testing.T) {
 			}
 			asm.Close()
 		}
-		return out.Bytes(), answers
+		return []byte(out.String()), answers
 	}
 	withRecords, withAnswers := run(config.DefaultSessionCacheBytes, "on:")
 	withoutRecords, withoutAnswers := run(0, "off:")
@@ -205,22 +205,4 @@ func fixedClock() func() time.Time {
 		now = now.Add(time.Millisecond)
 		return now
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the record sinks' writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
 }
