@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
@@ -27,13 +28,33 @@ func CheckDocument(b []byte) (root Span, valid, dup bool) {
 	return Span{i, end}, true, c.dup
 }
 
+// CheckStrict reports whether b is one JSON value, optionally surrounded
+// by whitespace, that jsonvalue.DecodeStrict certainly accepts: valid as
+// CheckDocument judges, no object repeating a key, valid UTF-8, and no \u
+// escape of a UTF-16 surrogate (the decoder accepts a pair and refuses a
+// lone one; telling them apart is left to it). A fast path that decodes
+// parts of a document on its own checks the whole first with it; false
+// says nothing about which error applies, so the caller then decodes the
+// whole and reports what the decoder reports. root is the value's span.
+func CheckStrict(b []byte) (root Span, ok bool) {
+	c := checker{b: b}
+	i := SkipSpace(b, 0)
+	end, ok := c.value(i, 1)
+	if !ok || SkipSpace(b, end) != len(b) || c.dup || c.surrogate || !utf8.Valid(b) {
+		return Span{}, false
+	}
+	return Span{i, end}, true
+}
+
 // checker is one CheckDocument pass. keys is a scratch stack shared by
 // all open objects: each object compares its keys within its own window
 // and pops them when it closes, so nesting costs no allocation.
 type checker struct {
-	b    []byte
-	dup  bool
-	keys [][]byte
+	b   []byte
+	dup bool
+	// surrogate reports a \u escape of a UTF-16 surrogate (CheckStrict).
+	surrogate bool
+	keys      [][]byte
 }
 
 // value checks the value starting at b[i] and returns the offset past it.
@@ -90,12 +111,19 @@ func (c *checker) str(i int) (end int, escaped, ok bool) {
 						return 0, false, false
 					}
 				}
+				c.surrogate = c.surrogate || isSurrogate(b[i+2:i+6])
 				i += 5
 			default:
 				return 0, false, false
 			}
 		}
 	}
+}
+
+// isSurrogate reports whether the four hex digits hex name a UTF-16
+// surrogate, D800 to DFFF.
+func isSurrogate(hex []byte) bool {
+	return hex[0]|0x20 == 'd' && (hex[1] >= '8' && hex[1] <= '9' || hex[1]|0x20 >= 'a' && hex[1]|0x20 <= 'f')
 }
 
 func isHex(ch byte) bool {

@@ -225,13 +225,15 @@ func (a *assembler) dispatch() (bool, error) {
 
 // treeEvent decodes one event's data into a value tree and applies it.
 func (a *assembler) treeEvent(data, evType []byte) (bool, error) {
-	v, err := jsonvalue.DecodeStrict(data)
-	if err != nil {
-		return false, a.invalid("event data " + rawjson.DecodeProblem(err))
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := a.lightEvent(data, evType)
 	if !ok {
-		return false, a.invalid("event data must be an object")
+		v, err := jsonvalue.DecodeStrict(data)
+		if err != nil {
+			return false, a.invalid("event data " + rawjson.DecodeProblem(err))
+		}
+		if obj, ok = v.(map[string]any); !ok {
+			return false, a.invalid("event data must be an object")
+		}
 	}
 	typ, _ := obj["type"].(string)
 	if len(evType) > 0 && string(evType) != typ {
