@@ -21,8 +21,9 @@ type sseEvent struct {
 // CR; a leading BOM is skipped; ":" lines are comments; fields other than
 // event and data are dropped; a blank line dispatches.
 //
-// A one-line event's data aliases the line it came on: eventReader only
-// ever appends to its buffer, so the bytes stay as read.
+// A one-line event's data aliases the line it came on: eventReader never
+// writes over bytes it has read (a full buffer is replaced, not reused),
+// so the bytes stay as read.
 type sseReader struct {
 	name  []byte
 	one   []byte // the first data line
@@ -92,9 +93,14 @@ type eventReader struct {
 	r     io.Reader
 	limit int64
 	p     sseReader
-	buf   []byte
-	pos   int
-	eof   bool
+	// buf holds the bytes read since the buffer was last replaced; pos is
+	// the first not parsed. The events read alias the bytes before pos
+	// (in this buffer or the ones it replaced): a full buffer's parsed
+	// bytes stay where they are, dropped counts them.
+	buf     []byte
+	pos     int
+	dropped int64
+	eof     bool
 }
 
 func newEventReader(r io.Reader, limit int64) *eventReader {
@@ -106,7 +112,7 @@ func newEventReader(r io.Reader, limit int64) *eventReader {
 }
 
 // buffered is how many bytes of the stream were read.
-func (e *eventReader) buffered() int64 { return int64(len(e.buf)) }
+func (e *eventReader) buffered() int64 { return e.dropped + int64(len(e.buf)) }
 
 // next reads until one event is dispatched, at most limit bytes in all.
 // At the end of the stream it dispatches the pending event, then reports
@@ -144,18 +150,10 @@ func (e *eventReader) next() (sseEvent, error) {
 			return sseEvent{}, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "no message_stop"}
 		}
 		if len(e.buf) == cap(e.buf) {
-			// Read in place, doubling; up to limit+1 bytes, the one
-			// past the limit refused below.
-			c := max(2*int64(cap(e.buf)), 32<<10)
-			if e.limit < c {
-				c = max(e.limit+1, int64(len(e.buf))+1)
-			}
-			nb := make([]byte, len(e.buf), c)
-			copy(nb, e.buf)
-			e.buf = nb
+			e.replace()
 		}
 		n, err := e.r.Read(e.buf[len(e.buf):cap(e.buf)])
-		if int64(len(e.buf)+n) > e.limit {
+		if e.buffered()+int64(n) > e.limit {
 			return sseEvent{}, &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(e.limit, 10) + " bytes"}
 		}
 		e.buf = e.buf[:len(e.buf)+n]
@@ -166,4 +164,22 @@ func (e *eventReader) next() (sseEvent, error) {
 			return sseEvent{}, &wire.StreamError{Kind: wire.ErrStreamCut, Detail: "read failed", Err: err}
 		}
 	}
+}
+
+// readChunk is the room a new buffer has for bytes not read yet, at least.
+const readChunk = 32 << 10
+
+// replace replaces the full buffer by one holding its unparsed bytes with
+// room for more: readChunk bytes, or as many as the unparsed ones when an
+// event outgrows that (doubling), and never more than one byte past the
+// limit, which is refused. The parsed bytes stay in the old buffer, which
+// the events read alias: a stream costs about its length, not twice it
+// and the copies of every doubling.
+func (e *eventReader) replace() {
+	tail := e.buf[e.pos:]
+	room := min(int64(max(readChunk, len(tail))), e.limit+1-e.buffered())
+	nb := make([]byte, len(tail), int64(len(tail))+max(room, 1))
+	copy(nb, tail)
+	e.dropped += int64(e.pos)
+	e.buf, e.pos = nb, 0
 }
