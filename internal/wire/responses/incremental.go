@@ -56,7 +56,7 @@ func (rd *streamReader) init(s *Surface, req *Request, r io.Reader, limit int64,
 	rd.a.watch, rd.a.plain.plain = watch, watch
 }
 
-const initialBuffer = 32 << 10
+const initialBuffer = 8 << 10
 
 // Next reads until one more event has been dispatched, reading no more
 // bytes than that event needs beyond those already read.
