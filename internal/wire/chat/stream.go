@@ -47,8 +47,8 @@ type streamEvent struct {
 // a limit-sized allocation, and a long one costs about its length, its
 // parsed bytes staying where the events read alias them.
 const (
-	initialBuffer = 32 << 10
-	readChunk     = 32 << 10
+	initialBuffer = 16 << 10
+	readChunk     = 16 << 10
 )
 
 // ReadStream reads a whole SSE stream into memory and assembles it.
