@@ -53,6 +53,7 @@ func TestEventReaderReplacesFullBuffer(t *testing.T) {
 		strings.ReplaceAll(base, "\n", "\r"),
 		strings.Replace(base, "tok7 ", strings.Repeat("x", 3*readChunk), 1),
 		strings.Replace(base, "data: {\"type\":\"content_block_delta\"", "data: {\"type\":\ndata: \"content_block_delta\"", 50),
+		strings.ReplaceAll(base, "}\n\n", "}\n: keep-alive\n\n"), // a comment before each blank line
 		base[:len(base)-len(base)/3],
 	}
 	readers := map[string]func(string) io.Reader{
@@ -80,16 +81,33 @@ func TestEventReaderReplacesFullBuffer(t *testing.T) {
 				if len(gevs) != len(wevs) && !errors.Is(gerr, wire.ErrBufferLimit) {
 					t.Fatalf("%s: %d events, want %d", where, len(gevs), len(wevs))
 				}
+				bufs := got.buffers()
 				for j := range min(len(gevs), len(wevs)) {
 					g, w := gevs[j], wevs[j]
 					if g.name != w.name || !bytes.Equal(g.data, w.data) || g.multiLine != w.multiLine || !bytes.Equal(g.data, gcopies[j]) {
 						t.Fatalf("%s, event %d: %q %q %v, want %q %q %v", where, j, g.name, g.data, g.multiLine, w.name, w.data, w.multiLine)
+					}
+					// Where the event says its data lies, it does.
+					if (g.at.buf == 0) != (g.multiLine || g.data == nil) || g.at.buf > 0 && !bytes.Equal(bufs[g.at.buf-1][g.at.start:g.at.end], gcopies[j]) {
+						t.Fatalf("%s, event %d: placed at %+v, not where its data lies", where, j, g.at)
 					}
 				}
 				if cap(got.buf) > 2*readChunk && i != 4 {
 					t.Errorf("%s: the buffer grew to %d bytes", where, cap(got.buf))
 				}
 			}
+		}
+	}
+}
+
+// TestRecNames: every event the assembler may keep has a name index.
+func TestRecNames(t *testing.T) {
+	if len(recNames) != len(eventMembers) {
+		t.Fatalf("%d record names for %d events", len(recNames), len(eventMembers))
+	}
+	for name := range eventMembers {
+		if recNames[recName(name)] != name {
+			t.Errorf("%s: no record name", name)
 		}
 	}
 }
