@@ -18,7 +18,8 @@ import (
 // (verdict transform), or drops it (deny). A Stream is immutable and safe
 // for concurrent use.
 type Stream struct {
-	raw      []byte        // the buffered upstream bytes
+	rawLen   int           // the bytes through [DONE]
+	bufs     [][]byte      // the buffers the stream was read into, in order
 	events   []streamEvent // the chunk events, in order
 	buffered int64
 	resp     *Response
@@ -28,19 +29,27 @@ type Stream struct {
 	replayable bool
 }
 
-// streamEvent is one chunk event: the span of its data in raw (one data
-// line; multi-line data is not replayable), whether it is usage-only, and
-// where its members after the metadata begin (see fastChunk.split),
-// relative to the data.
+// streamEvent is one chunk event: the span of its data (one data line;
+// multi-line data is not replayable) in the buffer numbered buf, whether
+// it is usage-only, and where its members after the metadata begin (see
+// fastChunk.split), relative to the data. It holds no pointer: the
+// events of a long stream cost the collector nothing to scan.
 type streamEvent struct {
 	data      rawjson.Span
+	buf       int32
 	split     int32
 	usageOnly bool
 }
 
-// initialBuffer is the first read buffer; it grows by doubling up to the
-// limit, so a short stream does not cost a limit-sized allocation.
-const initialBuffer = 32 << 10
+// initialBuffer is the first read buffer. A full buffer is replaced by
+// one with room for readChunk more bytes (or twice the unparsed ones, when
+// an event outgrows that), up to the limit: a short stream does not cost
+// a limit-sized allocation, and a long one costs about its length, its
+// parsed bytes staying where the events read alias them.
+const (
+	initialBuffer = 16 << 10
+	readChunk     = 16 << 10
+)
 
 // ReadStream reads a whole SSE stream into memory and assembles it.
 //
@@ -81,7 +90,7 @@ func readStream(r io.Reader, limit int64, opts ResponseOptions, treeOnly bool) (
 			return nil, err
 		}
 		if done {
-			return sr.p.stream(sr.buf), nil
+			return sr.stream(), nil
 		}
 	}
 }
@@ -105,12 +114,6 @@ func probeLimit(r io.Reader, limit int64) error {
 	}
 }
 
-func growTo(b []byte, n int) []byte {
-	nb := make([]byte, len(b), n)
-	copy(nb, b)
-	return nb
-}
-
 // sseParser consumes complete lines of the buffer incrementally. It keeps
 // offsets, never slices, because the buffer may be reallocated between
 // calls.
@@ -125,7 +128,10 @@ type sseParser struct {
 	multiLine bool
 	doneEnd   int
 	scratch   []byte
-	treeOnly  bool // decode every chunk as a tree (tests)
+	// bufs are the full buffers the reader replaced (the chunks' spans
+	// name them by number; the current one is numbered len(bufs)).
+	bufs     [][]byte
+	treeOnly bool // decode every chunk as a tree (tests)
 	// step makes feed return after each dispatched chunk event, so a
 	// streamReader can look at the answer between events.
 	step bool
@@ -272,14 +278,15 @@ func (p *sseParser) dispatch(buf []byte) (bool, error) {
 	return false, nil
 }
 
-// record keeps the span of a folded chunk event for replay; a split below
-// zero (metadata after other members) makes the stream re-synthesized.
+// record keeps the span of a folded chunk event in the current buffer
+// for replay; a split below zero (metadata after other members) makes the
+// stream re-synthesized.
 func (p *sseParser) record(lines []rawjson.Span, usageOnly bool, split int) {
 	if split < 0 {
 		p.asm.replayable = false
 	}
 	if len(lines) == 1 {
-		p.chunks = append(p.chunks, streamEvent{data: lines[0], split: int32(split), usageOnly: usageOnly})
+		p.chunks = append(p.chunks, streamEvent{data: lines[0], buf: int32(len(p.bufs)), split: int32(split), usageOnly: usageOnly})
 	} else {
 		p.multiLine = true
 	}
@@ -311,13 +318,16 @@ func treeSplit(data []byte) int {
 	return split
 }
 
-// stream finalizes a stream whose [DONE] event ended at p.doneEnd.
-func (p *sseParser) stream(buf []byte) *Stream {
+// stream finalizes a stream whose [DONE] event ended at p.doneEnd of
+// buf, after dropped bytes of the buffers it replaced; read bytes were
+// read in all.
+func (p *sseParser) stream(buf []byte, dropped, read int64) *Stream {
 	resp := p.asm.response()
 	return &Stream{
-		raw:        buf[:p.doneEnd],
+		rawLen:     int(dropped) + p.doneEnd,
+		bufs:       append(p.bufs, buf),
 		events:     p.chunks,
-		buffered:   int64(len(buf)),
+		buffered:   read,
 		resp:       resp,
 		replayable: p.asm.replayable && !p.multiLine,
 	}
@@ -364,11 +374,14 @@ func (s *Stream) Release(target any, includeUsage bool) ([]byte, error) {
 			continue
 		}
 		out = append(out, "data: "...)
-		out = appendReplayed(out, head, s.raw[e.data.Start:e.data.End], int(e.split))
+		out = appendReplayed(out, head, s.data(e), int(e.split))
 		out = append(out, "\n\n"...)
 	}
 	return append(out, "data: [DONE]\n\n"...), nil
 }
+
+// data returns the data of chunk event e.
+func (s *Stream) data(e streamEvent) []byte { return s.bufs[e.buf][e.data.Start:e.data.End] }
 
 // appendReplayed appends the chunk data with everything before split (its
 // metadata) replaced by head.

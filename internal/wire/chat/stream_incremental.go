@@ -43,12 +43,16 @@ type streamReader struct {
 	includeUsage bool
 	watch        bool // follow the plain text event by event (OpenStream)
 	p            *sseParser
-	buf          []byte
-	eof          bool  // r reported EOF
-	readErr      error // r failed; reported once the buffered events are read
-	done         bool
-	err          error
-	st           *Stream
+	// buf holds the bytes read since it last replaced a full buffer,
+	// dropped counts the bytes of the buffers it replaced (see
+	// initialBuffer).
+	buf     []byte
+	dropped int64
+	eof     bool  // r reported EOF
+	readErr error // r failed; reported once the buffered events are read
+	done    bool
+	err     error
+	st      *Stream
 
 	plain    bool
 	plainLen int       // len(Text()) after the last event that left the answer plain
@@ -125,21 +129,27 @@ func (sr *streamReader) next() (bool, error) {
 	}
 }
 
-// fill reads once into the buffer, growing it up to the limit as
-// ReadStream does; at the limit it probes for one more byte.
+// fill reads once into the buffer, making room in it (see makeRoom) while
+// fewer than limit bytes were read, as ReadStream does; at the limit it
+// probes for one more byte.
 func (sr *streamReader) fill() error {
-	buf := sr.buf
-	if len(buf) == cap(buf) {
-		if int64(len(buf)) >= sr.limit {
-			if err := probeLimit(sr.r, sr.limit); err != nil {
-				return err
-			}
-			sr.eof = true
-			return nil
+	read := sr.BufferedBytes()
+	if read >= sr.limit {
+		if err := probeLimit(sr.r, sr.limit); err != nil {
+			return err
 		}
-		buf = growTo(buf, int(min(int64(2*cap(buf)), sr.limit)))
+		sr.eof = true
+		return nil
 	}
-	n, err := sr.r.Read(buf[len(buf):cap(buf)])
+	if len(sr.buf) == cap(sr.buf) {
+		sr.makeRoom(sr.limit - read)
+	}
+	buf := sr.buf
+	room := buf[len(buf):cap(buf)]
+	if left := sr.limit - read; int64(len(room)) > left {
+		room = room[:left]
+	}
+	n, err := sr.r.Read(room)
 	sr.buf = buf[:len(buf)+n]
 	switch {
 	case errors.Is(err, io.EOF):
@@ -149,6 +159,34 @@ func (sr *streamReader) fill() error {
 	}
 	return nil
 }
+
+// makeRoom replaces the full buffer by one holding its bytes from the
+// first the parser still needs (the pending event's data lines, else the
+// unparsed ones), with room for readChunk more, or for as many as it
+// holds when that is more, and never for more than left. The parsed bytes
+// stay in the old buffer, where the chunk events read alias them.
+func (sr *streamReader) makeRoom(left int64) {
+	p := sr.p
+	keep := p.pos
+	if len(p.dataLines) > 0 {
+		keep = p.dataLines[0].Start
+	}
+	tail := sr.buf[keep:]
+	room := min(int64(max(readChunk, len(tail))), left)
+	nb := make([]byte, len(tail), int64(len(tail))+room)
+	copy(nb, tail)
+	sr.dropped += int64(keep)
+	p.bufs = append(p.bufs, sr.buf)
+	sr.buf = nb
+	p.pos -= keep
+	for i := range p.dataLines {
+		p.dataLines[i].Start -= keep
+		p.dataLines[i].End -= keep
+	}
+}
+
+// stream finalizes the stream once [DONE] was read.
+func (sr *streamReader) stream() *Stream { return sr.p.stream(sr.buf, sr.dropped, sr.BufferedBytes()) }
 
 // observe records what the event just folded in added to the text, and
 // whether the answer is still plain text.
@@ -185,7 +223,7 @@ func (sr *streamReader) Text() string { return sr.p.asm.pc.text.String() }
 func (sr *streamReader) Plain() bool { return sr.plain }
 
 // BufferedBytes returns how many bytes of the stream are held.
-func (sr *streamReader) BufferedBytes() int64 { return int64(len(sr.buf)) }
+func (sr *streamReader) BufferedBytes() int64 { return sr.dropped + int64(len(sr.buf)) }
 
 // Head renders the role chunk that opens the client's stream and fixes the
 // metadata every later chunk carries (the first values read so far).
@@ -258,8 +296,8 @@ func (sr *streamReader) replayable(seg textSeg, text string) ([]byte, int, bool)
 	if seg.chunk < 0 {
 		return nil, 0, false
 	}
-	sp := sr.p.chunks[seg.chunk].data
-	b := sr.buf[sp.Start:sp.End]
+	e := sr.p.chunks[seg.chunk]
+	b := sr.p.chunkData(e, sr.buf)
 	fc := &sr.scan
 	fc.reset()
 	end, ok := fc.top(b, rawjson.SkipSpace(b, 0))
@@ -288,7 +326,7 @@ func (sr *streamReader) Stream() (wire.Stream, error) {
 		return nil, errors.New("chat: stream not read to its end")
 	}
 	if sr.st == nil {
-		sr.st = sr.p.stream(sr.buf)
+		sr.st = sr.stream()
 	}
 	return surfaceStream{sr.st, sr.includeUsage}, nil
 }
@@ -326,4 +364,13 @@ func (sr *streamReader) Tail(st wire.Stream, target any, released string) ([]byt
 		return nil, &wire.WriteBackError{Field: "$target.content", Msg: "does not begin with the text already released to the client"}
 	}
 	return r.appendAnswer(nil, sr.head, a, t, len(released), ss.includeUsage)
+}
+
+// chunkData returns the data of chunk event e while buf is the current
+// buffer.
+func (p *sseParser) chunkData(e streamEvent, buf []byte) []byte {
+	if int(e.buf) < len(p.bufs) {
+		buf = p.bufs[e.buf]
+	}
+	return buf[e.data.Start:e.data.End]
 }

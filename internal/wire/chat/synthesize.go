@@ -40,7 +40,7 @@ func (s *Stream) Synthesize(target any, includeUsage bool) ([]byte, error) {
 		return nil, err
 	}
 	head := r.chunkHead()
-	out := make([]byte, 0, 512+len(s.raw)/4)
+	out := make([]byte, 0, 512+s.rawLen/4)
 
 	role := `{"role":"assistant","content":null}`
 	if a.text != nil {

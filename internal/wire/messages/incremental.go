@@ -82,7 +82,7 @@ func (r *streamReader) Next() (bool, error) {
 		return false, nil
 	}
 	r.ended = true
-	st, err := r.a.stream(r.er.buffered())
+	st, err := r.a.stream(r.er.buffered(), r.er.buffers())
 	if err != nil {
 		return false, err
 	}

@@ -34,7 +34,7 @@ func (a *assembler) fastDelta(ev sseEvent) (bool, error) {
 	if !a.known {
 		a.replayable = false
 	}
-	a.events = append(a.events, sseEvent{name: "content_block_delta", data: ev.data, reseal: string(d.typ) == "signature_delta"})
+	a.record(ev, "content_block_delta", string(d.typ) == "signature_delta")
 	a.cur = ev.data
 	b, err := a.openBlockAt(d.index, true)
 	if err != nil {

@@ -159,8 +159,9 @@ func TestFastDeltaAllocs(t *testing.T) {
 	a := &assembler{s: New(Options{}), replayable: true, msg: map[string]any{}}
 	a.blocks = []*sblock{{obj: map[string]any{"type": "text"}, open: true}}
 	a.blocks[0].text.Grow(1 << 16)
-	a.events = make([]sseEvent, 0, 1<<12)
-	ev := sseEvent{name: "content_block_delta", data: []byte(fastDeltaCases[0])}
+	a.events = make([]eventRec, 0, 1<<12)
+	data := []byte(fastDeltaCases[0])
+	ev := sseEvent{name: "content_block_delta", data: data, at: dataAt{buf: 1, end: int32(len(data))}} // as read into a buffer
 	if n := testing.AllocsPerRun(100, func() {
 		if ok, err := a.fastDelta(ev); !ok || err != nil {
 			t.Fatalf("fast %v, %v", ok, err)

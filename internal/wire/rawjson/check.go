@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/swar"
 )
@@ -27,14 +28,42 @@ func CheckDocument(b []byte) (root Span, valid, dup bool) {
 	return Span{i, end}, true, c.dup
 }
 
+// CheckStrict reports whether b is one JSON value, optionally surrounded
+// by whitespace, that jsonvalue.DecodeStrict certainly accepts: valid as
+// CheckDocument judges, no object repeating a key, valid UTF-8, and no \u
+// escape of a UTF-16 surrogate (the decoder accepts a pair and refuses a
+// lone one; telling them apart is left to it). A fast path that decodes
+// parts of a document on its own checks the whole first with it; false
+// says nothing about which error applies, so the caller then decodes the
+// whole and reports what the decoder reports. root is the value's span.
+func CheckStrict(b []byte) (root Span, ok bool) {
+	c := checker{b: b, linear: strictLinear}
+	i := SkipSpace(b, 0)
+	end, ok := c.value(i, 1)
+	if !ok || SkipSpace(b, end) != len(b) || c.dup || c.surrogate || !utf8.Valid(b) {
+		return Span{}, false
+	}
+	return Span{i, end}, true
+}
+
 // checker is one CheckDocument pass. keys is a scratch stack shared by
 // all open objects: each object compares its keys within its own window
 // and pops them when it closes, so nesting costs no allocation.
 type checker struct {
-	b    []byte
-	dup  bool
-	keys [][]byte
+	b   []byte
+	dup bool
+	// surrogate reports a \u escape of a UTF-16 surrogate (CheckStrict).
+	surrogate bool
+	// linear is the key count up to which an object's keys are compared
+	// by a linear scan (0: smallObject).
+	linear int
+	keys   [][]byte
 }
+
+// strictLinear is CheckStrict's linear: the documents it checks are
+// stream events, whose largest objects (a Responses snapshot: about 25
+// members) a set would cost an allocation per key.
+const strictLinear = 32
 
 // value checks the value starting at b[i] and returns the offset past it.
 func (c *checker) value(i, depth int) (int, bool) {
@@ -90,12 +119,19 @@ func (c *checker) str(i int) (end int, escaped, ok bool) {
 						return 0, false, false
 					}
 				}
+				c.surrogate = c.surrogate || isSurrogate(b[i+2:i+6])
 				i += 5
 			default:
 				return 0, false, false
 			}
 		}
 	}
+}
+
+// isSurrogate reports whether the four hex digits hex name a UTF-16
+// surrogate, D800 to DFFF.
+func isSurrogate(hex []byte) bool {
+	return hex[0]|0x20 == 'd' && (hex[1] >= '8' && hex[1] <= '9' || hex[1]|0x20 >= 'a' && hex[1]|0x20 <= 'f')
 }
 
 func isHex(ch byte) bool {
@@ -186,9 +222,9 @@ func (c *checker) members(i, depth, base int) (int, bool) {
 
 // addKey pushes the key token tok onto the window of the object whose keys
 // start at base, noting a duplicate. Keys are compared decoded, as
-// DecodeKey decodes them; only escaped keys need decoding. Past
-// smallObject keys the object's keys go into seen, which it returns, so
-// that a large object is checked in linear time.
+// DecodeKey decodes them; only escaped keys need decoding. Past the
+// checker's linear count of keys the object's keys go into seen, which it
+// returns, so that a large object is checked in linear time.
 func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped bool) map[string]struct{} {
 	key := tok[1 : len(tok)-1]
 	if escaped {
@@ -199,13 +235,17 @@ func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped
 		}
 		key = []byte(s)
 	}
+	linear := c.linear
+	if linear == 0 {
+		linear = smallObject
+	}
 	if c.keys == nil {
 		// Allocated on the first key, once for the common depths: a
 		// document without objects costs nothing.
-		c.keys = make([][]byte, 0, 2*smallObject)
+		c.keys = make([][]byte, 0, 2*linear)
 	}
 	window := c.keys[base:]
-	if seen == nil && len(window) < smallObject {
+	if seen == nil && len(window) < linear {
 		for _, k := range window {
 			if bytes.Equal(k, key) {
 				c.dup = true
@@ -216,7 +256,7 @@ func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped
 		return seen
 	}
 	if seen == nil {
-		seen = make(map[string]struct{}, 4*smallObject)
+		seen = make(map[string]struct{}, 4*linear)
 		for _, k := range window {
 			seen[string(k)] = struct{}{}
 		}

@@ -30,8 +30,14 @@ type streamReader struct {
 	a     assembler
 	r     io.Reader
 	limit int64
-	buf   []byte
-	pos   int
+	// buf holds the bytes read and not yet parsed from pos on: the
+	// assembler copies what it keeps of an event, so the parsed bytes
+	// before pos are dropped (dropped counts them) when buf is full,
+	// rather than growing it: the buffer is as long as the longest event,
+	// not the stream.
+	buf     []byte
+	pos     int
+	dropped int64
 	// eof and readErr are the last read's outcome, acted on once the
 	// bytes already read hold no further event.
 	eof     bool
@@ -50,7 +56,7 @@ func (rd *streamReader) init(s *Surface, req *Request, r io.Reader, limit int64,
 	rd.a.watch, rd.a.plain.plain = watch, watch
 }
 
-const initialBuffer = 32 << 10
+const initialBuffer = 8 << 10
 
 // Next reads until one more event has been dispatched, reading no more
 // bytes than that event needs beyond those already read.
@@ -72,7 +78,7 @@ func (rd *streamReader) Next() (bool, error) {
 			if err != nil {
 				return false, rd.fail(err)
 			}
-			st.buffered = int64(len(rd.buf))
+			st.buffered = rd.BufferedBytes()
 			rd.st = st
 			rd.a.plain.finish(st.resp)
 			return true, nil
@@ -89,30 +95,34 @@ func (rd *streamReader) Next() (bool, error) {
 	}
 }
 
-// read appends what one Read returns to the buffer, growing it up to
-// limit; past limit one more byte means ErrBufferLimit, and EOF ends the
-// stream as at any other length.
+// read appends what one Read returns to the buffer, making room in it
+// (dropping the parsed bytes, else growing it) while fewer than limit
+// bytes were read; past limit one more byte means ErrBufferLimit, and EOF
+// ends the stream as at any other length.
 func (rd *streamReader) read() error {
-	buf := rd.buf
-	if len(buf) == cap(buf) {
-		if int64(len(buf)) >= rd.limit {
-			var one [1]byte
-			n, err := io.ReadFull(rd.r, one[:])
-			switch {
-			case n > 0:
-				return &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(rd.limit, 10) + " bytes"}
-			case errors.Is(err, io.EOF):
-				rd.eof = true // the buffered bytes are the whole stream: its last event may await EOF
-			default:
-				rd.readErr = err
-			}
-			return nil
+	read := rd.BufferedBytes()
+	if read >= rd.limit {
+		var one [1]byte
+		n, err := io.ReadFull(rd.r, one[:])
+		switch {
+		case n > 0:
+			return &wire.StreamError{Kind: wire.ErrBufferLimit, Detail: "more than " + strconv.FormatInt(rd.limit, 10) + " bytes"}
+		case errors.Is(err, io.EOF):
+			rd.eof = true // the buffered bytes are the whole stream: its last event may await EOF
+		default:
+			rd.readErr = err
 		}
-		nb := make([]byte, len(buf), int(min(int64(2*cap(buf)), rd.limit)))
-		copy(nb, buf)
-		buf = nb
+		return nil
 	}
-	n, err := rd.r.Read(buf[len(buf):cap(buf)])
+	if len(rd.buf) == cap(rd.buf) {
+		rd.makeRoom(rd.limit - read)
+	}
+	buf := rd.buf
+	room := buf[len(buf):cap(buf)]
+	if left := rd.limit - read; int64(len(room)) > left {
+		room = room[:left]
+	}
+	n, err := rd.r.Read(room)
 	rd.buf = buf[:len(buf)+n]
 	switch {
 	case errors.Is(err, io.EOF):
@@ -121,6 +131,24 @@ func (rd *streamReader) read() error {
 		rd.readErr = err
 	}
 	return nil
+}
+
+// makeRoom makes room in the full buffer for more bytes, left of which
+// may still be read: it drops the parsed bytes when there are any, and
+// doubles the buffer (up to what it may yet have to hold) when the
+// unparsed ones fill it.
+func (rd *streamReader) makeRoom(left int64) {
+	buf := rd.buf
+	if rd.pos > 0 {
+		n := copy(buf, buf[rd.pos:])
+		rd.dropped += int64(rd.pos)
+		rd.buf, rd.pos = buf[:n], 0
+		rd.a.started = true
+		return
+	}
+	nb := make([]byte, len(buf), len(buf)+int(min(int64(max(cap(buf), 1)), left)))
+	copy(nb, buf)
+	rd.buf = nb
 }
 
 func (rd *streamReader) fail(err error) error {
@@ -147,4 +175,4 @@ func (rd *streamReader) Stream() (wire.Stream, error) {
 }
 
 // BufferedBytes is how many bytes of the stream were read so far.
-func (rd *streamReader) BufferedBytes() int64 { return int64(len(rd.buf)) }
+func (rd *streamReader) BufferedBytes() int64 { return rd.dropped + int64(len(rd.buf)) }

@@ -74,7 +74,7 @@ func (s *Surface) readStream(req *Request, r io.Reader, limit int64) (*Stream, e
 // been dispatched or the complete lines run out; it reports whether the
 // event was the terminal one.
 func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
-	if *pos == 0 && bytes.HasPrefix(buf, []byte("\xEF\xBB\xBF")) {
+	if *pos == 0 && !a.started && bytes.HasPrefix(buf, []byte("\xEF\xBB\xBF")) {
 		*pos = 3
 	}
 	events := a.events
@@ -157,6 +157,9 @@ type assembler struct {
 	noFast  bool   // every event takes the tree path (tests compare both)
 	events  int    // the events dispatched (their data is not kept: the client's are synthesized)
 	skipLF  bool   // a CR ended the last line: a LF next is part of it
+	// started: bytes before buf were parsed (the reader dropped them), so
+	// buf does not start the stream and holds no byte order mark.
+	started bool
 	// watch enables plain, the plain-text tracking of OpenStream.
 	watch   bool
 	plain   plainWatch
@@ -225,13 +228,15 @@ func (a *assembler) dispatch() (bool, error) {
 
 // treeEvent decodes one event's data into a value tree and applies it.
 func (a *assembler) treeEvent(data, evType []byte) (bool, error) {
-	v, err := jsonvalue.DecodeStrict(data)
-	if err != nil {
-		return false, a.invalid("event data " + rawjson.DecodeProblem(err))
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := a.lightEvent(data, evType)
 	if !ok {
-		return false, a.invalid("event data must be an object")
+		v, err := jsonvalue.DecodeStrict(data)
+		if err != nil {
+			return false, a.invalid("event data " + rawjson.DecodeProblem(err))
+		}
+		if obj, ok = v.(map[string]any); !ok {
+			return false, a.invalid("event data must be an object")
+		}
 	}
 	typ, _ := obj["type"].(string)
 	if len(evType) > 0 && string(evType) != typ {

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
@@ -240,4 +241,82 @@ func scalarOrEmpty(b []byte, at int) (int, bool) {
 		return 0, false
 	}
 	return rawjson.StrictNumber(b, at)
+}
+
+// The response events (response.created, in_progress and queued, the
+// snapshots, and response.completed and incomplete, the terminal ones)
+// carry the whole response object, of which the assembler reads only the
+// output: a snapshot's must be empty, the terminal one's is compared with
+// the done items, and finish reads the terminal object again from the
+// raw data. lightEvent decodes such an event with its response object
+// reduced to that one member, once a raw check has proved that the whole
+// data decodes strictly: the tree path's checks then run on it unchanged,
+// without building the tree of a response they do not read.
+
+// responseEvent reports whether typ is a response event lightEvent reads.
+func responseEvent(typ string) bool {
+	switch typ {
+	case "response.created", "response.in_progress", "response.queued", "response.completed", "response.incomplete":
+		return true
+	}
+	return false
+}
+
+// lightEvent returns the data of a response event decoded as the tree
+// path decodes it, but for the members of its response object other than
+// output, which it leaves out; ok is false for any other event, for data
+// it is unsure of (escaped member names included), and for the snapshot
+// whose whole response the plain-text watch keeps (plainEvent).
+func (a *assembler) lightEvent(data, evType []byte) (obj map[string]any, ok bool) {
+	if a.noFast || len(evType) > 0 && !responseEvent(string(evType)) {
+		return nil, false
+	}
+	root, ok := rawjson.CheckStrict(data)
+	if !ok {
+		return nil, false
+	}
+	obj = make(map[string]any, 3)
+	_, ok = rawjson.ObjectEach(data, root.Start, func(key []byte, at int) (int, bool) {
+		end := rawjson.ValueEnd(data, at)
+		v, ok := lightMember(data, string(key), rawjson.Span{Start: at, End: end})
+		obj[string(key)] = v
+		return end, ok
+	})
+	typ, _ := obj["type"].(string)
+	if !ok || !responseEvent(typ) || a.keepsSnapshot(typ) {
+		return nil, false
+	}
+	return obj, true
+}
+
+// lightMember decodes the top-level member key of a response event, whose
+// value is at v: its response object reduced to its output.
+func lightMember(data []byte, key string, v rawjson.Span) (any, bool) {
+	if key != "response" || v.Kind(data) != '{' {
+		val, err := jsonvalue.DecodeStrictNested(data[v.Start:v.End], 1)
+		return val, err == nil
+	}
+	resp := map[string]any{}
+	_, ok := rawjson.ObjectEach(data, v.Start, func(key []byte, at int) (int, bool) {
+		end := rawjson.ValueEnd(data, at)
+		if string(key) == "output" {
+			out, err := jsonvalue.DecodeStrictNested(data[at:end], 2)
+			if err != nil {
+				return 0, false
+			}
+			resp["output"] = out
+		}
+		return end, true
+	})
+	return resp, ok
+}
+
+// keepsSnapshot reports whether the plain-text watch reads the whole
+// response of the event typ: the first snapshot's (plainEvent).
+func (a *assembler) keepsSnapshot(typ string) bool {
+	switch typ {
+	case "response.completed", "response.incomplete":
+		return false
+	}
+	return a.watch && a.plain.plain && a.plain.snapshot == nil
 }

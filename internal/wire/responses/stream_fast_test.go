@@ -137,6 +137,7 @@ func readerState(rd *streamReader) string {
 	var b strings.Builder
 	a := &rd.a
 	fmt.Fprintf(&b, "events %d seq %d hasData %v plain %v text %q parts %v items %v\n", a.events, a.lastSeq, a.hasData, a.plain.plain, a.plain.text.String(), a.plain.parts, a.plain.items)
+	fmt.Fprintf(&b, "snapshot %v final output %v\n", a.plain.snapshot, a.finalOutput)
 	for _, it := range a.items {
 		keys := make([]string, 0, len(it.texts))
 		for k, t := range it.texts {
@@ -339,4 +340,118 @@ func TestStreamTerminalOutput(t *testing.T) {
 			t.Errorf("output %s: err %v, want ErrResponseInvalid", output, err)
 		}
 	}
+}
+
+// responseEventCases are response objects at the edge of lightEvent's
+// shape, for the snapshot response.in_progress (sequence number 1 of
+// responseEventStream) and the terminal response.completed (its last):
+// each must be read, or refused, exactly as the tree path reads it.
+var responseEventCases = []string{
+	`{"id":"resp_1","object":"response","status":"in_progress","output":[],"usage":null}`,
+	`{ "output" : [ ] , "id" : "resp_1" }`,
+	`{"id":"resp_1","output":[],"text":{"format":{"type":"text"}},"tools":[],"metadata":{"k":"v"}}`,
+	`{"id":"resp_1","output":[{"id":"x","type":"message","content":[]}]}`,
+	`{"id":"resp_1","output":null}`,
+	`{"id":"resp_1"}`,
+	`{}`,
+	`[]`,
+	`null`,
+	`"x"`,
+	`{"id":"resp_1","output":[],"output":[]}`,
+	`{"id":"resp_1","output":[],"Output":[]}`,
+	`{"id":"resp_1","outp\u0075t":[]}`,
+	`{"id":"resp_1","output":[],"x":{"a":1,"a":2}}`,
+	`{"id":"resp_1","output":[],"x":"\ud800"}`,
+	`{"id":"resp_1","output":[],"x":"\ud83d\ude00"}`,
+	"{\"id\":\"resp_1\",\"output\":[],\"x\":\"\xff\"}",
+	`{"id":"resp_1","output":[],"x":"\u00e9"}`,
+	`{"id":"resp_1","output":[],"x":01}`,
+	`{"id":"resp_1","output":[],}`,
+	`{"id":"resp_1","output":[]`,
+}
+
+// responseEventTops are top-level members around the response object
+// (after type and sequence number): the tree path's checks apply to them.
+var responseEventTops = []string{
+	``,
+	`,"error":null`,
+	`,"error":{"message":"x"}`,
+	`,"output_index":0`,
+	`,"output_index":-1`,
+	`,"Response":{}`,
+	`,"extra":[1,{"b":true}]`,
+	`,"response":{"output":[]}`,
+	`,"r\u0065sponse":{"output":[]}`,
+}
+
+// responseEventStream is a plain stream whose response.in_progress (when
+// final is false) or response.completed carries response and the members
+// tops.
+func responseEventStream(response, tops string, final bool) string {
+	ev := plainEvents([]string{"a", "b"}, true)
+	i := 1
+	if final {
+		i = len(ev) - 1
+		if strings.Contains(response, `"id":"x"`) { // the stream's own output
+			response = strings.Replace(response, `"output":[{"id":"x","type":"message","content":[]}]`, ev[i][strings.Index(ev[i], `"output":[`):strings.Index(ev[i], `,"usage"`)], 1)
+		}
+	}
+	typ := typeOf(ev[i])
+	ev[i] = `{"type":"` + typ + `","sequence_number":` + itoa(i) + `,"response":` + response + tops + `}`
+	return sse(ev...)
+}
+
+func TestLightEventAgreesWithTree(t *testing.T) {
+	for _, r := range responseEventCases {
+		for _, top := range responseEventTops {
+			agreeFast(t, responseEventStream(r, top, false))
+			agreeFast(t, responseEventStream(r, top, true))
+		}
+	}
+	// The first snapshot: read whole when the watch keeps it, light when not.
+	for _, r := range responseEventCases {
+		ev := plainEvents([]string{"a"}, false)
+		ev[0] = `{"type":"response.created","sequence_number":0,"response":` + r + `}`
+		agreeFast(t, sse(ev...))
+	}
+}
+
+// TestLightEventTaken: the usual response events do take the light path
+// (else the agreement test would prove nothing), the first snapshot
+// excepted when the plain-text watch keeps it.
+func TestLightEventTaken(t *testing.T) {
+	s := New(Options{})
+	req := mustParse(t, s, plainRequest)
+	for _, watch := range []bool{false, true} {
+		var rd streamReader
+		rd.init(s, req, strings.NewReader(""), 1<<20, watch)
+		for _, e := range plainEvents([]string{"a"}, true) {
+			typ := typeOf(e)
+			if !responseEvent(typ) {
+				continue
+			}
+			_, ok := rd.a.lightEvent([]byte(e), []byte(typ))
+			if want := !watch || typ != "response.created"; ok != want {
+				t.Errorf("watch %v, %s: light %v, want %v", watch, typ, ok, want)
+			}
+			if watch && rd.a.plain.snapshot == nil {
+				rd.a.plain.snapshot = map[string]any{} // what reading the first snapshot keeps
+			}
+		}
+	}
+}
+
+// FuzzLightEventAgreesWithTree: on any response object the light path
+// decides as the tree path does.
+func FuzzLightEventAgreesWithTree(f *testing.F) {
+	for _, r := range responseEventCases {
+		f.Add(r, false)
+		f.Add(r, true)
+	}
+	f.Fuzz(func(t *testing.T, r string, final bool) {
+		if strings.ContainsAny(r, "\r\n") {
+			return
+		}
+		agreeFast(t, responseEventStream(r, "", final))
+	})
 }

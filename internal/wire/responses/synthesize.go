@@ -54,9 +54,11 @@ func synthesize(body []byte) ([]byte, error) {
 	}
 	resp := v.(map[string]any)
 	output, _ := resp["output"].([]any)
-	// The events repeat the object about four times over (two snapshots,
-	// each item added and done, its text, the terminal object).
-	y := &synthesizer{out: make([]byte, 0, 4*len(body)+1024)}
+	// The events repeat the object about five times over (two snapshots
+	// without the output; each text in its delta, its done event, its
+	// part's, its item's and the terminal object), plus each event's
+	// framing: sized for that, the output is not copied as it grows.
+	y := &synthesizer{out: make([]byte, 0, 5*len(body)+2048)}
 	y.open(resp)
 	for oi, e := range output {
 		y.item(oi, e.(map[string]any))
