@@ -163,6 +163,7 @@ func (s *Server) parseEmit(body []byte, p Principal) (enforcement.Point, *enforc
 		Agent:     enforcement.Agent{ID: id, Framework: framework, Name: name, Version: version},
 		SessionID: sid,
 		Stamps:    &s.stamps,
+		Now:       s.opts.Now,
 	}
 	return point, b, fields, nil
 }
@@ -249,6 +250,7 @@ func (s *Server) emitFor(ctx context.Context, pol *Policy, p Principal, point en
 			case !won:
 				return nil, sessionEnded(id, point)
 			}
+			s.dropMemo(key)
 			s.awaitCalls(context.WithoutCancel(ctx), key)
 			b.Sequence = sealSequence{store: store, key: key}
 		case enforcement.PreToolCall, enforcement.PostToolCall:

@@ -196,6 +196,7 @@ func (q sealSequence) Next(ctx context.Context) (int64, error) { return q.store.
 // session's (sessions.Status). It returns the shutdown's record (nil
 // when none could be made).
 func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sessions.Owner, incarnation, reason string) *enforcement.Record {
+	s.dropMemo(k)                    // nothing of the session is read again
 	ctx = context.WithoutCancel(ctx) // the shutdown closes the trail even when the client went away
 	s.awaitCalls(ctx, k)
 	// A session that ended while its agent_startup was being judged learns
@@ -212,6 +213,7 @@ func (s *Server) shutdownManaged(ctx context.Context, k sessions.Key, owner sess
 			Sequence:  sealSequence{store: s.opts.Store, key: k},
 			Common:    s.commonFields(ctx, nil, pol, k.Tenant),
 			Stamps:    &s.stamps,
+			Now:       s.opts.Now,
 		}}
 	out, err := t.emit(ctx, enforcement.AgentShutdown, enforcement.ShutdownFields(reason))
 	var blocked *enforcement.BlockedError

@@ -168,8 +168,8 @@ type Options struct {
 	// identical to its last policy deny with that deny again, without an
 	// emission or an upstream call; 0 turns it off.
 	DenyReplayWindow time.Duration
-	// Now stamps the contexts of model calls (nil: time.Now): tests fix it
-	// to compare two runs record by record.
+	// Now stamps the contexts the gateway builds (nil: time.Now): tests
+	// fix it to compare two runs record by record.
 	Now func() time.Time
 	// SessionCache keeps what managed sessions' requests were parsed and
 	// judged into, for their next requests (nil: off).

@@ -65,6 +65,17 @@ func TestSessionCacheRecordsUnchanged(t *testing.T) {
 			if st := asm.Server.opts.SessionCache.Stats(); cacheBytes > 0 && st.Bytes == 0 {
 				t.Fatalf("%s: the cache kept nothing", c.name)
 			}
+			// Ending the session forgets its cache.
+			end := httptest.NewRequest(http.MethodPost, "/v1/agent-hooks/sessions/"+c.name+"/end", strings.NewReader(`{"reason":"completed"}`))
+			end.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			asm.Server.ServeHTTP(rec, end)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%s: end: status %d: %s", c.name, rec.Code, rec.Body.String())
+			}
+			if st := asm.Server.opts.SessionCache.Stats(); st.Sessions != 0 || st.Bytes != 0 {
+				t.Fatalf("%s: the ended session's cache is kept: %+v", c.name, st)
+			}
 			asm.Close()
 		}
 		return []byte(out.String()), answers

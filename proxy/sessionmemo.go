@@ -5,6 +5,7 @@ import (
 
 	"github.com/hooks-gateway/hooks-gateway/internal/sessioncache"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/sessions"
 )
 
 // sessionMemo is the cache of the managed session r names (by
@@ -25,8 +26,14 @@ func (s *Server) sessionMemo(r *http.Request, p Principal) *sessioncache.Cache {
 	if id == "" {
 		return nil
 	}
-	return s.opts.SessionCache.Cache(p.Tenant + "\x00" + id)
+	return s.opts.SessionCache.Cache(memoKey(sessions.Key{Tenant: p.Tenant, ID: id}))
 }
+
+// memoKey names session k's cache.
+func memoKey(k sessions.Key) string { return k.Tenant + "\x00" + k.ID }
+
+// dropMemo forgets the cache of session k, which ended.
+func (s *Server) dropMemo(k sessions.Key) { s.opts.SessionCache.Drop(memoKey(k)) }
 
 // memoOf is c as a wire.Memo: a nil interface for a nil cache, so that
 // surfaces skip the memo entirely.
