@@ -121,7 +121,7 @@ const (
 	// request (Codex's five take about 25 s).
 	DefaultDenyReplayWindow = time.Minute
 	// DefaultSessionCacheBytes holds a few hundred coding-agent sessions'
-	// histories (an 84 KiB conversation takes about 250 KiB).
+	// histories (an 84 KiB conversation takes about 250–280 KiB).
 	DefaultSessionCacheBytes = 128 << 20
 	DefaultBufferLimit       = 8 << 20
 	DefaultMaxRequestBytes   = 10 << 20
