@@ -81,6 +81,9 @@ var specMetrics = map[string]metricSpec{
 	"hooks_gateway_overload_refusals_total":       {"counter", []string{"reason"}},
 	"hooks_gateway_mcp_requests_total":            {"counter", []string{"server", "method", "outcome"}},
 	"hooks_gateway_requests_in_flight":            {"gauge", nil},
+	"hooks_gateway_session_cache_sessions":        {"gauge", nil},
+	"hooks_gateway_session_cache_bytes":           {"gauge", nil},
+	"hooks_gateway_session_cache_units_total":     {"counter", []string{"result"}},
 	"hooks_gateway_denies_replayed_total":         {"counter", []string{"api"}},
 }
 
