@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
-	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/targetpath"
 )
 
@@ -137,7 +136,7 @@ func (em *emission) finish() {
 			em.setCombined(hostDeny(ReasonTransformInvalid, "transformed target cannot be written back: "+err.Error()), nil)
 		}
 	}
-	id, err := em.e.identity.Identity(em.working)
+	id, err := em.enforcedIdentity()
 	if err != nil {
 		// §10.2: a fold that leaves the provider's domain never proceeds.
 		em.enforcedID = nil
@@ -148,6 +147,24 @@ func (em *emission) finish() {
 		return
 	}
 	em.enforcedID = id
+}
+
+// enforcedIdentity is the identity of the folded context, made with the
+// emission's memo: a transform leaves the objects it did not change
+// shared (see owned), and their canonical bytes are not made again.
+func (em *emission) enforcedIdentity() (*string, error) {
+	memo := em.settings.memo
+	if memo == nil || em.e.identity.IsNull() {
+		return em.e.identity.Identity(em.working)
+	}
+	if err := ValidateEnvelope(em.working); err != nil {
+		return nil, err
+	}
+	s := new(string)
+	if err := em.e.identity.identityInto(s, em.working, &em.e.projections, new([jcs.SHA256IdentitySize]byte), memo); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // setCombined sets the combined verdict, carrying the §7.3 unions: warnings
@@ -496,17 +513,19 @@ func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
 	if err := v.Validate(em.point); err != nil {
 		return hostDeny(GateReason(err), fmt.Sprintf("interceptor %s returned an invalid verdict: %v", slotName(i, reg.Name), err))
 	}
-	return owned(v)
+	return owned(v, em.settings.memo)
 }
 
 // owned copies the parts of an accepted verdict that reach the outcome and
 // the record by reference (transform value, evidence), so a caller that
 // keeps and mutates what it returned cannot rewrite them afterwards. A value
 // FromGo rejects is kept for applyParsed to report as transform_invalid.
-func owned(v Verdict) Verdict {
+// The objects memo keeps (nil: none) are shared, not copied: nothing
+// modifies them (see applyParsed).
+func owned(v Verdict, memo ObjectMemo) Verdict {
 	if v.Transform != nil {
 		t := *v.Transform
-		if tv, err := jsonvalue.FromGo(t.Value); err == nil {
+		if tv, err := fromGo(t.Value, memo); err == nil {
 			t.Value = tv
 		}
 		v.Transform = &t
@@ -649,7 +668,7 @@ func (em *emission) applyOrCheck(v Verdict) error {
 	if !em.transformed {
 		em.working = em.orig.transformBase(p)
 	}
-	if err := applyParsed(em.working, em.point, p, v.Transform.Value); err != nil {
+	if err := applyParsed(em.working, em.point, p, v.Transform.Value, em.settings.memo); err != nil {
 		return err
 	}
 	em.transformed = true
@@ -714,7 +733,7 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 	if res.verdictErr != nil {
 		return hostDeny(ReasonVerdictInvalid, "resolution verdict: "+res.verdictErr.Error()), false, true
 	}
-	rv := owned(*res.Verdict)
+	rv := owned(*res.Verdict, em.settings.memo)
 	if err := rv.Validate(em.point); err != nil {
 		return hostDeny(ReasonVerdictInvalid, "resolution verdict: "+err.Error()), false, true
 	}

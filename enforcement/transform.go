@@ -30,21 +30,42 @@ func ApplyTransform(c Context, path string, value any) error {
 	if !point.Transformable() {
 		return &gateError{reason: ReasonTransformTargetForbidden, msg: fmt.Sprintf("transform is not permitted at %s", point)}
 	}
-	return applyParsed(c, point, p, value)
+	return applyParsed(c, point, p, value, nil)
 }
 
-func applyParsed(c Context, point Point, p targetpath.Path, value any) error {
-	val, err := jsonvalue.FromGo(value)
+// applyParsed applies a transform to c, a private copy whose target may
+// share the objects memo keeps (nil: none) with other requests of the
+// session: they are shared into the value too (see owned), and a path
+// into one copies the containers it modifies, so that none of them ever
+// changes.
+func applyParsed(c Context, point Point, p targetpath.Path, value any, memo ObjectMemo) error {
+	val, err := fromGo(value, memo)
 	if err != nil {
 		return &gateError{reason: ReasonTransformInvalid, msg: fmt.Sprintf("transform value for %s cannot be set: %v", p, err)}
 	}
-	target, err := p.Replace(c["target"], val)
+	var target any
+	if memo == nil {
+		target, err = p.Replace(c["target"], val)
+	} else {
+		target, err = p.ReplaceSharing(c["target"], val, func(v any) bool {
+			obj, ok := v.(map[string]any)
+			return ok && memo.Keeps(obj)
+		})
+	}
 	if err != nil {
 		return &gateError{reason: ReasonTransformInvalid, msg: err.Error()}
 	}
 	c["target"] = target
 	writeBack(c, point)
 	return nil
+}
+
+// fromGo is jsonvalue.FromGo sharing the objects memo keeps (nil: none).
+func fromGo(v any, memo ObjectMemo) (any, error) {
+	if memo == nil {
+		return jsonvalue.FromGo(v)
+	}
+	return jsonvalue.FromGoKeeping(v, memo.Keeps)
 }
 
 // checkApplicable validates a transform without applying it (evaluate_only, §8).

@@ -170,8 +170,10 @@ func (m cleanMemo) remember(obj map[string]any) { m.memo.RememberVerdict(m.judge
 // (see joinedPart), without modifying it. When anything changed, the
 // result is the rewriter's own: every container on it is new, unchanged
 // ones deep-copied once (strings and numbers are immutable and shared),
-// so it can go into a verdict as it is. When nothing changed, the input
-// is returned. Numbers, booleans and nulls stay as they are.
+// so it can go into a verdict as it is; only with a session's memo are
+// the unchanged objects the memo keeps shared (see unchanged). When
+// nothing changed, the input is returned. Numbers, booleans and nulls
+// stay as they are.
 type textRewriter struct {
 	// find appends to dst the edits of s, in the order one search finds
 	// them, at byte offsets of s.
@@ -200,6 +202,17 @@ func (w *textRewriter) settle(es []edit) []edit {
 		}
 	}
 	return es
+}
+
+// unchanged is what the result holds for e, which the rewrite left as it
+// was: a deep copy, or, with a session's memo, e itself when the memo
+// keeps it: an object nothing modifies, which the emission shares into
+// the transform's value rather than copying (enforcement.ObjectMemo).
+func (w *textRewriter) unchanged(e any) any {
+	if obj, ok := e.(map[string]any); ok && w.memo.memo != nil && w.memo.memo.Keeps(obj) {
+		return e
+	}
+	return jsonvalue.DeepCopy(e)
 }
 
 // text rewrites one string and reports whether it changed. A string
@@ -278,7 +291,7 @@ func (w *textRewriter) array(x []any) ([]any, bool) {
 	// unchanged ones.
 	for i, e := range x {
 		if out[i] == nil {
-			out[i] = jsonvalue.DeepCopy(e)
+			out[i] = w.unchanged(e)
 		}
 	}
 	return out, true
@@ -317,7 +330,7 @@ func (w *textRewriter) object(x map[string]any, judged string, rt runText) (map[
 	}
 	for k, e := range x {
 		if _, done := out[k]; !done {
-			out[k] = jsonvalue.DeepCopy(e)
+			out[k] = w.unchanged(e)
 		}
 	}
 	w.rename(out, renames)

@@ -45,7 +45,21 @@ func FromGo(v any) (any, error) {
 	return out, nil
 }
 
-func fromGo(v any, depth int) (any, error) {
+// FromGoKeeping is FromGo sharing, rather than copying and checking, the
+// objects keep reports: value trees known valid and never modified (a
+// session's kept objects, see enforcement.ObjectMemo), which a transform
+// value holds when it leaves them as they were.
+func FromGoKeeping(v any, keep func(map[string]any) bool) (any, error) {
+	out, err := fromGoKeeping(v, 1, keep)
+	if err != nil {
+		return nil, finish(err, "$")
+	}
+	return out, nil
+}
+
+func fromGo(v any, depth int) (any, error) { return fromGoKeeping(v, depth, nil) }
+
+func fromGoKeeping(v any, depth int, keep func(map[string]any) bool) (any, error) {
 	if depth > hardMaxDepth {
 		return nil, tooDeep(hardMaxDepth, true)
 	}
@@ -68,12 +82,15 @@ func fromGo(v any, depth int) (any, error) {
 		if x == nil {
 			return nil, nil
 		}
+		if keep != nil && keep(x) {
+			return x, nil
+		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			if !utf8.ValidString(k) {
 				return nil, newPathError(ErrInvalidString, "object key is not valid UTF-8")
 			}
-			c, err := fromGo(e, depth+1)
+			c, err := fromGoKeeping(e, depth+1, keep)
 			if err != nil {
 				return nil, atKey(err, k, rankIn(x, k))
 			}
@@ -86,7 +103,7 @@ func fromGo(v any, depth int) (any, error) {
 		}
 		out := make([]any, len(x))
 		for i, e := range x {
-			c, err := fromGo(e, depth+1)
+			c, err := fromGoKeeping(e, depth+1, keep)
 			if err != nil {
 				return nil, atIndex(err, i)
 			}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"strconv"
 	"strings"
 )
@@ -242,6 +243,44 @@ func (p Path) Replace(root, value any) (any, error) {
 	}
 	m[s.Name] = value
 	return root, nil
+}
+
+// ReplaceSharing is Replace on a root some of whose objects are shared
+// with other values, which shared reports (a session's kept objects): the
+// first shared object the path enters is deep-copied into its parent
+// before anything is modified, so no shared object, nor anything it
+// holds, changes. On failure root is unchanged, as with Replace.
+func (p Path) ReplaceSharing(root, value any, shared func(any) bool) (any, error) {
+	if len(p.segs) == 0 {
+		return value, nil
+	}
+	if _, ok := p.Lookup(root); !ok {
+		return p.Replace(root, value) // which names the failing step
+	}
+	if shared(root) {
+		root = jsonvalue.DeepCopy(root)
+		return p.Replace(root, value)
+	}
+	cur := root
+	for _, s := range p.segs[:len(p.segs)-1] {
+		next, _ := step(cur, s)
+		if shared(next) {
+			next = jsonvalue.DeepCopy(next) // private all the way down
+			set(cur, s, next)
+			break
+		}
+		cur = next
+	}
+	return p.Replace(root, value)
+}
+
+// set replaces the member or element s of container cur, which exists.
+func set(cur any, s Segment, v any) {
+	if s.IsIndex {
+		cur.([]any)[s.Index] = v
+		return
+	}
+	cur.(map[string]any)[s.Name] = v
 }
 
 func (p Path) resolveError(i int, msg string) error {
