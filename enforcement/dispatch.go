@@ -136,7 +136,9 @@ func (em *emission) finish() {
 			em.setCombined(hostDeny(ReasonTransformInvalid, "transformed target cannot be written back: "+err.Error()), nil)
 		}
 	}
-	id, err := em.enforcedIdentity()
+	// With the memo: a transform leaves the objects it did not change
+	// shared (see owned), and their canonical bytes are not made again.
+	id, err := em.e.identity.identityMemo(em.working, em.settings.memo)
 	if err != nil {
 		// §10.2: a fold that leaves the provider's domain never proceeds.
 		em.enforcedID = nil
@@ -147,24 +149,6 @@ func (em *emission) finish() {
 		return
 	}
 	em.enforcedID = id
-}
-
-// enforcedIdentity is the identity of the folded context, made with the
-// emission's memo: a transform leaves the objects it did not change
-// shared (see owned), and their canonical bytes are not made again.
-func (em *emission) enforcedIdentity() (*string, error) {
-	memo := em.settings.memo
-	if memo == nil || em.e.identity.IsNull() {
-		return em.e.identity.Identity(em.working)
-	}
-	if err := ValidateEnvelope(em.working); err != nil {
-		return nil, err
-	}
-	s := new(string)
-	if err := em.e.identity.identityInto(s, em.working, &em.e.projections, new([jcs.SHA256IdentitySize]byte), memo); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // setCombined sets the combined verdict, carrying the §7.3 unions: warnings

@@ -66,12 +66,16 @@ func (p IdentityProvider) IsNull() bool { return p.name == "" }
 // Identity computes the context identity. The null provider returns nil.
 // Any failure (a panic included) is an error: the caller denies the emission
 // with host_error:context_invalid before dispatch (§10.1).
-func (p IdentityProvider) Identity(c Context) (*string, error) {
+func (p IdentityProvider) Identity(c Context) (*string, error) { return p.identityMemo(c, nil) }
+
+// identityMemo is Identity consulting memo (nil: none) for the canonical
+// bytes of the objects it keeps.
+func (p IdentityProvider) identityMemo(c Context, memo ObjectMemo) (*string, error) {
 	if p.IsNull() {
 		return nil, nil
 	}
 	s := new(string)
-	if err := p.identityInto(s, c, nil, nil, nil); err != nil {
+	if err := p.identityInto(s, c, nil, nil, memo); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -102,7 +106,7 @@ func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync
 		s, err = validatedIdentityText(c, p.maxDepth, proj, text, memo)
 		projections.Put(proj) // reset by validatedIdentityText
 	default:
-		s, err = ContextIdentity(c, p.maxDepth)
+		s, err = contextIdentity(c, p.maxDepth, memo)
 	}
 	if err != nil {
 		return fmt.Errorf("identity provider %s: %w", p.name, err)
@@ -115,10 +119,15 @@ func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync
 // closed projection, the depth bound (maxDepth ≤ 0 means the default 128),
 // the integer-domain check, then SHA-256 of the RFC 8785 bytes.
 func ContextIdentity(c Context, maxDepth int) (string, error) {
+	return contextIdentity(c, maxDepth, nil)
+}
+
+// contextIdentity is ContextIdentity consulting memo (nil: none).
+func contextIdentity(c Context, maxDepth int, memo ObjectMemo) (string, error) {
 	if err := ValidateEnvelope(c); err != nil {
 		return "", err
 	}
-	return validatedIdentityText(c, maxDepth, new(projection), new([jcs.SHA256IdentitySize]byte), nil)
+	return validatedIdentityText(c, maxDepth, new(projection), new([jcs.SHA256IdentitySize]byte), memo)
 }
 
 // validatedIdentityText is ContextIdentity after the envelope check,
