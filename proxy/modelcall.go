@@ -147,8 +147,8 @@ func (s *Server) openModelCall(w http.ResponseWriter, r *http.Request, surf wire
 		return nil, false
 	}
 	t.releaseLate = true // the caller's finish gives the lease up
-	if t.managed {
-		t.memo = memo
+	if t.managed && memo != nil {
+		t.memoOpt = enforcement.WithObjectMemo(memo)
 	}
 	return &modelCall{s: s, surf: surf, t: t, req: req, orig: orig, up: up, clientTurn: clientTurn, budget: budget, body: body}, true
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hooks-gateway/hooks-gateway/internal/sessioncache"
 	"net/http"
 	"strings"
 
@@ -42,9 +41,9 @@ type turn struct {
 	mode  enforcement.Mode
 	// ended is set once a per-request session emitted its agent_shutdown.
 	ended bool
-	// memo is the managed session's cache (nil: none), handed to each
-	// emission for the identities and verdicts of the objects it keeps.
-	memo *sessioncache.Cache
+	// memoOpt hands each emission the managed session's cache, for the
+	// identities and verdicts of the objects it keeps (nil: no cache).
+	memoOpt enforcement.EmitOption
 	// postOwed is set while the turn's model call owes the trail its
 	// post_model_call: its pre_model_call proceeded and no post_model_call
 	// was emitted (or withheld) since. A call cut before its response
@@ -124,8 +123,9 @@ func (t *turn) emitContext(ctx context.Context, point enforcement.Point, fields 
 		t.s.log.Warn("session store failure", "session", t.builder.SessionID, "point", point, "error", err)
 		return nil, hostFailure(point, t.builder.SessionID, errStore.Error())
 	}
-	if t.memo != nil {
-		opts = append(opts, enforcement.WithObjectMemo(t.memo))
+	if t.memoOpt != nil {
+		// A copy: the caller's array is never written.
+		opts = append(opts[:len(opts):len(opts)], t.memoOpt)
 	}
 	out, err := em.EmitUnchecked(ctx, c, opts...)
 	if out != nil {
