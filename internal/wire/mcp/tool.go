@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // Methods the gateway treats apart from the bracketed ones.
@@ -55,7 +56,7 @@ func (c *Call) Tool() string { return c.tool }
 func ProjectCall(m *Message, prefix string) (*Call, error) {
 	params := m.Params
 	if m.Method != MethodToolsCall {
-		if foldCollision(params) || foldsOnto(params, "_meta", "capabilities") {
+		if foldCollision(params) || methodMembers.AmbiguousKeys(params) {
 			return nil, Errorf(CodeInvalidParams, "params has a member whose name differs from another's only in letter case")
 		}
 		return &Call{Name: MethodName(prefix, m.Method), Args: withoutMeta(params), Rest: metaOnly(params)}, nil
@@ -79,7 +80,7 @@ func ProjectCall(m *Message, prefix string) (*Call, error) {
 	// case-insensitively: "Name" beside "name", or "PATH" beside "path" in
 	// the arguments, could be read by the server as the member the
 	// verdict did not judge.
-	if foldCollision(params) || foldCollision(c.Args) || foldsOnto(params, "name", "arguments", "_meta") {
+	if foldCollision(params) || foldCollision(c.Args) || toolsCallMembers.AmbiguousKeys(params) {
 		return nil, Errorf(CodeInvalidParams, "tools/call params has two members whose names differ only in letter case")
 	}
 	for k, v := range params {
@@ -127,19 +128,14 @@ func foldCollision(v any) bool {
 	return false
 }
 
-// foldsOnto reports whether params has a member that is not one of known
-// but equals one under case folding (a lone "_META" a server would read as
-// the _meta the gateway strips).
-func foldsOnto(params map[string]any, known ...string) bool {
-	for k := range params {
-		for _, n := range known {
-			if k != n && strings.EqualFold(k, n) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// The members of a request's params the gateway reads (tools/call's, and
+// the other methods'): a lone member equal to one of them under case
+// folding (a "_META" a server would read as the _meta the gateway strips)
+// is refused as ambiguous.
+var (
+	toolsCallMembers = rawjson.NewMemberSet("name", "arguments", "_meta")
+	methodMembers    = rawjson.NewMemberSet("_meta", "capabilities")
+)
 
 // MethodName is the tool_call name of a request of method other than
 // tools/call to the server whose tools are qualified by prefix.
