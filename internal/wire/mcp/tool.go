@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
@@ -79,8 +80,8 @@ func ProjectCall(m *Message, prefix string) (*Call, error) {
 	// Go's encoding/json, and servers built on it, match member names
 	// case-insensitively: "Name" beside "name", or "PATH" beside "path" in
 	// the arguments, could be read by the server as the member the
-	// verdict did not judge.
-	if foldCollision(params) || foldCollision(c.Args) || toolsCallMembers.AmbiguousKeys(params) {
+	// verdict did not judge. foldCollision(params) walks the arguments too.
+	if foldCollision(params) || toolsCallMembers.AmbiguousKeys(params) {
 		return nil, Errorf(CodeInvalidParams, "tools/call params has two members whose names differ only in letter case")
 	}
 	for k, v := range params {
@@ -106,7 +107,7 @@ func foldCollision(v any) bool {
 		if len(x) > 1 {
 			seen := make(map[string]struct{}, len(x))
 			for k := range x {
-				f := strings.ToLower(strings.ToUpper(k))
+				f := foldKey(k)
 				if _, dup := seen[f]; dup {
 					return true
 				}
@@ -126,6 +127,18 @@ func foldCollision(v any) bool {
 		}
 	}
 	return false
+}
+
+// foldKey is k under case folding, as foldCollision compares names. An
+// ASCII name folds to its lower case, which is k itself (no allocation)
+// for the usual lower-case name.
+func foldKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= utf8.RuneSelf {
+			return strings.ToLower(strings.ToUpper(k))
+		}
+	}
+	return strings.ToLower(k)
 }
 
 // The members of a request's params the gateway reads (tools/call's, and
