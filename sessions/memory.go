@@ -241,8 +241,8 @@ func (m *Memory) Next(_ context.Context, k Key) (int64, error) {
 	return m.next(k, nil)
 }
 
-// next takes k's next number, first recording inputs judged (none when
-// nil), under one lock.
+// next takes k's next number, first recording inputs judged, under one
+// lock.
 func (m *Memory) next(k Key, inputs []string) (n int64, err error) {
 	err = m.with(k, func(s *memSession, now time.Time) error {
 		switch {
@@ -251,7 +251,7 @@ func (m *Memory) next(k Key, inputs []string) (n int64, err error) {
 		case s.sealed:
 			return ErrSessionSealed
 		}
-		if inputs != nil {
+		if len(inputs) > 0 {
 			markInputs(s, inputs)
 		}
 		n = s.seq
@@ -431,9 +431,6 @@ func (m *Memory) InputsJudged(_ context.Context, k Key, ids []string) ([]bool, e
 
 // NextMarkingInputs implements [Store.NextMarkingInputs] under one lock.
 func (m *Memory) NextMarkingInputs(_ context.Context, k Key, ids []string) (int64, error) {
-	if ids == nil {
-		ids = []string{}
-	}
 	return m.next(k, ids)
 }
 

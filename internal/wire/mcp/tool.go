@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
 )
 
 // Methods the gateway treats apart from the bracketed ones.
@@ -55,7 +57,7 @@ func (c *Call) Tool() string { return c.tool }
 func ProjectCall(m *Message, prefix string) (*Call, error) {
 	params := m.Params
 	if m.Method != MethodToolsCall {
-		if foldCollision(params) || foldsOnto(params, "_meta", "capabilities") {
+		if foldCollision(params) || methodMembers.AmbiguousKeys(params) {
 			return nil, Errorf(CodeInvalidParams, "params has a member whose name differs from another's only in letter case")
 		}
 		return &Call{Name: MethodName(prefix, m.Method), Args: withoutMeta(params), Rest: metaOnly(params)}, nil
@@ -78,8 +80,8 @@ func ProjectCall(m *Message, prefix string) (*Call, error) {
 	// Go's encoding/json, and servers built on it, match member names
 	// case-insensitively: "Name" beside "name", or "PATH" beside "path" in
 	// the arguments, could be read by the server as the member the
-	// verdict did not judge.
-	if foldCollision(params) || foldCollision(c.Args) || foldsOnto(params, "name", "arguments", "_meta") {
+	// verdict did not judge. foldCollision(params) walks the arguments too.
+	if foldCollision(params) || toolsCallMembers.AmbiguousKeys(params) {
 		return nil, Errorf(CodeInvalidParams, "tools/call params has two members whose names differ only in letter case")
 	}
 	for k, v := range params {
@@ -105,7 +107,7 @@ func foldCollision(v any) bool {
 		if len(x) > 1 {
 			seen := make(map[string]struct{}, len(x))
 			for k := range x {
-				f := strings.ToLower(strings.ToUpper(k))
+				f := foldKey(k)
 				if _, dup := seen[f]; dup {
 					return true
 				}
@@ -127,19 +129,26 @@ func foldCollision(v any) bool {
 	return false
 }
 
-// foldsOnto reports whether params has a member that is not one of known
-// but equals one under case folding (a lone "_META" a server would read as
-// the _meta the gateway strips).
-func foldsOnto(params map[string]any, known ...string) bool {
-	for k := range params {
-		for _, n := range known {
-			if k != n && strings.EqualFold(k, n) {
-				return true
-			}
+// foldKey is k under case folding, as foldCollision compares names. An
+// ASCII name folds to its lower case, which is k itself (no allocation)
+// for the usual lower-case name.
+func foldKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= utf8.RuneSelf {
+			return strings.ToLower(strings.ToUpper(k))
 		}
 	}
-	return false
+	return strings.ToLower(k)
 }
+
+// The members of a request's params the gateway reads (tools/call's, and
+// the other methods'): a lone member equal to one of them under case
+// folding (a "_META" a server would read as the _meta the gateway strips)
+// is refused as ambiguous.
+var (
+	toolsCallMembers = rawjson.NewMemberSet("name", "arguments", "_meta")
+	methodMembers    = rawjson.NewMemberSet("_meta", "capabilities")
+)
 
 // MethodName is the tool_call name of a request of method other than
 // tools/call to the server whose tools are qualified by prefix.
