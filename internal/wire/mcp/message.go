@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
@@ -222,29 +223,46 @@ func RelayedCode(code int64) int64 {
 	return CodeInternalError
 }
 
+// maxRevisions bounds the revisions VersionData passes on: a server
+// supports a handful, and an unbounded list of dates would be a channel
+// from the server to the client that no verdict judges.
+const maxRevisions = 16
+
 // VersionData is the data a client may receive with an
 // CodeUnsupportedProtocolVersion error: rebuilt from the server's, and
-// only when that holds revisions (dates) alone, since clients negotiate
-// with it; nil otherwise.
+// only when that holds revisions alone (real calendar dates, at most
+// maxRevisions), since clients negotiate with it; nil otherwise.
 func VersionData(code int64, data any) map[string]any {
 	obj, ok := data.(map[string]any)
 	if code != CodeUnsupportedProtocolVersion || !ok {
 		return nil
 	}
 	list, _ := obj["supported"].([]any)
+	if len(list) > maxRevisions {
+		return nil
+	}
 	supported := make([]any, 0, len(list))
 	for _, v := range list {
 		s, ok := v.(string)
-		if !ok || !IsRevision(s) {
+		if !ok || !isRevisionDate(s) {
 			return nil
 		}
 		supported = append(supported, s)
 	}
 	out := map[string]any{"supported": supported}
-	if r, ok := obj["requested"].(string); ok && IsRevision(r) {
+	if r, ok := obj["requested"].(string); ok && isRevisionDate(r) {
 		out["requested"] = r
 	}
 	return out
+}
+
+// isRevisionDate reports whether s is a revision that is a real date.
+func isRevisionDate(s string) bool {
+	if !IsRevision(s) {
+		return false
+	}
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
 }
 
 // IsRevision reports whether s has the shape of an MCP revision, a date

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // canary stands for a secret a hostile peer plants in what it sends: no
@@ -138,6 +139,9 @@ func TestVersionData(t *testing.T) {
 	if len(d) != 2 || len(d["supported"].([]any)) != 2 || d["requested"] != "2026-07-28" {
 		t.Errorf("VersionData = %v, want the revisions alone", d)
 	}
+	if d := VersionData(CodeUnsupportedProtocolVersion, map[string]any{"supported": manyRevisions(maxRevisions)}); len(d["supported"].([]any)) != maxRevisions {
+		t.Errorf("VersionData dropped a list of %d revisions: %v", maxRevisions, d)
+	}
 	for _, tc := range []struct {
 		code int64
 		data any
@@ -146,11 +150,24 @@ func TestVersionData(t *testing.T) {
 		{CodeUnsupportedProtocolVersion, "2025-11-25"},
 		{CodeUnsupportedProtocolVersion, map[string]any{"supported": []any{"2025-11-25", "sk-proj-x"}}},
 		{CodeUnsupportedProtocolVersion, map[string]any{"supported": []any{json.Number("1")}}},
+		// Digits shaped as dates but no dates: a channel for anything.
+		{CodeUnsupportedProtocolVersion, map[string]any{"supported": []any{"2025-11-25", "9999-99-99"}}},
+		// More revisions than any server supports.
+		{CodeUnsupportedProtocolVersion, map[string]any{"supported": manyRevisions(maxRevisions + 1)}},
 	} {
 		if d := VersionData(tc.code, tc.data); d != nil {
 			t.Errorf("VersionData(%d, %v) = %v, want nil", tc.code, tc.data, d)
 		}
 	}
+}
+
+// manyRevisions is n distinct real revisions.
+func manyRevisions(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = time.Date(2024, 1, 1+i, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+	}
+	return out
 }
 
 func TestIsSessionID(t *testing.T) {
