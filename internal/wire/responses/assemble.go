@@ -125,23 +125,17 @@ func (a *assembler) fragment(typ string, obj map[string]any, it *streamItem) err
 		}
 		return nil
 	}
-	appendDelta := func(key textKey) error {
+	if list, ok := deltaLists[typ]; ok {
 		d, ok := obj["delta"].(string)
 		if !ok {
 			return a.invalid("delta must be a string")
 		}
-		it.text(key).WriteString(d)
+		it.text(deltaKey(list, ci, si)).WriteString(d)
 		return nil
 	}
 	switch typ {
 	case "response.output_item.done":
 		return a.itemDone(obj, it)
-	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta":
-		return appendDelta(c)
-	case "response.function_call_arguments.delta", "response.code_interpreter_call_code.delta":
-		return appendDelta(args)
-	case "response.reasoning_summary_text.delta":
-		return appendDelta(sk)
 	case "response.output_text.done", "response.reasoning_text.done":
 		return check(c, obj["text"])
 	case "response.refusal.done":

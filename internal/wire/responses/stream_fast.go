@@ -16,9 +16,10 @@ import (
 // refuse included), goes to the tree path untouched: scanning changes no
 // state.
 
-// fastDeltaLists maps the delta events the fast path applies to the list
-// of the item's texts their delta extends (see textKey).
-var fastDeltaLists = map[string]byte{
+// deltaLists maps the delta events to the list of the item's texts their
+// delta extends (see textKey): fragment applies them so, and the fast path
+// applies these same events.
+var deltaLists = map[string]byte{
 	"response.output_text.delta":                'c',
 	"response.refusal.delta":                    'c',
 	"response.reasoning_text.delta":             'c',
@@ -67,7 +68,7 @@ func (a *assembler) fastDelta(data, evType []byte) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	list, ok := fastDeltaLists[string(e.typ)]
+	list, ok := deltaLists[string(e.typ)]
 	const need = fType | fSeq | fOutput | fDelta
 	switch {
 	case !ok, e.seen&need != need, len(evType) > 0 && string(evType) != string(e.typ):
@@ -86,18 +87,23 @@ func (a *assembler) fastDelta(data, evType []byte) (bool, error) {
 		a.scratch = rawjson.AppendUnescaped(a.scratch[:0], data[e.delta.Start:e.delta.End])
 		text = a.scratch
 	}
-	key := textKey{list: list}
-	switch list {
-	case 'c':
-		key.n = e.ci
-	case 's':
-		key.n = e.si
-	}
-	it.text(key).Write(text)
+	it.text(deltaKey(list, e.ci, e.si)).Write(text)
 	if a.watch && a.plain.plain && !a.plain.plainDelta(string(e.typ) == "response.output_text.delta", e.oi, e.ci, e.seen&fContent != 0, text) {
 		a.plain.plain = false
 	}
 	return true, nil
+}
+
+// deltaKey is the text a delta of list extends, at content index ci or
+// summary index si.
+func deltaKey(list byte, ci, si int) textKey {
+	switch list {
+	case 'c':
+		return textKey{list, ci}
+	case 's':
+		return textKey{list, si}
+	}
+	return textKey{list: list}
 }
 
 // scanFastEvent scans data as an object of escape-free member names; ok

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -454,4 +455,37 @@ func FuzzLightEventAgreesWithTree(f *testing.F) {
 		}
 		agreeFast(t, responseEventStream(r, "", final))
 	})
+}
+
+// TestDeltaListsMatchDoneEvents: the text each delta event extends (one
+// table for the fast and the tree path, which therefore cannot tell a
+// wrong entry apart) is the one its done event checks.
+func TestDeltaListsMatchDoneEvents(t *testing.T) {
+	done := map[string][2]string{ // a delta's done event, and its member holding the text
+		"response.output_text.delta":                {"response.output_text.done", "text"},
+		"response.refusal.delta":                    {"response.refusal.done", "refusal"},
+		"response.reasoning_text.delta":             {"response.reasoning_text.done", "text"},
+		"response.reasoning_summary_text.delta":     {"response.reasoning_summary_text.done", "text"},
+		"response.function_call_arguments.delta":    {"response.function_call_arguments.done", "arguments"},
+		"response.code_interpreter_call_code.delta": {"response.code_interpreter_call_code.done", "code"},
+	}
+	if len(deltaLists) != len(done) {
+		t.Fatalf("%d delta events, %d with a done event here", len(deltaLists), len(done))
+	}
+	for typ := range deltaLists {
+		d, ok := done[typ]
+		if !ok {
+			t.Fatalf("%s: no done event here", typ)
+		}
+		a, it := &assembler{}, &streamItem{}
+		ev := func(k string) map[string]any {
+			return map[string]any{"content_index": json.Number("1"), "summary_index": json.Number("2"), k: "xy"}
+		}
+		if err := a.fragment(typ, ev("delta"), it); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if err := a.fragment(d[0], ev(d[1]), it); err != nil {
+			t.Errorf("%s then %s: %v", typ, d[0], err)
+		}
+	}
 }
