@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
+	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/targetpath"
 )
 
@@ -24,6 +25,9 @@ type emission struct {
 	// deep copy that carries the fold.
 	working     Context
 	transformed bool
+	// targetAdopted: working's target is an accepted verdict's own
+	// transform value (see applyOrCheck).
+	targetAdopted bool
 
 	inputID    *string
 	enforcedID *string
@@ -497,7 +501,8 @@ func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
 	if err := v.Validate(em.point); err != nil {
 		return hostDeny(GateReason(err), fmt.Sprintf("interceptor %s returned an invalid verdict: %v", slotName(i, reg.Name), err))
 	}
-	return owned(v, em.settings.memo)
+	_, built := reg.Interceptor.(OwnsTransforms)
+	return owned(v, em.settings.memo, built)
 }
 
 // owned copies the parts of an accepted verdict that reach the outcome and
@@ -505,12 +510,17 @@ func (em *emission) call(i int, reg Registration, snapshot Context) Verdict {
 // keeps and mutates what it returned cannot rewrite them afterwards. A value
 // FromGo rejects is kept for applyParsed to report as transform_invalid.
 // The objects memo keeps (nil: none) are shared, not copied: nothing
-// modifies them (see applyParsed).
-func owned(v Verdict, memo ObjectMemo) Verdict {
+// modifies them (see applyParsed). built says the interceptor built the
+// value for the verdict alone (OwnsTransforms): it is taken as it is.
+// Either way the value is then the verdict's own, which the transform's
+// adoptable mark records.
+func owned(v Verdict, memo ObjectMemo, built bool) Verdict {
 	if v.Transform != nil {
 		t := *v.Transform
-		if tv, err := fromGo(t.Value, memo); err == nil {
-			t.Value = tv
+		if built {
+			t.adoptable = true
+		} else if tv, err := fromGo(t.Value, memo); err == nil {
+			t.Value, t.adoptable = tv, true
 		}
 		v.Transform = &t
 	}
@@ -647,13 +657,24 @@ func (em *emission) applyOrCheck(v Verdict) error {
 		return pathGateError(err)
 	}
 	if em.mode != Enforce {
-		return checkApplicable(em.working, p, v.Transform.Value)
+		return checkApplicable(em.working, p, v.Transform.Value, v.Transform.adoptable)
 	}
 	if !em.transformed {
 		em.working = em.orig.transformBase(p)
 	}
-	if err := applyParsed(em.working, em.point, p, v.Transform.Value, em.settings.memo); err != nil {
+	// A transform of the whole target installs the verdict's own value
+	// as the target (adopt). The target is then that verdict's value, so
+	// a later transform of a path inside it works on a copy.
+	adopt := v.Transform.adoptable && p.IsRoot()
+	if em.targetAdopted && !p.IsRoot() {
+		em.working["target"] = jsonvalue.DeepCopy(em.working["target"])
+		em.targetAdopted = false
+	}
+	if err := applyParsed(em.working, em.point, p, v.Transform.Value, em.settings.memo, adopt); err != nil {
 		return err
+	}
+	if p.IsRoot() {
+		em.targetAdopted = adopt
 	}
 	em.transformed = true
 	return nil
@@ -717,7 +738,7 @@ func (em *emission) consult(deny Verdict) (Verdict, bool, bool) {
 	if res.verdictErr != nil {
 		return hostDeny(ReasonVerdictInvalid, "resolution verdict: "+res.verdictErr.Error()), false, true
 	}
-	rv := owned(*res.Verdict, em.settings.memo)
+	rv := owned(*res.Verdict, em.settings.memo, false)
 	if err := rv.Validate(em.point); err != nil {
 		return hostDeny(ReasonVerdictInvalid, "resolution verdict: "+err.Error()), false, true
 	}

@@ -55,6 +55,20 @@ type ReadsOnly interface {
 	ReadsOnly()
 }
 
+// OwnsTransforms is implemented by read-only interceptors whose
+// transform values are value trees (map[string]any, []any, string,
+// json.Number, bool, nil) built for the verdict alone: no container of
+// one is shared with the context or anything else (but the objects a
+// session's ObjectMemo keeps, which nothing modifies), and the
+// interceptor never touches it after it returns. The emitter then takes
+// the value as it is instead of converting and copying it, which for a
+// redaction of a long conversation is a copy of the whole conversation.
+// Claim it only for audited code.
+type OwnsTransforms interface {
+	ReadsOnly
+	OwnsTransforms()
+}
+
 // PointScoped is implemented by interceptors configured for some points
 // only. At a point where AppliesAt is false the interceptor would answer
 // allow without reading the context, so the emitter records that allow

@@ -30,18 +30,22 @@ func ApplyTransform(c Context, path string, value any) error {
 	if !point.Transformable() {
 		return &gateError{reason: ReasonTransformTargetForbidden, msg: fmt.Sprintf("transform is not permitted at %s", point)}
 	}
-	return applyParsed(c, point, p, value, nil)
+	return applyParsed(c, point, p, value, nil, false)
 }
 
 // applyParsed applies a transform to c, a private copy whose target may
 // share the objects memo keeps (nil: none) with other requests of the
 // session: they are shared into the value too (see owned), and a path
 // into one copies the containers it modifies, so that none of them ever
-// changes.
-func applyParsed(c Context, point Point, p targetpath.Path, value any, memo ObjectMemo) error {
-	val, err := fromGo(value, memo)
-	if err != nil {
-		return &gateError{reason: ReasonTransformInvalid, msg: fmt.Sprintf("transform value for %s cannot be set: %v", p, err)}
+// changes. adopt says value is a value tree c may take as it is (an
+// accepted verdict's own, see owned); otherwise c gets a copy.
+func applyParsed(c Context, point Point, p targetpath.Path, value any, memo ObjectMemo, adopt bool) error {
+	val := value
+	var err error
+	if !adopt {
+		if val, err = fromGo(value, memo); err != nil {
+			return &gateError{reason: ReasonTransformInvalid, msg: fmt.Sprintf("transform value for %s cannot be set: %v", p, err)}
+		}
 	}
 	var target any
 	if memo == nil {
@@ -68,10 +72,14 @@ func fromGo(v any, memo ObjectMemo) (any, error) {
 	return jsonvalue.FromGoKeeping(v, memo.Keeps)
 }
 
-// checkApplicable validates a transform without applying it (evaluate_only, §8).
-func checkApplicable(c Context, p targetpath.Path, value any) error {
-	if _, err := jsonvalue.FromGo(value); err != nil {
-		return &gateError{reason: ReasonTransformInvalid, msg: fmt.Sprintf("transform value for %s cannot be set: %v", p, err)}
+// checkApplicable validates a transform without applying it (evaluate_only,
+// §8). A value already the verdict's own value tree (valid) is not
+// converted again.
+func checkApplicable(c Context, p targetpath.Path, value any, valid bool) error {
+	if !valid {
+		if _, err := jsonvalue.FromGo(value); err != nil {
+			return &gateError{reason: ReasonTransformInvalid, msg: fmt.Sprintf("transform value for %s cannot be set: %v", p, err)}
+		}
 	}
 	if p.IsRoot() {
 		return nil

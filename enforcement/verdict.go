@@ -50,6 +50,12 @@ type Warning struct {
 type Transform struct {
 	Path  string
 	Value any
+
+	// adoptable is set by the emitter on the verdicts it accepts: Value
+	// is a value tree no one but this verdict holds (but the objects a
+	// session's memo keeps, which nothing modifies), so a transform of
+	// the whole target may install it without another copy.
+	adoptable bool
 }
 
 // Evidence is an opaque pointer to an offline-verifiable artefact (§5.3).

@@ -186,6 +186,11 @@ func (e *egressInterceptor) NonBlocking() {}
 // copy of the target (audited by TestReadOnlyTypesNeverWrite).
 func (*egressInterceptor) ReadsOnly() {}
 
+// OwnsTransforms marks its transform values as the rewriter's own value
+// trees (see textRewriter), which the emitter takes without a copy
+// (audited by TestReadOnlyTypesNeverWrite).
+func (*egressInterceptor) OwnsTransforms() {}
+
 // Intercept implements enforcement.Interceptor.
 func (e *egressInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	if !e.rewrite {

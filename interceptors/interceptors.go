@@ -97,7 +97,9 @@ func Build(spec config.Interceptor, env Env) (enforcement.Registration, error) {
 		return enforcement.Registration{}, problemsError(ps...)
 	}
 	if len(points) > 0 {
-		if _, ok := ic.(enforcement.ReadsOnly); ok {
+		if _, ok := ic.(enforcement.OwnsTransforms); ok {
+			ic = ownsTransformsOnlyAt{readOnlyOnlyAt{nonBlockingOnlyAt{onlyAt{points: points, next: ic}}}}
+		} else if _, ok := ic.(enforcement.ReadsOnly); ok {
 			ic = readOnlyOnlyAt{nonBlockingOnlyAt{onlyAt{points: points, next: ic}}}
 		} else if _, ok := ic.(enforcement.NonBlocking); ok {
 			ic = nonBlockingOnlyAt{onlyAt{points: points, next: ic}}
@@ -163,6 +165,13 @@ type readOnlyOnlyAt struct{ nonBlockingOnlyAt }
 
 // ReadsOnly implements enforcement.ReadsOnly.
 func (readOnlyOnlyAt) ReadsOnly() {}
+
+// ownsTransformsOnlyAt keeps an interceptor's claim on its transform
+// values through the point filter.
+type ownsTransformsOnlyAt struct{ readOnlyOnlyAt }
+
+// OwnsTransforms implements enforcement.OwnsTransforms.
+func (ownsTransformsOnlyAt) OwnsTransforms() {}
 
 // fixedVerdict answers the same verdict everywhere without reading the
 // context (allow, deny).

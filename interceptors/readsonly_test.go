@@ -87,7 +87,7 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transforms := 0
+	transforms, owning := 0, 0
 	for name, src := range policies {
 		ic := build(t, src)
 		if _, ok := ic.(enforcement.ReadsOnly); !ok {
@@ -107,6 +107,14 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
 			}
 			if v.Transform != nil {
 				transforms++
+				if _, owns := ic.(enforcement.OwnsTransforms); owns {
+					// The emitter adopts the value as it is: it must be a
+					// value tree already.
+					if adopted, err := jsonvalue.Adopt(v.Transform.Value); err != nil || !sameContainer(adopted, v.Transform.Value) {
+						t.Fatalf("%s at %s claims OwnsTransforms but its value is not a value tree", name, c.Point())
+					}
+					owning++
+				}
 				scribble(v.Transform.Value)
 				if !reflect.DeepEqual(map[string]any(c), before) {
 					t.Fatalf("%s at %s: its transform value shares memory with the context", name, c.Point())
@@ -117,6 +125,22 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
 	if transforms != 14 {
 		t.Errorf("%d transforms audited, want the 14 the policies produce", transforms)
 	}
+	if owning == 0 {
+		t.Error("no transform of a type claiming OwnsTransforms was audited")
+	}
+}
+
+// sameContainer reports whether a and b are the same map or slice.
+func sameContainer(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // scribble overwrites every container member of v in place.

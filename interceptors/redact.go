@@ -236,6 +236,11 @@ func (r *redactInterceptor) NonBlocking() {}
 // copy of the target (audited by TestReadOnlyTypesNeverWrite).
 func (*redactInterceptor) ReadsOnly() {}
 
+// OwnsTransforms marks its transform values as the rewriter's own value
+// trees (see textRewriter), which the emitter takes without a copy
+// (audited by TestReadOnlyTypesNeverWrite).
+func (*redactInterceptor) OwnsTransforms() {}
+
 // Intercept implements enforcement.Interceptor: one transform of $target
 // with every match rewritten, or allow when nothing matched. A match
 // outside the target, or key renames that would merge two members, deny.

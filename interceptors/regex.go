@@ -138,6 +138,11 @@ func (r *regexInterceptor) NonBlocking() {}
 // deep copy of the target.
 func (r *regexInterceptor) ReadsOnly() {}
 
+// OwnsTransforms marks its transform values as the rewriter's own value
+// trees (see textRewriter), which the emitter takes without a copy
+// (audited by TestReadOnlyTypesNeverWrite).
+func (r *regexInterceptor) OwnsTransforms() {}
+
 // Intercept implements enforcement.Interceptor.
 func (r *regexInterceptor) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	if r.redact {

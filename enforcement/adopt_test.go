@@ -1,0 +1,84 @@
+package enforcement
+
+import (
+	"context"
+	"testing"
+)
+
+// owningReg is an interceptor that claims OwnsTransforms and answers a
+// transform of the whole target to the value fresh builds, which it
+// hands to got.
+type owningReg struct {
+	fresh func() any
+	got   *any
+}
+
+func (o owningReg) Intercept(context.Context, Context) (Verdict, error) {
+	v := o.fresh()
+	*o.got = v
+	return TransformTo("$target", v), nil
+}
+func (owningReg) NonBlocking()    {}
+func (owningReg) ReadsOnly()      {}
+func (owningReg) OwnsTransforms() {}
+
+// TestOwnedTransformAdopted: the value of an interceptor claiming
+// OwnsTransforms becomes the target as it is, any other interceptor's is
+// copied; a later transform of a path inside an adopted target works on
+// a copy, so the value the first verdict holds never changes.
+func TestOwnedTransformAdopted(t *testing.T) {
+	fresh := func() any {
+		return []any{map[string]any{"role": "user", "content": "[redacted]"}}
+	}
+	var got any
+	owning := Registration{Name: "owning", Interceptor: owningReg{fresh: fresh, got: &got}}
+	plain := reg("plain", func(context.Context, Context) (Verdict, error) {
+		v := fresh()
+		got = v
+		return TransformTo("$target", v), nil
+	})
+	for _, tc := range []struct {
+		name  string
+		reg   Registration
+		adopt bool
+	}{{"owning", owning, true}, {"plain", plain, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEmitter(t, Options{Interceptors: []Registration{tc.reg}})
+			out, err := e.Emit(context.Background(), buildAt(t, nil, PreModelCall))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonEqual(out.Target(), fresh()) {
+				t.Fatalf("target %v, want the transform's value", out.Target())
+			}
+			if adopted := sameValue(out.Target(), got); adopted != tc.adopt {
+				t.Errorf("target is the interceptor's own value: %v, want %v", adopted, tc.adopt)
+			}
+			if !sameValue(out.Context["messages"], out.Target()) {
+				t.Error("the mirrored member is not the new target")
+			}
+		})
+	}
+
+	t.Run("later path transform", func(t *testing.T) {
+		for _, profile := range []Profile{SequentialFirstDeny, SequentialRunAll} {
+			second := verdictReg(TransformTo("$target[0].content", "second"))
+			e := newTestEmitter(t, Options{Interceptors: []Registration{owning, second}, Composition: Composition{Profile: profile}})
+			out, err := e.Emit(context.Background(), buildAt(t, nil, PreModelCall))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fresh()
+			if !jsonEqual(got, want) {
+				t.Errorf("%s: the adopted value changed under a later transform: %v", profile, got)
+			}
+			want.([]any)[0].(map[string]any)["content"] = "second"
+			if !jsonEqual(out.Target(), want) || !jsonEqual(out.Context["messages"], want) {
+				t.Errorf("%s: target %v, messages %v, want %v", profile, out.Target(), out.Context["messages"], want)
+			}
+			if mustIdentity(t, out.Context) != *out.Record.EnforcedIdentity {
+				t.Errorf("%s: enforced identity does not match the outcome context", profile)
+			}
+		}
+	})
+}
