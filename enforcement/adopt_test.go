@@ -81,4 +81,60 @@ func TestOwnedTransformAdopted(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("frozen contexts", func(t *testing.T) {
+		// The interceptor shares the unchanged message with the context,
+		// as the text rewriter does when the host froze its contexts.
+		var sawFrozen bool
+		sharing := Registration{Name: "sharing", Interceptor: owningFunc(func(ctx context.Context, c Context) Verdict {
+			sawFrozen = ContextsFrozen(ctx)
+			msgs := c.Target().([]any)
+			v := []any{map[string]any{"role": "user", "content": "[redacted]"}, msgs[1]}
+			got = v
+			return TransformTo("$target", v)
+		})}
+		second := verdictReg(TransformTo("$target[1].content", "second"))
+		e := newTestEmitter(t, Options{Interceptors: []Registration{sharing, second}, FrozenContexts: true})
+		c := buildAt(t, nil, PreModelCall)
+		before := c.Clone()
+		out, err := e.Emit(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sawFrozen {
+			t.Error("the interceptor was not told the contexts are frozen")
+		}
+		if !jsonEqual(map[string]any(c), map[string]any(before)) {
+			t.Error("the later transform changed the emitted context through the shared message")
+		}
+		if got.([]any)[1].(map[string]any)["content"] != "hi" {
+			t.Errorf("the adopted value changed under a later transform: %v", got)
+		}
+		if msg := out.Target().([]any)[1].(map[string]any); msg["content"] != "second" {
+			t.Errorf("target message %v, want the later transform's", msg)
+		}
+	})
+
+	t.Run("not frozen unless promised", func(t *testing.T) {
+		var sawFrozen bool
+		probe := reg("probe", func(ctx context.Context, _ Context) (Verdict, error) {
+			sawFrozen = ContextsFrozen(ctx)
+			return Allow(), nil
+		})
+		e := newTestEmitter(t, Options{Interceptors: []Registration{probe}})
+		if _, err := e.Emit(context.Background(), buildAt(t, nil, PreModelCall)); err != nil {
+			t.Fatal(err)
+		}
+		if sawFrozen {
+			t.Error("ContextsFrozen without Options.FrozenContexts")
+		}
+	})
 }
+
+// owningFunc is a function claiming OwnsTransforms.
+type owningFunc func(context.Context, Context) Verdict
+
+func (f owningFunc) Intercept(ctx context.Context, c Context) (Verdict, error) { return f(ctx, c), nil }
+func (owningFunc) NonBlocking()                                                {}
+func (owningFunc) ReadsOnly()                                                  {}
+func (owningFunc) OwnsTransforms()                                             {}

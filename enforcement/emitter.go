@@ -58,9 +58,10 @@ type ReadsOnly interface {
 // OwnsTransforms is implemented by read-only interceptors whose
 // transform values are value trees (map[string]any, []any, string,
 // json.Number, bool, nil) built for the verdict alone: no container of
-// one is shared with the context or anything else (but the objects a
-// session's ObjectMemo keeps, which nothing modifies), and the
-// interceptor never touches it after it returns. The emitter then takes
+// one is shared with anything but what nothing modifies (the objects a
+// session's ObjectMemo keeps; the context's target, when ContextsFrozen
+// says the host froze it), and the interceptor never touches it after
+// it returns. The emitter then takes
 // the value as it is instead of converting and copying it, which for a
 // redaction of a long conversation is a copy of the whole conversation.
 // Claim it only for audited code.
@@ -162,6 +163,14 @@ type Options struct {
 	// The spec's record schema is closed, so a strict validator rejects
 	// records carrying it.
 	RecordExtensions map[string]any
+	// FrozenContexts is the host's promise that it never modifies a
+	// context it emits, an outcome's context, or anything either holds
+	// (the gateway only reads its projections of a request). Interceptors
+	// then may share what a rewrite leaves unchanged of the target with
+	// their transform values instead of copying it (see ContextsFrozen):
+	// a redaction of one message of a long conversation no longer copies
+	// the conversation.
+	FrozenContexts bool
 }
 
 // Observer receives emission telemetry. The engine calls it synchronously,
@@ -211,6 +220,7 @@ type Emitter struct {
 	sink        RecordSink
 	validators  map[Point]TargetValidator
 	observer    Observer
+	frozen      bool // Options.FrozenContexts
 	// extensions is every record's Extensions (shared, never mutated).
 	extensions map[string]any
 	// extensionsJSON is extensions marshalled once, for every record.
@@ -266,6 +276,7 @@ func NewEmitter(opts Options) (*Emitter, error) {
 		timeout:     opts.Timeout,
 		sink:        opts.Sink,
 		observer:    opts.Observer,
+		frozen:      opts.FrozenContexts,
 	}
 	if len(opts.RecordExtensions) > 0 {
 		ext, raw, err := cloneExtensions(opts.RecordExtensions)
@@ -478,8 +489,8 @@ func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption)
 		em.mode = e.ModeFor(em.point)
 	}
 	em.validator = em.settings.validator
-	if em.settings.memo != nil {
-		em.ctx = ContextWithObjectMemo(ctx, em.settings.memo)
+	if em.settings.memo != nil || e.frozen {
+		em.ctx = withHostPromises(ctx, hostPromises{memo: em.settings.memo, frozen: e.frozen})
 	}
 	// Sized once: a verdict per interceptor, one more for an approval
 	// resolution; in the emission's own storage for a short chain.

@@ -31,17 +31,55 @@ func WithObjectMemo(m ObjectMemo) EmitOption {
 	return func(s *emitSettings) { s.memo = m }
 }
 
-type objectMemoKey struct{}
+// hostPromises is what an emission tells its interceptors through their
+// context.Context: its memo and whether the host froze its contexts. One
+// value, so an emission adds at most one layer to the context.
+type hostPromises struct {
+	memo   ObjectMemo
+	frozen bool
+}
+
+type hostPromisesKey struct{}
+
+// frozenOnly is hostPromises{frozen: true} boxed once: the promise of
+// an emission without a memo costs no allocation but its context layer.
+var frozenOnly any = hostPromises{frozen: true}
+
+func withHostPromises(ctx context.Context, p hostPromises) context.Context {
+	if p == (hostPromises{frozen: true}) {
+		return context.WithValue(ctx, hostPromisesKey{}, frozenOnly)
+	}
+	return context.WithValue(ctx, hostPromisesKey{}, p)
+}
+
+func promisesFrom(ctx context.Context) hostPromises {
+	p, _ := ctx.Value(hostPromisesKey{}).(hostPromises)
+	return p
+}
 
 // ContextWithObjectMemo returns ctx carrying m for the interceptors
 // called with it, as an emission made WithObjectMemo(m) does.
 func ContextWithObjectMemo(ctx context.Context, m ObjectMemo) context.Context {
-	return context.WithValue(ctx, objectMemoKey{}, m)
+	p := promisesFrom(ctx)
+	p.memo = m
+	return withHostPromises(ctx, p)
 }
 
 // ObjectMemoFrom returns the memo of the emission that called an
 // interceptor with ctx, or nil.
-func ObjectMemoFrom(ctx context.Context) ObjectMemo {
-	m, _ := ctx.Value(objectMemoKey{}).(ObjectMemo)
-	return m
+func ObjectMemoFrom(ctx context.Context) ObjectMemo { return promisesFrom(ctx).memo }
+
+// ContextWithFrozenContexts returns ctx telling the interceptors called
+// with it that the host froze its contexts, as an emitter made with
+// Options.FrozenContexts does.
+func ContextWithFrozenContexts(ctx context.Context) context.Context {
+	p := promisesFrom(ctx)
+	p.frozen = true
+	return withHostPromises(ctx, p)
 }
+
+// ContextsFrozen reports whether the emission that called an interceptor
+// with ctx belongs to a host that never modifies its contexts
+// (Options.FrozenContexts): the interceptor may then share the parts of
+// the context's target it leaves unchanged with its transform value.
+func ContextsFrozen(ctx context.Context) bool { return promisesFrom(ctx).frozen }

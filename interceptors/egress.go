@@ -192,14 +192,14 @@ func (*egressInterceptor) ReadsOnly() {}
 func (*egressInterceptor) OwnsTransforms() {}
 
 // Intercept implements enforcement.Interceptor.
-func (e *egressInterceptor) Intercept(_ context.Context, c enforcement.Context) (enforcement.Verdict, error) {
+func (e *egressInterceptor) Intercept(ctx context.Context, c enforcement.Context) (enforcement.Verdict, error) {
 	if !e.rewrite {
 		return e.denyIn(c), nil
 	}
 	if !c.Point().Transformable() {
 		return enforcement.Allow(), nil
 	}
-	return e.rewriteIn(c), nil
+	return e.rewriteIn(c, enforcement.ContextsFrozen(ctx)), nil
 }
 
 // denyIn denies the first forbidden URL in the target or beside it.
@@ -220,11 +220,11 @@ func (e *egressInterceptor) denyIn(c enforcement.Context) enforcement.Verdict {
 // rewriteIn transforms the target with every forbidden URL replaced, in
 // string values and object keys. A forbidden URL beside the target, where
 // no transform reaches, or key renames that would merge two members, deny.
-func (e *egressInterceptor) rewriteIn(c enforcement.Context) enforcement.Verdict {
+func (e *egressInterceptor) rewriteIn(c enforcement.Context, frozen bool) enforcement.Verdict {
 	if member, found := e.scope.firstOutside(c, e.anyForbidden); found {
 		return enforcement.Deny(e.denyReason, outsideMessage(e.policy, member, "rewrite"))
 	}
-	w := textRewriter{find: e.appendEdits}
+	w := textRewriter{find: e.appendEdits, frozen: frozen}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:
@@ -232,7 +232,8 @@ func (e *egressInterceptor) rewriteIn(c enforcement.Context) enforcement.Verdict
 	case !changed:
 		return enforcement.Allow()
 	}
-	// out is the rewriter's own: no container is shared with the context.
+	// out is the rewriter's own: it shares with the context only what
+	// nothing modifies (see textRewriter.unchanged).
 	v := enforcement.TransformTo("$target", out)
 	v.Reason = e.rewriteReason
 	v.Message = e.message

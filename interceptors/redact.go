@@ -254,7 +254,7 @@ func (r *redactInterceptor) Intercept(ctx context.Context, c enforcement.Context
 		return enforcement.Deny(r.unreachableReason, outsideMessage(r.name, member, "redact")), nil
 	}
 	counts := make(tally, len(r.scan.detectors))
-	w := textRewriter{find: r.scan.appendEdits, counts: counts, memo: cleanMemoFor(ctx, r, walkRewrite)}
+	w := textRewriter{find: r.scan.appendEdits, counts: counts, memo: cleanMemoFor(ctx, r, walkRewrite), frozen: enforcement.ContextsFrozen(ctx)}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:
@@ -262,7 +262,8 @@ func (r *redactInterceptor) Intercept(ctx context.Context, c enforcement.Context
 	case !changed:
 		return enforcement.Allow(), nil
 	}
-	// out is the rewriter's own: no container is shared with the context.
+	// out is the rewriter's own: it shares with the context only what
+	// nothing modifies (see textRewriter.unchanged).
 	v := enforcement.TransformTo("$target", out)
 	v.Reason, v.Message = r.reason, r.message(counts)
 	return v, nil

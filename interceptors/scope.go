@@ -188,6 +188,10 @@ type textRewriter struct {
 	// memo skips objects the session's earlier requests shared and the
 	// same walk found nothing in.
 	memo cleanMemo
+	// frozen: the host never modifies the input (see
+	// enforcement.ContextsFrozen), so the result may share what the
+	// rewrite left unchanged of it.
+	frozen bool
 }
 
 // renamedKey is one object key a rewrite changed.
@@ -205,10 +209,13 @@ func (w *textRewriter) settle(es []edit) []edit {
 }
 
 // unchanged is what the result holds for e, which the rewrite left as it
-// was: a deep copy, or, with a session's memo, e itself when the memo
-// keeps it: an object nothing modifies, which the emission shares into
-// the transform's value rather than copying (enforcement.ObjectMemo).
+// was: e itself when nothing modifies it (a frozen input; with a
+// session's memo, an object the memo keeps), which the emission shares
+// into the transform's value rather than copying; otherwise a deep copy.
 func (w *textRewriter) unchanged(e any) any {
+	if w.frozen {
+		return e
+	}
 	if obj, ok := e.(map[string]any); ok && w.memo.memo != nil && w.memo.memo.Keeps(obj) {
 		return e
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/hooks-gateway/hooks-gateway/enforcement"
 )
@@ -292,6 +293,43 @@ func TestTextRewriterOwnsItsResult(t *testing.T) {
 	var boxed any = unchanged
 	if n := testing.AllocsPerRun(100, func() { w.tree(boxed) }); n != 0 {
 		t.Errorf("nothing to rewrite: %v allocations, want none", n)
+	}
+}
+
+// TestTextRewriterSharesWhatAFrozenInputLeaves: over an input the host
+// froze (enforcement.ContextsFrozen), the result holds the unchanged
+// elements and members themselves, and only the containers on the way
+// to a change are new; the input is left as it was.
+func TestTextRewriterSharesWhatAFrozenInputLeaves(t *testing.T) {
+	kept := map[string]any{"k": []any{"v", json.Number("1"), nil}}
+	same := map[string]any{"n": true}
+	changedObj := map[string]any{"x": "a-x", "same": same}
+	in := []any{kept, changedObj, nil}
+	w := textRewriter{frozen: true, find: func(dst []edit, s string) []edit {
+		for i := range len(s) {
+			if s[i] == 'x' {
+				dst = append(dst, edit{start: i, end: i + 1, repl: "y"})
+			}
+		}
+		return dst
+	}}
+	out, changed := w.tree(in)
+	if !changed || w.merged {
+		t.Fatalf("changed %v merged %v", changed, w.merged)
+	}
+	if got := jsonOf(t, out); got != `[{"k":["v",1,null]},{"same":{"n":true},"y":"a-y"},null]` {
+		t.Errorf("out %s", got)
+	}
+	if jsonOf(t, in) != `[{"k":["v",1,null]},{"same":{"n":true},"x":"a-x"},null]` {
+		t.Errorf("the input changed: %s", jsonOf(t, in))
+	}
+	arr := out.([]any)
+	ptr := func(m any) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
+	if ptr(arr[0]) != ptr(kept) || ptr(arr[1].(map[string]any)["same"]) != ptr(same) {
+		t.Error("an unchanged object was copied")
+	}
+	if ptr(arr) == ptr(in) || ptr(arr[1]) == ptr(changedObj) {
+		t.Error("a container on the way to a change is the input's")
 	}
 }
 

@@ -184,6 +184,9 @@ func CompilePolicy(cfg *config.Config, doc *policyfile.Document, sink enforcemen
 		return nil, err
 	}
 	opts.Sink = records.Attributed(sink, records.Attribution{PolicyVersion: doc.Version})
+	// The gateway only reads what it projects of a request and what the
+	// emissions give back: interceptors may share its unchanged parts.
+	opts.FrozenContexts = true
 	opts.TargetValidators = map[enforcement.Point]enforcement.TargetValidator{
 		enforcement.PreModelCall: chatwire.ValidateMessages,
 	}
