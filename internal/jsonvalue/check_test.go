@@ -155,3 +155,41 @@ func TestCheckWithoutMatchesCheckOfTheSmallerObject(t *testing.T) {
 		t.Errorf("CheckWithout allocates %v times", n)
 	}
 }
+
+// TestIsValueTreeImpliesCheck: whatever IsValueTree accepts passes Check
+// without limits, so a caller may skip Check on it; it refuses what a
+// value tree cannot hold, which Check then judges.
+func TestIsValueTreeImpliesCheck(t *testing.T) {
+	deep := any("x")
+	for range hardMaxDepth {
+		deep = []any{deep}
+	}
+	cases := []struct {
+		name string
+		v    any
+		tree bool
+	}{
+		{"scalars", []any{nil, true, "é", json.Number("-1.5e3")}, true},
+		{"objects", map[string]any{"a": map[string]any{"b": []any{}}, "": "x"}, true},
+		{"at the depth ceiling", []any{"x"}, true},
+		{"beyond the depth ceiling", deep, false},
+		{"invalid UTF-8 value", []any{"\xff"}, false},
+		{"invalid UTF-8 key", map[string]any{"\xff": 1}, false},
+		{"invalid number", json.Number("01"), false},
+		{"float64", 1.5, false},
+		{"int", map[string]any{"n": 3}, false},
+		{"nil map", map[string]any(nil), false},
+		{"nil slice", []any(nil), false},
+		{"foreign type", struct{}{}, false},
+	}
+	for _, c := range cases {
+		if got := IsValueTree(c.v); got != c.tree {
+			t.Errorf("%s: IsValueTree %v, want %v", c.name, got, c.tree)
+		}
+		if c.tree {
+			if err := Check(c.v, Limits{}); err != nil {
+				t.Errorf("%s: a value tree fails Check: %v", c.name, err)
+			}
+		}
+	}
+}

@@ -351,6 +351,14 @@ func Adopt(v any) (any, error) {
 	return FromGo(v)
 }
 
+// IsValueTree reports whether v is a valid value tree (map[string]any,
+// []any, string, bool, json.Number, nil, with valid UTF-8 and number
+// tokens, no nil container, at most 10000 levels deep). Such a value
+// passes Check without limits; IsValueTree answers that faster, without
+// measuring it, and a false answer says nothing (Check also accepts Go
+// numbers and nil containers).
+func IsValueTree(v any) bool { return isValueTree(v, 1) }
+
 // isValueTree reports whether v is a valid value tree, checking what FromGo
 // would check without copying.
 func isValueTree(v any, depth int) bool {

@@ -37,8 +37,12 @@ func ValidateMessages(target any) error {
 
 // checkEncodable rejects values Marshal would refuse (invalid number
 // tokens, invalid UTF-8, non-finite floats, foreign Go types), naming the
-// path in the target.
+// path in the target. A value tree, which a transform's target is but for
+// a host's own Go values, is encodable: that quicker walk comes first.
 func checkEncodable(target any) error {
+	if jsonvalue.IsValueTree(target) {
+		return nil
+	}
 	err := jsonvalue.Check(target, jsonvalue.Limits{})
 	if err == nil {
 		return nil
