@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
@@ -32,26 +31,7 @@ func ValidateMessages(target any) error {
 			return &wire.WriteBackError{Field: field + sub, Msg: msg}
 		}
 	}
-	return checkEncodable(target)
-}
-
-// checkEncodable rejects values Marshal would refuse (invalid number
-// tokens, invalid UTF-8, non-finite floats, foreign Go types), naming the
-// path in the target. A value tree, which a transform's target is but for
-// a host's own Go values, is encodable: that quicker walk comes first.
-func checkEncodable(target any) error {
-	if jsonvalue.IsValueTree(target) {
-		return nil
-	}
-	err := jsonvalue.Check(target, jsonvalue.Limits{})
-	if err == nil {
-		return nil
-	}
-	var pe *jsonvalue.PathError
-	if errors.As(err, &pe) {
-		return &wire.WriteBackError{Field: "$target" + pe.Path[1:], Msg: pe.Err.Error()}
-	}
-	return &wire.WriteBackError{Field: "$target", Msg: "is not encodable JSON"}
+	return wire.CheckEncodable(target)
 }
 
 // UpstreamBody returns the body to send upstream.

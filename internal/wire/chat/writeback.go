@@ -40,7 +40,7 @@ func (r *Response) CheckWriteBack(target any) error {
 			return &wire.WriteBackError{Field: "$target." + k, Msg: "is required"}
 		}
 	}
-	if err := checkEncodable(target); err != nil {
+	if err := wire.CheckEncodable(target); err != nil {
 		return err
 	}
 	if c := t["content"]; !jsonvalue.Equal(c, r.proj["content"]) {

@@ -113,8 +113,8 @@ func checkTargetObject(target any) (map[string]any, error) {
 			return nil, &wire.WriteBackError{Field: "$target." + k, Msg: "is required"}
 		}
 	}
-	if err := jsonvalue.Check(target, jsonvalue.Limits{}); err != nil {
-		return nil, &wire.WriteBackError{Field: "$target", Msg: "is not encodable JSON"}
+	if err := wire.CheckEncodable(target); err != nil {
+		return nil, err
 	}
 	fr, ok := t["finish_reason"].(string)
 	if _, known := finishToStop[fr]; !ok || !known {

@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -66,12 +65,8 @@ func checkTargetShape(target any) ([]any, error) {
 	if !ok {
 		return nil, &wire.WriteBackError{Field: "$target", Msg: "must be an array of messages, got " + rawjson.TypeName(target)}
 	}
-	if err := jsonvalue.Check(target, jsonvalue.Limits{}); err != nil {
-		var pe *jsonvalue.PathError
-		if errors.As(err, &pe) {
-			return nil, &wire.WriteBackError{Field: "$target" + pe.Path[1:], Msg: pe.Err.Error()}
-		}
-		return nil, &wire.WriteBackError{Field: "$target", Msg: "is not encodable JSON"}
+	if err := wire.CheckEncodable(target); err != nil {
+		return nil, err
 	}
 	for i, e := range list {
 		m, ok := e.(map[string]any)

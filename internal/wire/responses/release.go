@@ -52,7 +52,7 @@ func (r *Response) checkTarget(target any) (*verdict, error) {
 			return nil, &wire.WriteBackError{Field: "$target." + k, Msg: "is required"}
 		}
 	}
-	if err := checkEncodable(target); err != nil {
+	if err := wire.CheckEncodable(target); err != nil {
 		return nil, err
 	}
 	switch t["finish_reason"] {

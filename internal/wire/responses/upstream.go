@@ -1,8 +1,6 @@
 package responses
 
 import (
-	"errors"
-
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 	"github.com/hooks-gateway/hooks-gateway/internal/wire/rawjson"
@@ -121,7 +119,7 @@ func (r *Request) plan(target any) (*writePlan, error) {
 	if !ok {
 		return nil, &wire.WriteBackError{Field: "$target", Msg: "must be an array of messages, got " + rawjson.TypeName(target)}
 	}
-	if err := checkEncodable(target); err != nil {
+	if err := wire.CheckEncodable(target); err != nil {
 		return nil, err
 	}
 	pl := &writePlan{}
@@ -191,17 +189,4 @@ func (r *Request) segmentItems(j int) [][]byte {
 		out[k] = src[s.Start:s.End]
 	}
 	return out
-}
-
-// checkEncodable rejects values Marshal would refuse.
-func checkEncodable(target any) error {
-	err := jsonvalue.Check(target, jsonvalue.Limits{})
-	if err == nil {
-		return nil
-	}
-	var pe *jsonvalue.PathError
-	if errors.As(err, &pe) {
-		return &wire.WriteBackError{Field: "$target" + pe.Path[1:], Msg: pe.Err.Error()}
-	}
-	return &wire.WriteBackError{Field: "$target", Msg: "is not encodable JSON"}
 }
