@@ -1,5 +1,7 @@
 package jsonvalue
 
+import "unsafe"
+
 // Text is a JSON document held twice: as its bytes and as one string
 // conversion of them. Decoding a part of it through Text yields the same
 // tree as Decode of the same bytes, except that escape-free strings, object
@@ -21,6 +23,18 @@ type Text struct {
 
 // NewText converts b once; b must not be modified while the Text is used.
 func NewText(b []byte) Text { return Text{b: b, s: string(b)} }
+
+// ShareText is NewText without the copy: the Text, and every string
+// decoded from it, share b's bytes, so b must never be modified again
+// (a request body the gateway only reads). It saves a copy of the whole
+// document; a string that outlives the request pins b as it would pin
+// NewText's copy.
+func ShareText(b []byte) Text {
+	if len(b) == 0 {
+		return Text{b: b}
+	}
+	return Text{b: b, s: unsafe.String(&b[0], len(b))}
+}
 
 // Bytes returns the document's bytes.
 func (t Text) Bytes() []byte { return t.b }

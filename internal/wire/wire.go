@@ -89,7 +89,9 @@ type Surface interface {
 	API() API
 	// ParseRequest validates and projects a client request. query is the
 	// request URL's query (refused when the surface does not know a
-	// parameter). Errors are *RequestError and never quote content.
+	// parameter). Errors are *RequestError and never quote content. The
+	// request and its projection share body's bytes: body must never be
+	// modified afterwards.
 	ParseRequest(body []byte, query url.Values) (Request, error)
 	// ParseResponse parses a complete, non-streamed upstream answer to
 	// req. Errors wrap ErrResponseInvalid.

@@ -134,7 +134,7 @@ func (p *RequestParser) parse(body []byte, memo wire.Memo) (*Request, error) {
 	// failure takes the Valid-first path, which decides the error: a
 	// request is accepted only when that path would accept it, with the
 	// same result (FuzzParseOnePass).
-	text := jsonvalue.NewText(body)
+	text := jsonvalue.ShareText(body) // the body is never modified (wire.Surface.ParseRequest)
 	if root, ms, ok := rawjson.ScanRoot(body, "messages"); ok {
 		r := &Request{text: text, root: root, members: ms, memo: rm}
 		err := p.parseMembers(r)

@@ -83,7 +83,7 @@ func (s *Surface) parseBody(body []byte, op wire.Operation, memo wire.Memo) (*Re
 	// takes the Valid-first path, which decides every error, so a request
 	// is accepted only when that path would accept it, with the same
 	// result (TestParseOnePassMatchesValidFirst).
-	text := jsonvalue.NewText(body)
+	text := jsonvalue.ShareText(body) // the body is never modified (wire.Surface.ParseRequest)
 	if root, ms, ok := rawjson.ScanRootDeferred(body); ok {
 		r := &Request{s: s, text: text, root: root, members: ms, op: op, sysMember: -1, memo: memo}
 		err := s.parseMembers(r)

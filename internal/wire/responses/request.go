@@ -137,7 +137,7 @@ func (s *Surface) parse(body []byte, memo wire.Memo, onePass bool) (*Request, er
 
 // parseMembers projects the members ms of the object at root of body.
 func (s *Surface) parseMembers(body []byte, root rawjson.Span, ms []rawjson.Member, memo wire.Memo, onePass bool) (*Request, error) {
-	r := &Request{surf: s, text: jsonvalue.NewText(body), root: root, members: ms, created: time.Now().Unix(), memo: memo, onePass: onePass}
+	r := &Request{surf: s, text: jsonvalue.ShareText(body), root: root, members: ms, created: time.Now().Unix(), memo: memo, onePass: onePass}
 	defer func() { r.memo, r.onePass = nil, false }()
 	// The one-pass path counts input's items as it lists them (see
 	// parseInputRaw).
