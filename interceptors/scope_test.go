@@ -261,27 +261,37 @@ func TestScanScopeProblems(t *testing.T) {
 	}
 }
 
+// xToY is a find that replaces every x with y.
+func xToY(dst []edit, s string) []edit {
+	for i := range len(s) {
+		if s[i] == 'x' {
+			dst = append(dst, edit{start: i, end: i + 1, repl: "y"})
+		}
+	}
+	return dst
+}
+
+// rewriteSample has w rewrite the sample both rewriter tests use, checks
+// what it made, and returns the sample and the result.
+func rewriteSample(t *testing.T, w *textRewriter) (in, out []any) {
+	t.Helper()
+	in = []any{map[string]any{"k": []any{"v", json.Number("1"), nil}}, map[string]any{"x": "a-x", "same": map[string]any{"n": true}}, nil}
+	res, changed := w.tree(in)
+	if !changed || w.merged {
+		t.Fatalf("changed %v merged %v", changed, w.merged)
+	}
+	if got := jsonOf(t, res); got != `[{"k":["v",1,null]},{"same":{"n":true},"y":"a-y"},null]` {
+		t.Errorf("out %s", got)
+	}
+	return in, res.([]any)
+}
+
 // TestTextRewriterOwnsItsResult: a changed tree comes back with every
 // container new (unchanged ones copied), the input untouched; an unchanged
 // tree comes back as it is.
 func TestTextRewriterOwnsItsResult(t *testing.T) {
-	kept := map[string]any{"k": []any{"v", json.Number("1"), nil}}
-	in := []any{kept, map[string]any{"x": "a-x", "same": map[string]any{"n": true}}, nil}
-	w := textRewriter{find: func(dst []edit, s string) []edit {
-		for i := range len(s) {
-			if s[i] == 'x' {
-				dst = append(dst, edit{start: i, end: i + 1, repl: "y"})
-			}
-		}
-		return dst
-	}}
-	out, changed := w.tree(in)
-	if !changed || w.merged {
-		t.Fatalf("changed %v merged %v", changed, w.merged)
-	}
-	if got := jsonOf(t, out); got != `[{"k":["v",1,null]},{"same":{"n":true},"y":"a-y"},null]` {
-		t.Errorf("out %s", got)
-	}
+	w := textRewriter{find: xToY}
+	in, out := rewriteSample(t, &w)
 	scribble(out)
 	if jsonOf(t, in) != `[{"k":["v",1,null]},{"same":{"n":true},"x":"a-x"},null]` {
 		t.Errorf("the result shares a container with the input: %s", jsonOf(t, in))
@@ -301,34 +311,17 @@ func TestTextRewriterOwnsItsResult(t *testing.T) {
 // elements and members themselves, and only the containers on the way
 // to a change are new; the input is left as it was.
 func TestTextRewriterSharesWhatAFrozenInputLeaves(t *testing.T) {
-	kept := map[string]any{"k": []any{"v", json.Number("1"), nil}}
-	same := map[string]any{"n": true}
-	changedObj := map[string]any{"x": "a-x", "same": same}
-	in := []any{kept, changedObj, nil}
-	w := textRewriter{frozen: true, find: func(dst []edit, s string) []edit {
-		for i := range len(s) {
-			if s[i] == 'x' {
-				dst = append(dst, edit{start: i, end: i + 1, repl: "y"})
-			}
-		}
-		return dst
-	}}
-	out, changed := w.tree(in)
-	if !changed || w.merged {
-		t.Fatalf("changed %v merged %v", changed, w.merged)
-	}
-	if got := jsonOf(t, out); got != `[{"k":["v",1,null]},{"same":{"n":true},"y":"a-y"},null]` {
-		t.Errorf("out %s", got)
-	}
+	w := textRewriter{frozen: true, find: xToY}
+	in, out := rewriteSample(t, &w)
 	if jsonOf(t, in) != `[{"k":["v",1,null]},{"same":{"n":true},"x":"a-x"},null]` {
 		t.Errorf("the input changed: %s", jsonOf(t, in))
 	}
-	arr := out.([]any)
 	ptr := func(m any) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
-	if ptr(arr[0]) != ptr(kept) || ptr(arr[1].(map[string]any)["same"]) != ptr(same) {
+	changedObj := in[1].(map[string]any)
+	if ptr(out[0]) != ptr(in[0]) || ptr(out[1].(map[string]any)["same"]) != ptr(changedObj["same"]) {
 		t.Error("an unchanged object was copied")
 	}
-	if ptr(arr) == ptr(in) || ptr(arr[1]) == ptr(changedObj) {
+	if ptr(out) == ptr(in) || ptr(out[1]) == ptr(changedObj) {
 		t.Error("a container on the way to a change is the input's")
 	}
 }
