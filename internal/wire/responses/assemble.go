@@ -304,7 +304,7 @@ func (a *assembler) finish() (*Stream, error) {
 			return nil, a.invalid("the terminal response's output disagrees with the streamed items")
 		}
 	}
-	resp, err := a.surface.parseResponseAt(a.req, body, span, a.ids)
+	resp, err := a.surface.parseResponseAt(a.req, body, span, a.ids, true)
 	if err != nil {
 		return nil, a.invalid("the terminal response is not understood: " + err.Error())
 	}

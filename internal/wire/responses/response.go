@@ -61,16 +61,24 @@ func (r *Response) addExtra(path, key string, v any) error {
 
 // parseResponse parses a complete response object answering req.
 func (s *Surface) parseResponse(req *Request, body []byte) (*Response, error) {
-	if !json.Valid(body) {
-		return nil, respErr("", "body is not valid JSON")
+	// The common case, valid JSON in which no object repeats a key, in
+	// one quick pass; anything else is judged by encoding/json.Valid and
+	// member by member, as before.
+	root, clean := rawjson.CheckStrict(body)
+	if !clean {
+		if !json.Valid(body) {
+			return nil, respErr("", "body is not valid JSON")
+		}
+		root = rawjson.RootSpan(body)
 	}
-	root := rawjson.RootSpan(body)
-	return s.parseResponseAt(req, body, root, newAnswerIDs(s))
+	return s.parseResponseAt(req, body, root, newAnswerIDs(s), !clean)
 }
 
 // parseResponseAt parses the response object at root in body; ids are
-// the answer's (a stream's events already released some).
-func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span, ids *answerIDs) (*Response, error) {
+// the answer's (a stream's events already released some). dup is false
+// when the caller knows no object in the body repeats a key, which spares
+// looking for one member by member.
+func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span, ids *answerIDs, dup bool) (*Response, error) {
 	if root.Kind(body) != '{' {
 		return nil, respErr("", "must be a JSON object")
 	}
@@ -83,7 +91,7 @@ func (s *Surface) parseResponseAt(req *Request, body []byte, root rawjson.Span, 
 	haveOutput := false
 	text := jsonvalue.NewText(body) // the members' plain strings slice one string of the body
 	for i, m := range ms {
-		if rawjson.HasDuplicateKeys(body, m.Val) {
+		if dup && rawjson.HasDuplicateKeys(body, m.Val) {
 			return nil, respErr(safeField(m.Key), "has an object with a duplicate member")
 		}
 		if responseKnown.Collides(m.Key) {
