@@ -55,8 +55,8 @@ func (r *Request) parseInputRaw(raw rawjson.Span) bool {
 }
 
 // addRawItem projects input item i (at s), from its tokens when it is a
-// plain function call or function call output, else from its decoded
-// tree.
+// plain function call, function call output or message with text content,
+// else from its decoded tree.
 func (r *Request) addRawItem(i int, s rawjson.Span) bool {
 	body := r.text.Bytes()
 	if s.Kind(body) == '{' {
@@ -72,6 +72,10 @@ func (r *Request) addRawItem(i int, s rawjson.Span) bool {
 			}
 		case "function_call_output":
 			if ok, done := r.addRawOutput(i, s, ms); done {
+				return ok
+			}
+		case "message":
+			if ok, done := r.addRawMessage(i, s, ms); done {
 				return ok
 			}
 		}
@@ -139,9 +143,41 @@ func (r *Request) rawMembers(ms []rawjson.Member, known []string, vals []any) bo
 
 // Member orders of the items projected from their tokens.
 var (
-	rawCallMembers   = [...]string{"type", "id", "call_id", "name", "namespace", "arguments", "status"}
-	rawOutputMembers = [...]string{"type", "id", "call_id", "output", "status"}
+	rawCallMembers    = [...]string{"type", "id", "call_id", "name", "namespace", "arguments", "status"}
+	rawOutputMembers  = [...]string{"type", "id", "call_id", "output", "status"}
+	rawMessageMembers = [...]string{"type", "id", "role", "content", "status", "phase"}
 )
+
+// addRawMessage projects message item i (at s, members ms) whose content
+// is a string as projectMessageItem and addItem do; done as with
+// addRawCall. Anything else (parts, an unknown role, status or phase) is
+// left to the tree path, which says what is wrong.
+func (r *Request) addRawMessage(i int, s rawjson.Span, ms []rawjson.Member) (ok, done bool) {
+	var v [len(rawMessageMembers)]any
+	if !r.rawMembers(ms, rawMessageMembers[:], v[:]) {
+		return false, false
+	}
+	role, _ := v[2].(string)
+	content := v[3]
+	if content == nil || !messageRoles[role] || v[4] != nil && !itemStatuses.has(v[4]) || v[5] != nil && !messagePhases.has(v[5]) {
+		return false, false
+	}
+	var up itemEdit
+	msg := map[string]any{"role": role, "content": content}
+	if v[1] != nil {
+		id := v[1].(string)
+		// The client writes its own messages (and may name them); an
+		// assistant message comes from an answer.
+		if !r.openRawID(id, role != "assistant", &up) {
+			return false, true
+		}
+		if id != "" && role != "assistant" && !isSealShaped(id) {
+			msg["id"] = id // the client's own id, judged (clientID)
+		}
+	}
+	r.segs = append(r.segs, segment{msg: msg, first: i, n: 1, kind: itemMessage})
+	return r.setRawUpstream(i, s, ms, &up), true
+}
 
 // addRawCall projects function_call item i (at s, members ms) as
 // projectCallItem and addItem do. done is false when the item has a
