@@ -33,7 +33,7 @@ func drive(ctx context.Context, args []string) error {
 	names := fl.String("scenario", "", "comma-separated scenarios (default: all, or the quick set with --quick)")
 	rounds := fl.Int("rounds", 3, "interleaved rounds (direct, bare proxy, gateway)")
 	duration := fl.Duration("duration", 10*time.Second, "load per target per round")
-	warmup := fl.Duration("warmup", 2*time.Second, "load per target before the first round")
+	warmup := fl.Duration("warmup", 2*time.Second, "load per target before the first round (0: none)")
 	rate := fl.Int("rate", 0, "requests per second (default: each scenario's own)")
 	keep := fl.Bool("keep", false, "keep each scenario's temporary directory (child logs, configuration, records)")
 	jsonOut := fl.String("json", "", "also write the report as JSON to this file")
@@ -51,6 +51,16 @@ func drive(ctx context.Context, args []string) error {
 			return nil
 		}
 		return err
+	}
+	// A zero-length attack runs until its pacer stops, which a constant
+	// pacer never does: refuse what would hang.
+	switch {
+	case *duration <= 0:
+		return fmt.Errorf("bench: --duration must be positive, got %s", *duration)
+	case *warmup < 0:
+		return fmt.Errorf("bench: --warmup must not be negative (0: no warm-up), got %s", *warmup)
+	case *rounds < 1:
+		return fmt.Errorf("bench: --rounds must be at least 1, got %d", *rounds)
 	}
 	p := plan{rounds: *rounds, duration: *duration, warmup: *warmup, rate: *rate, keep: *keep,
 		peers: peerOptions{enabled: *withPeers, npmDir: *peersDir}, overloadRate: *overloadRate, rssCeiling: int64(*rssCeiling) << 20}

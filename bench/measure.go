@@ -198,7 +198,9 @@ func runScenario(ctx context.Context, sc scenario, p plan, redisURL string) (*Sc
 	stream := isStream(sc.request)
 	atk := loadClient()
 	for _, t := range targets {
-		attack(atk, t.reqs, res.Rate, p.warmup, stream)
+		if p.warmup > 0 { // 0 would attack until stopped
+			attack(atk, t.reqs, res.Rate, p.warmup, stream)
+		}
 	}
 	totals := make([]*attackResult, len(targets))
 	cpu := make([]time.Duration, len(targets))
