@@ -65,7 +65,11 @@ func (r *Request) addRawItem(i int, s rawjson.Span) bool {
 		if err != nil {
 			return false // a duplicate member: the tree path refuses it
 		}
-		switch r.rawString(ms, "type") {
+		typ := r.rawString(ms, "type")
+		if at := rawjson.Find(ms, "type"); at < 0 || ms[at].Val.Kind(body) == 'n' {
+			typ = "message" // an easy input message: role and content only (addItem)
+		}
+		switch typ {
 		case "function_call":
 			if ok, done := r.addRawCall(i, s, ms); done {
 				return ok
