@@ -138,3 +138,36 @@ func (f owningFunc) Intercept(ctx context.Context, c Context) (Verdict, error) {
 func (owningFunc) NonBlocking()                                                {}
 func (owningFunc) ReadsOnly()                                                  {}
 func (owningFunc) OwnsTransforms()                                             {}
+
+// mapMemo is an ObjectMemo of a type == cannot compare: a host's memo
+// may be of any type.
+type mapMemo map[string]int
+
+func (mapMemo) Canonical(map[string]any, int, int) ([]byte, bool) { return nil, false }
+func (mapMemo) Keeps(map[string]any) bool                         { return false }
+func (mapMemo) Remember(map[string]any, int, int, []byte)         {}
+func (mapMemo) Verdict(any, map[string]any) (any, bool)           { return nil, false }
+func (mapMemo) RememberVerdict(any, map[string]any, any)          {}
+
+// TestHostPromisesReachInterceptors: the memo and the frozen promise
+// reach the interceptors together, whatever the memo's type.
+func TestHostPromisesReachInterceptors(t *testing.T) {
+	var frozen bool
+	var memo ObjectMemo
+	probe := reg("probe", func(ctx context.Context, _ Context) (Verdict, error) {
+		frozen, memo = ContextsFrozen(ctx), ObjectMemoFrom(ctx)
+		return Allow(), nil
+	})
+	e := newTestEmitter(t, Options{Interceptors: []Registration{probe}, FrozenContexts: true})
+	m := mapMemo{"k": 1}
+	if _, err := e.Emit(context.Background(), buildAt(t, nil, PreModelCall), WithObjectMemo(m)); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := memo.(mapMemo); !frozen || !ok || got["k"] != 1 {
+		t.Errorf("frozen %v, memo %v", frozen, memo)
+	}
+	ctx := ContextWithFrozenContexts(ContextWithObjectMemo(context.Background(), m))
+	if !ContextsFrozen(ctx) || ObjectMemoFrom(ctx) == nil {
+		t.Error("ContextWithFrozenContexts dropped the memo")
+	}
+}

@@ -221,6 +221,10 @@ type Emitter struct {
 	validators  map[Point]TargetValidator
 	observer    Observer
 	frozen      bool // Options.FrozenContexts
+	// frozenOnly is hostPromises{frozen: true} boxed once, so that an
+	// emission without a memo tells its interceptors for the cost of
+	// its context layer alone.
+	frozenOnly any
 	// extensions is every record's Extensions (shared, never mutated).
 	extensions map[string]any
 	// extensionsJSON is extensions marshalled once, for every record.
@@ -277,6 +281,7 @@ func NewEmitter(opts Options) (*Emitter, error) {
 		sink:        opts.Sink,
 		observer:    opts.Observer,
 		frozen:      opts.FrozenContexts,
+		frozenOnly:  hostPromises{frozen: true},
 	}
 	if len(opts.RecordExtensions) > 0 {
 		ext, raw, err := cloneExtensions(opts.RecordExtensions)
@@ -489,8 +494,11 @@ func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption)
 		em.mode = e.ModeFor(em.point)
 	}
 	em.validator = em.settings.validator
-	if em.settings.memo != nil || e.frozen {
+	switch {
+	case em.settings.memo != nil:
 		em.ctx = withHostPromises(ctx, hostPromises{memo: em.settings.memo, frozen: e.frozen})
+	case e.frozen:
+		em.ctx = context.WithValue(ctx, hostPromisesKey{}, e.frozenOnly)
 	}
 	// Sized once: a verdict per interceptor, one more for an approval
 	// resolution; in the emission's own storage for a short chain.

@@ -41,14 +41,7 @@ type hostPromises struct {
 
 type hostPromisesKey struct{}
 
-// frozenOnly is hostPromises{frozen: true} boxed once: the promise of
-// an emission without a memo costs no allocation but its context layer.
-var frozenOnly any = hostPromises{frozen: true}
-
 func withHostPromises(ctx context.Context, p hostPromises) context.Context {
-	if p == (hostPromises{frozen: true}) {
-		return context.WithValue(ctx, hostPromisesKey{}, frozenOnly)
-	}
 	return context.WithValue(ctx, hostPromisesKey{}, p)
 }
 
