@@ -220,11 +220,10 @@ type Emitter struct {
 	sink        RecordSink
 	validators  map[Point]TargetValidator
 	observer    Observer
-	frozen      bool // Options.FrozenContexts
-	// frozenOnly is hostPromises{frozen: true} boxed once, so that an
-	// emission without a memo tells its interceptors for the cost of
-	// its context layer alone.
-	frozenOnly any
+	// frozen is, under Options.FrozenContexts, hostPromises{frozen: true}
+	// boxed once, so that an emission without a memo tells its
+	// interceptors for the cost of its context layer alone; nil otherwise.
+	frozen any
 	// extensions is every record's Extensions (shared, never mutated).
 	extensions map[string]any
 	// extensionsJSON is extensions marshalled once, for every record.
@@ -280,8 +279,9 @@ func NewEmitter(opts Options) (*Emitter, error) {
 		timeout:     opts.Timeout,
 		sink:        opts.Sink,
 		observer:    opts.Observer,
-		frozen:      opts.FrozenContexts,
-		frozenOnly:  hostPromises{frozen: true},
+	}
+	if opts.FrozenContexts {
+		e.frozen = hostPromises{frozen: true}
 	}
 	if len(opts.RecordExtensions) > 0 {
 		ext, raw, err := cloneExtensions(opts.RecordExtensions)
@@ -496,9 +496,9 @@ func (e *Emitter) newEmission(ctx context.Context, c Context, opts []EmitOption)
 	em.validator = em.settings.validator
 	switch {
 	case em.settings.memo != nil:
-		em.ctx = withHostPromises(ctx, hostPromises{memo: em.settings.memo, frozen: e.frozen})
-	case e.frozen:
-		em.ctx = context.WithValue(ctx, hostPromisesKey{}, e.frozenOnly)
+		em.ctx = withHostPromises(ctx, hostPromises{memo: em.settings.memo, frozen: e.frozen != nil})
+	case e.frozen != nil:
+		em.ctx = context.WithValue(ctx, hostPromisesKey{}, e.frozen)
 	}
 	// Sized once: a verdict per interceptor, one more for an approval
 	// resolution; in the emission's own storage for a short chain.
