@@ -139,14 +139,9 @@ func respErr(field, msg string) error { return &wire.ResponseError{Field: field,
 
 // parseMessage parses a complete Message body answering in ac.
 func (s *Surface) parseMessage(body []byte, ac answerCtx) (*Response, error) {
-	// The common case in one quick pass; anything else is judged by
-	// encoding/json.Valid, as before.
-	root, clean := rawjson.CheckStrict(body)
-	if !clean {
-		if !json.Valid(body) {
-			return nil, respErr("", "body is not valid JSON")
-		}
-		root = rawjson.RootSpan(body)
+	root, valid, _ := rawjson.CheckDocument(body) // encoding/json.Valid's verdict
+	if !valid {
+		return nil, respErr("", "body is not valid JSON")
 	}
 	if root.Kind(body) != '{' {
 		return nil, respErr("", "body must be an object")

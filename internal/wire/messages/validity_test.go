@@ -8,10 +8,9 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
-// TestAnswerValidityPaths: an answer the quick strict pass accepts and
-// one it leaves to encoding/json.Valid and the strict decoder are judged
-// alike: invalid JSON is refused as such, a repeated key and bytes the
-// decoder refuses with the member that holds them.
+// TestAnswerValidityPaths: an answer is refused as not JSON exactly when
+// encoding/json.Valid refuses it; a repeated key and bytes the decoder
+// refuses fail with the member that holds them.
 func TestAnswerValidityPaths(t *testing.T) {
 	s := New(Options{})
 	req := parseOK(t, s, answerRequest)

@@ -19,7 +19,7 @@ const maxNesting = 10000
 // DecodeKey decodes keys. root is the span of the value; dup and root mean
 // nothing when valid is false.
 func CheckDocument(b []byte) (root Span, valid, dup bool) {
-	c := checker{b: b}
+	c := checker{b: b, linear: documentLinear}
 	i := SkipSpace(b, 0)
 	end, ok := c.value(i, 1)
 	if !ok || SkipSpace(b, end) != len(b) {
@@ -64,6 +64,10 @@ type checker struct {
 // stream events, whose largest objects (a Responses snapshot: about 25
 // members) a set would cost an allocation per key.
 const strictLinear = 32
+
+// documentLinear is CheckDocument's linear, for the same reason: a whole
+// Responses answer's top object holds about 25 members too.
+const documentLinear = strictLinear
 
 // value checks the value starting at b[i] and returns the offset past it.
 func (c *checker) value(i, depth int) (int, bool) {

@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"encoding/json"
 	"time"
 	"unicode/utf8"
 
@@ -61,17 +60,13 @@ func (r *Response) addExtra(path, key string, v any) error {
 
 // parseResponse parses a complete response object answering req.
 func (s *Surface) parseResponse(req *Request, body []byte) (*Response, error) {
-	// The common case, valid JSON in which no object repeats a key, in
-	// one quick pass; anything else is judged by encoding/json.Valid and
-	// member by member, as before.
-	root, clean := rawjson.CheckStrict(body)
-	if !clean {
-		if !json.Valid(body) {
-			return nil, respErr("", "body is not valid JSON")
-		}
-		root = rawjson.RootSpan(body)
+	// encoding/json.Valid's verdict, and whether any object repeats a key,
+	// in one pass.
+	root, valid, dup := rawjson.CheckDocument(body)
+	if !valid {
+		return nil, respErr("", "body is not valid JSON")
 	}
-	return s.parseResponseAt(req, body, root, newAnswerIDs(s), !clean)
+	return s.parseResponseAt(req, body, root, newAnswerIDs(s), dup)
 }
 
 // parseResponseAt parses the response object at root in body; ids are

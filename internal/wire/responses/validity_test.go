@@ -8,10 +8,10 @@ import (
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
 )
 
-// TestResponseValidityPaths: an answer the quick strict pass accepts and
-// one it leaves to encoding/json.Valid and the member-by-member checks
-// are judged alike: invalid JSON, a repeated key at any depth and bytes
-// the decoder refuses each fail with the error they always had.
+// TestResponseValidityPaths: an answer is refused as not JSON exactly
+// when encoding/json.Valid refuses it, and a repeated key at any depth
+// and bytes the decoder refuses each fail with the member that holds
+// them, as they always did.
 func TestResponseValidityPaths(t *testing.T) {
 	s := New(Options{Seal: testKeys})
 	req := mustParse(t, s, codexRequest)
