@@ -199,7 +199,7 @@ func (e *egressInterceptor) Intercept(ctx context.Context, c enforcement.Context
 	if !c.Point().Transformable() {
 		return enforcement.Allow(), nil
 	}
-	return e.rewriteIn(c, enforcement.ContextsFrozen(ctx)), nil
+	return e.rewriteIn(ctx, c), nil
 }
 
 // denyIn denies the first forbidden URL in the target or beside it.
@@ -220,11 +220,11 @@ func (e *egressInterceptor) denyIn(c enforcement.Context) enforcement.Verdict {
 // rewriteIn transforms the target with every forbidden URL replaced, in
 // string values and object keys. A forbidden URL beside the target, where
 // no transform reaches, or key renames that would merge two members, deny.
-func (e *egressInterceptor) rewriteIn(c enforcement.Context, frozen bool) enforcement.Verdict {
+func (e *egressInterceptor) rewriteIn(ctx context.Context, c enforcement.Context) enforcement.Verdict {
 	if member, found := e.scope.firstOutside(c, e.anyForbidden); found {
 		return enforcement.Deny(e.denyReason, outsideMessage(e.policy, member, "rewrite"))
 	}
-	w := textRewriter{find: e.appendEdits, frozen: frozen}
+	w := textRewriter{find: e.appendEdits, frozen: enforcement.ContextsFrozen(ctx)}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:

@@ -151,7 +151,7 @@ func (r *regexInterceptor) Intercept(ctx context.Context, c enforcement.Context)
 		if !c.Point().Transformable() {
 			return enforcement.Allow(), nil
 		}
-		return r.redactIn(c, cleanMemoFor(ctx, r, walkRewrite), enforcement.ContextsFrozen(ctx)), nil
+		return r.redactIn(ctx, c), nil
 	}
 	if anyTextIn(c.Target(), r.matchString, cleanMemoFor(ctx, r, walkMatch)) {
 		return enforcement.Deny(r.reason, r.message), nil
@@ -166,11 +166,11 @@ func (r *regexInterceptor) Intercept(ctx context.Context, c enforcement.Context)
 // when a match lies where the transform cannot reach or when renaming
 // keys would merge two members. memo skips the target's objects known to
 // hold no match.
-func (r *regexInterceptor) redactIn(c enforcement.Context, memo cleanMemo, frozen bool) enforcement.Verdict {
+func (r *regexInterceptor) redactIn(ctx context.Context, c enforcement.Context) enforcement.Verdict {
 	if member, found := r.scope.firstOutside(c, r.anyMatch); found {
 		return enforcement.Deny(r.unreachableReason, outsideMessage(r.policy, member, "redact"))
 	}
-	w := textRewriter{find: r.appendEdits, memo: memo, frozen: frozen}
+	w := textRewriter{find: r.appendEdits, memo: cleanMemoFor(ctx, r, walkRewrite), frozen: enforcement.ContextsFrozen(ctx)}
 	out, changed := w.tree(c.Target())
 	switch {
 	case w.merged:

@@ -168,12 +168,13 @@ func (m cleanMemo) remember(obj map[string]any) { m.memo.RememberVerdict(m.judge
 // textRewriter applies the edits find finds to every string value and
 // object key of a value tree, and to the joins of the parts readers join
 // (see joinedPart), without modifying it. When anything changed, the
-// result is the rewriter's own: every container on it is new, unchanged
-// ones deep-copied once (strings and numbers are immutable and shared),
-// so it can go into a verdict as it is; only with a session's memo are
-// the unchanged objects the memo keeps shared (see unchanged). When
-// nothing changed, the input is returned. Numbers, booleans and nulls
-// stay as they are.
+// result is the rewriter's own: every container on the way to a change is
+// new, and the unchanged ones are deep-copied once (strings and numbers
+// are immutable and shared), so it can go into a verdict as it is. What
+// nothing modifies is shared instead of copied: all of the input's
+// unchanged parts when the host froze its contexts, else the objects a
+// session's memo keeps (see unchanged). When nothing changed, the input
+// is returned. Numbers, booleans and nulls stay as they are.
 type textRewriter struct {
 	// find appends to dst the edits of s, in the order one search finds
 	// them, at byte offsets of s.
