@@ -217,3 +217,41 @@ func fixedClock() func() time.Time {
 		return now
 	}
 }
+
+// TestEmittedShutdownDropsSessionCache: an agent_shutdown an agent emits
+// through the emit API drops its session's cache at once, as ending the
+// session through /sessions/{id}/end does.
+func TestEmittedShutdownDropsSessionCache(t *testing.T) {
+	url, _ := redistest.Start(t)
+	up := cannedUpstream()
+	defer up.Close()
+	c := sessionCacheTurns(t)[0]
+	cfg := cachedGatewayConfig(t, up.URL, c.path, url, "emitend:", config.DefaultSessionCacheBytes)
+	asm, err := Build(context.Background(), cfg, io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer asm.Close()
+	req := httptest.NewRequest(http.MethodPost, c.path, bytes.NewReader(c.bodies[0]))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderSession, c.name)
+	rec := httptest.NewRecorder()
+	asm.Server.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatal(rec.Code, rec.Body.String())
+	}
+	if st := asm.Server.opts.SessionCache.Stats(); st.Sessions != 1 {
+		t.Fatalf("after one turn: %+v, want one session cached", st)
+	}
+	body := `{"interception_point":"agent_shutdown","agent":{"id":"` + asm.Server.opts.DefaultAgentID + `","framework":"f"},"session":{"id":"` + c.name + `"},"summary":{"reason":"completed"}}`
+	end := httptest.NewRequest(http.MethodPost, "/v1/agent-hooks/emit", strings.NewReader(body))
+	end.Header.Set("Content-Type", "application/json")
+	rec = httptest.NewRecorder()
+	asm.Server.ServeHTTP(rec, end)
+	if rec.Code != 200 {
+		t.Fatal(rec.Code, rec.Body.String())
+	}
+	if st := asm.Server.opts.SessionCache.Stats(); st.Sessions != 0 || st.Bytes != 0 {
+		t.Fatalf("the ended session's cache is kept: %+v", st)
+	}
+}
