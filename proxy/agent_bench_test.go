@@ -120,6 +120,11 @@ func benchUpstream(b *testing.B, up *httptest.Server, path string, body []byte, 
 		serve()
 	}
 	cputime.ReportPerOp(b, cpu0)
+	if st := asm.Server.opts.SessionCache.Stats(); st.Sessions > 0 {
+		// What the managed session's history takes in the cache
+		// (docs/configuration.md, sessions.cache_bytes).
+		b.ReportMetric(float64(st.Bytes)/1024, "cache-KiB")
+	}
 }
 
 // codex84k is the bench's codex request: the captured Codex request grown
