@@ -19,7 +19,7 @@ const maxNesting = 10000
 // DecodeKey decodes keys. root is the span of the value; dup and root mean
 // nothing when valid is false.
 func CheckDocument(b []byte) (root Span, valid, dup bool) {
-	c := checker{b: b, linear: documentLinear}
+	c := checker{b: b}
 	i := SkipSpace(b, 0)
 	end, ok := c.value(i, 1)
 	if !ok || SkipSpace(b, end) != len(b) {
@@ -37,7 +37,7 @@ func CheckDocument(b []byte) (root Span, valid, dup bool) {
 // says nothing about which error applies, so the caller then decodes the
 // whole and reports what the decoder reports. root is the value's span.
 func CheckStrict(b []byte) (root Span, ok bool) {
-	c := checker{b: b, linear: strictLinear}
+	c := checker{b: b}
 	i := SkipSpace(b, 0)
 	end, ok := c.value(i, 1)
 	if !ok || SkipSpace(b, end) != len(b) || c.dup || c.surrogate || !utf8.Valid(b) {
@@ -54,20 +54,14 @@ type checker struct {
 	dup bool
 	// surrogate reports a \u escape of a UTF-16 surrogate (CheckStrict).
 	surrogate bool
-	// linear is the key count up to which an object's keys are compared
-	// by a linear scan (0: smallObject).
-	linear int
-	keys   [][]byte
+	keys      [][]byte
 }
 
-// strictLinear is CheckStrict's linear: the documents it checks are
-// stream events, whose largest objects (a Responses snapshot: about 25
-// members) a set would cost an allocation per key.
-const strictLinear = 32
-
-// documentLinear is CheckDocument's linear, for the same reason: a whole
-// Responses answer's top object holds about 25 members too.
-const documentLinear = strictLinear
+// linearKeys is the key count up to which the checker compares an
+// object's keys by a linear scan: the largest objects it usually meets (a
+// Responses answer or stream snapshot: about 25 members) would otherwise
+// cost an allocation per key for a set.
+const linearKeys = 32
 
 // value checks the value starting at b[i] and returns the offset past it.
 func (c *checker) value(i, depth int) (int, bool) {
@@ -185,7 +179,7 @@ func (c *checker) object(i, depth int) (int, bool) {
 // go on the stack from base.
 func (c *checker) members(i, depth, base int) (int, bool) {
 	b := c.b
-	var seen map[string]struct{} // past smallObject keys
+	var seen map[string]struct{} // past linearKeys keys
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
@@ -227,7 +221,7 @@ func (c *checker) members(i, depth, base int) (int, bool) {
 // addKey pushes the key token tok onto the window of the object whose keys
 // start at base, noting a duplicate. Keys are compared decoded, as
 // DecodeKey decodes them; only escaped keys need decoding. Past the
-// checker's linear count of keys the object's keys go into seen, which it
+// first linearKeys keys the object's keys go into seen, which it
 // returns, so that a large object is checked in linear time.
 func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped bool) map[string]struct{} {
 	key := tok[1 : len(tok)-1]
@@ -239,17 +233,14 @@ func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped
 		}
 		key = []byte(s)
 	}
-	linear := c.linear
-	if linear == 0 {
-		linear = smallObject
-	}
+
 	if c.keys == nil {
 		// Allocated on the first key, once for the common depths: a
 		// document without objects costs nothing.
-		c.keys = make([][]byte, 0, 2*linear)
+		c.keys = make([][]byte, 0, 2*linearKeys)
 	}
 	window := c.keys[base:]
-	if seen == nil && len(window) < linear {
+	if seen == nil && len(window) < linearKeys {
 		for _, k := range window {
 			if bytes.Equal(k, key) {
 				c.dup = true
@@ -260,7 +251,7 @@ func (c *checker) addKey(base int, seen map[string]struct{}, tok []byte, escaped
 		return seen
 	}
 	if seen == nil {
-		seen = make(map[string]struct{}, 4*linear)
+		seen = make(map[string]struct{}, 4*linearKeys)
 		for _, k := range window {
 			seen[string(k)] = struct{}{}
 		}
