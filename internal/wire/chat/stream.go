@@ -319,15 +319,14 @@ func treeSplit(data []byte) int {
 }
 
 // stream finalizes a stream whose [DONE] event ended at p.doneEnd of
-// buf, after dropped bytes of the buffers it replaced; read bytes were
-// read in all.
-func (p *sseParser) stream(buf []byte, dropped, read int64) *Stream {
+// buf, after dropped bytes of the buffers it replaced.
+func (p *sseParser) stream(buf []byte, dropped int64) *Stream {
 	resp := p.asm.response()
 	return &Stream{
 		rawLen:     int(dropped) + p.doneEnd,
 		bufs:       append(p.bufs, buf),
 		events:     p.chunks,
-		buffered:   read,
+		buffered:   dropped + int64(len(buf)),
 		resp:       resp,
 		replayable: p.asm.replayable && !p.multiLine,
 	}

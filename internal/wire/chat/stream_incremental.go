@@ -186,7 +186,7 @@ func (sr *streamReader) makeRoom(left int64) {
 }
 
 // stream finalizes the stream once [DONE] was read.
-func (sr *streamReader) stream() *Stream { return sr.p.stream(sr.buf, sr.dropped, sr.BufferedBytes()) }
+func (sr *streamReader) stream() *Stream { return sr.p.stream(sr.buf, sr.dropped) }
 
 // observe records what the event just folded in added to the text, and
 // whether the answer is still plain text.

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strconv"
@@ -68,6 +69,9 @@ func (rd *streamReader) Next() (bool, error) {
 		return true, nil
 	}
 	for {
+		if rd.pos == 0 && rd.dropped == 0 && bytes.HasPrefix(rd.buf, []byte("\xEF\xBB\xBF")) {
+			rd.pos = 3 // a byte order mark starts the stream
+		}
 		events := rd.a.events
 		done, err := rd.a.feed(rd.buf, &rd.pos, rd.eof)
 		switch {
@@ -143,7 +147,6 @@ func (rd *streamReader) makeRoom(left int64) {
 		n := copy(buf, buf[rd.pos:])
 		rd.dropped += int64(rd.pos)
 		rd.buf, rd.pos = buf[:n], 0
-		rd.a.started = true
 		return
 	}
 	nb := make([]byte, len(buf), len(buf)+int(min(int64(max(cap(buf), 1)), left)))

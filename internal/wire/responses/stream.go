@@ -74,9 +74,6 @@ func (s *Surface) readStream(req *Request, r io.Reader, limit int64) (*Stream, e
 // been dispatched or the complete lines run out; it reports whether the
 // event was the terminal one.
 func (a *assembler) feed(buf []byte, pos *int, eof bool) (bool, error) {
-	if *pos == 0 && !a.started && bytes.HasPrefix(buf, []byte("\xEF\xBB\xBF")) {
-		*pos = 3
-	}
 	events := a.events
 	for *pos < len(buf) && a.events == events {
 		if a.skipLF { // the CR that ended the last line was the buffer's last byte
@@ -157,9 +154,6 @@ type assembler struct {
 	noFast  bool   // every event takes the tree path (tests compare both)
 	events  int    // the events dispatched (their data is not kept: the client's are synthesized)
 	skipLF  bool   // a CR ended the last line: a LF next is part of it
-	// started: bytes before buf were parsed (the reader dropped them), so
-	// buf does not start the stream and holds no byte order mark.
-	started bool
 	// watch enables plain, the plain-text tracking of OpenStream.
 	watch   bool
 	plain   plainWatch
