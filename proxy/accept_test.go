@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 )
 
 // TestUpstreamAccept: the upstream gets the client's Accept, or, when the
@@ -27,7 +29,7 @@ func TestUpstreamAccept(t *testing.T) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/responses") && stream:
 			w.Header().Set("Content-Type", "text/event-stream")
-			w.Write(responsesStream200())
+			w.Write(wiretest.ResponsesStream200())
 		case strings.HasSuffix(r.URL.Path, "/messages") && stream:
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write(messagesStream200())

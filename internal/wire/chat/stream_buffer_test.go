@@ -3,22 +3,13 @@ package chat
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 )
-
-// chunkReader returns at most n bytes a Read.
-type chunkReader struct {
-	r io.Reader
-	n int
-}
-
-func (c chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
 
 // longPlainStream is a plain text answer of n chunks.
 func longPlainStream(n int) string {
@@ -50,20 +41,13 @@ func TestReaderReplacesFullBuffer(t *testing.T) {
 		plain[:len(plain)-len(plain)/3],                                                                 // cut
 		tools,
 	}
-	readers := map[string]func(string) io.Reader{
-		"whole":    func(d string) io.Reader { return strings.NewReader(d) },
-		"one byte": func(d string) io.Reader { return iotest.OneByteReader(strings.NewReader(d)) },
-		"half":     func(d string) io.Reader { return iotest.HalfReader(strings.NewReader(d)) },
-		"7001":     func(d string) io.Reader { return chunkReader{strings.NewReader(d), 7001} },
-		"data+err": func(d string) io.Reader { return iotest.DataErrReader(strings.NewReader(d)) },
-	}
 	opts := ResponseOptions{id: testID, Model: "asked"}
 	for i, data := range streams {
 		if len(data) < 4*readChunk {
 			t.Fatalf("stream %d (%d bytes) does not outgrow the buffer", i, len(data))
 		}
 		limits := []int64{1 << 24, int64(len(data)), int64(len(data)) - 1, int64(len(data)) / 2, initialBuffer + 100}
-		for name, open := range readers {
+		for name, open := range wiretest.Readers() {
 			if name == "one byte" && i > 1 {
 				continue // slow, and the cases above cover it
 			}
@@ -97,12 +81,13 @@ func TestReaderReplacesFullBuffer(t *testing.T) {
 }
 
 // releaseAll reads sr to its end and releases it: whole, or (watch) the
-// plain text after every event, then the tail.
+// plain text every 50th event (so that a Delta replays chunks read into
+// buffers since replaced), then the tail.
 func releaseAll(t *testing.T, sr *streamReader, watch bool) ([]byte, error) {
 	t.Helper()
 	var out []byte
 	released := 0
-	for {
+	for n := 0; ; n++ {
 		done, err := sr.Next()
 		if err != nil {
 			return out, err
@@ -110,7 +95,7 @@ func releaseAll(t *testing.T, sr *streamReader, watch bool) ([]byte, error) {
 		if done {
 			break
 		}
-		if !watch || !sr.Plain() || len(sr.Text()) == released {
+		if !watch || !sr.Plain() || n%50 != 0 || len(sr.Text()) == released {
 			continue
 		}
 		if released == 0 {

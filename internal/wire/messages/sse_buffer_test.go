@@ -4,21 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"strconv"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/hooks-gateway/hooks-gateway/internal/wire"
+	"github.com/hooks-gateway/hooks-gateway/internal/wire/wiretest"
 )
-
-// chunkReader returns at most n bytes a Read.
-type chunkReader struct {
-	r io.Reader
-	n int
-}
-
-func (c chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
 
 // readEvents reads every event of e, copying each event's data as it is
 // dispatched; it returns the events, the copies and the error that ended
@@ -56,16 +48,9 @@ func TestEventReaderReplacesFullBuffer(t *testing.T) {
 		strings.ReplaceAll(base, "}\n\n", "}\n: keep-alive\n\n"), // a comment before each blank line
 		base[:len(base)-len(base)/3],
 	}
-	readers := map[string]func(string) io.Reader{
-		"whole":    func(d string) io.Reader { return strings.NewReader(d) },
-		"one byte": func(d string) io.Reader { return iotest.OneByteReader(strings.NewReader(d)) },
-		"half":     func(d string) io.Reader { return iotest.HalfReader(strings.NewReader(d)) },
-		"7001":     func(d string) io.Reader { return chunkReader{strings.NewReader(d), 7001} },
-		"data+err": func(d string) io.Reader { return iotest.DataErrReader(strings.NewReader(d)) },
-	}
 	for i, data := range streams {
 		limits := []int64{1 << 24, int64(len(data)), int64(len(data)) - 1, int64(len(data)) / 2, readChunk + 100, 0}
-		for name, open := range readers {
+		for name, open := range wiretest.Readers() {
 			for _, limit := range limits {
 				where := fmt.Sprintf("stream %d, %s reads, limit %d", i, name, limit)
 				got := newEventReader(open(data), limit)
@@ -108,6 +93,35 @@ func TestRecNames(t *testing.T) {
 	for name := range eventMembers {
 		if recNames[recName(name)] != name {
 			t.Errorf("%s: no record name", name)
+		}
+	}
+}
+
+// TestReplayAfterBufferReplaced: a stream read into several buffers
+// replays each block event from the buffer it was read into.
+func TestReplayAfterBufferReplaced(t *testing.T) {
+	var b strings.Builder
+	ev := func(name, data string) { b.WriteString("event: " + name + "\ndata: " + data + "\n\n") }
+	ev("message_start", `{"type":"message_start","message":{"id":"msg_B","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":9,"output_tokens":1}}}`)
+	ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	for i := 0; b.Len() < 5*readChunk; i++ {
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"token `+strconv.Itoa(i)+` "}}`)
+	}
+	ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":200}}`)
+	ev("message_stop", `{"type":"message_stop"}`)
+	data := b.String()
+	blocks := func(s string) string {
+		return s[strings.Index(s, "event: content_block_start"):strings.Index(s, "event: message_delta")]
+	}
+	for name, open := range wiretest.Readers() {
+		st, err := New(Options{}).ReadStream(nil, open(data), 1<<24)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := st.Release(nil)
+		if err != nil || blocks(string(out)) != blocks(data) {
+			t.Fatalf("%s reads: the replayed block events differ from the upstream's (%v)", name, err)
 		}
 	}
 }

@@ -405,8 +405,11 @@ func responseEventStream(response, tops string, final bool) string {
 func TestLightEventAgreesWithTree(t *testing.T) {
 	for _, r := range responseEventCases {
 		for _, top := range responseEventTops {
-			agreeFast(t, responseEventStream(r, top, false))
-			agreeFast(t, responseEventStream(r, top, true))
+			for _, final := range []bool{false, true} {
+				data := responseEventStream(r, top, final)
+				agreeFast(t, data)
+				agreeFast(t, eventLine.ReplaceAllString(data, "")) // the type names the event
+			}
 		}
 	}
 	// The first snapshot: read whole when the watch keeps it, light when not.
@@ -489,3 +492,6 @@ func TestDeltaListsMatchDoneEvents(t *testing.T) {
 		}
 	}
 }
+
+// eventLine matches an event line of a stream.
+var eventLine = regexp.MustCompile(`(?m)^event: .*\n`)
