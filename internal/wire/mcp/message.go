@@ -244,39 +244,28 @@ func VersionData(code int64, data any) map[string]any {
 	supported := make([]any, 0, len(list))
 	for _, v := range list {
 		s, ok := v.(string)
-		if !ok || !isRevisionDate(s) {
+		if !ok || !IsRevision(s) {
 			return nil
 		}
 		supported = append(supported, s)
 	}
 	out := map[string]any{"supported": supported}
-	if r, ok := obj["requested"].(string); ok && isRevisionDate(r) {
+	if r, ok := obj["requested"].(string); ok && IsRevision(r) {
 		out["requested"] = r
 	}
 	return out
 }
 
-// isRevisionDate reports whether s is a revision that is a real date.
-func isRevisionDate(s string) bool {
-	if !IsRevision(s) {
+// IsRevision reports whether s is an MCP revision: a real calendar date
+// such as 2025-11-25. Digits merely shaped as one (9999-99-99) are not,
+// so no header or error data the gateway passes on can spell anything
+// else.
+func IsRevision(s string) bool {
+	if len(s) != len(time.DateOnly) {
 		return false
 	}
 	_, err := time.Parse(time.DateOnly, s)
 	return err == nil
-}
-
-// IsRevision reports whether s has the shape of an MCP revision, a date
-// such as 2025-11-25.
-func IsRevision(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // IsSessionID reports whether s can be an MCP session id (the value of

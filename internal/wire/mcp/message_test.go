@@ -180,3 +180,17 @@ func TestIsSessionID(t *testing.T) {
 		}
 	}
 }
+
+// TestIsRevision: a revision is a real calendar date; digits merely
+// shaped as one are not passed on as one (headers, error data).
+func TestIsRevision(t *testing.T) {
+	for s, want := range map[string]bool{
+		"2025-11-25": true, "2026-07-28": true, "2024-02-29": true,
+		"2025-99-99": false, "9999-99-99": false, "2025-02-30": false, "2023-02-29": false,
+		"2025/11/25": false, "25-11-2025": false, "2025-11-5": false, "2025-11-250": false, "": false,
+	} {
+		if got := IsRevision(s); got != want {
+			t.Errorf("IsRevision(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
