@@ -81,7 +81,7 @@ func (em *emission) admit() bool {
 		return false
 	}
 	if !em.e.identity.IsNull() {
-		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, &em.e.projections, &em.idText, em.settings.memo); err != nil {
+		if err := em.e.identity.identityInto(&em.inputIDValue, em.orig, &em.e.projections, &em.idText, em.settings.memo, false); err != nil {
 			em.combined = hostDeny(ReasonContextInvalid, err.Error())
 			return false
 		}
@@ -142,7 +142,7 @@ func (em *emission) finish() {
 	}
 	// With the memo: a transform leaves the objects it did not change
 	// shared (see owned), and their canonical bytes are not made again.
-	id, err := em.e.identity.identityMemo(em.working, em.settings.memo)
+	id, err := em.e.identity.identityMemo(em.working, em.settings.memo, true)
 	if err != nil {
 		// §10.2: a fold that leaves the provider's domain never proceeds.
 		em.enforcedID = nil

@@ -66,16 +66,17 @@ func (p IdentityProvider) IsNull() bool { return p.name == "" }
 // Identity computes the context identity. The null provider returns nil.
 // Any failure (a panic included) is an error: the caller denies the emission
 // with host_error:context_invalid before dispatch (§10.1).
-func (p IdentityProvider) Identity(c Context) (*string, error) { return p.identityMemo(c, nil) }
+func (p IdentityProvider) Identity(c Context) (*string, error) { return p.identityMemo(c, nil, false) }
 
 // identityMemo is Identity consulting memo (nil: none) for the canonical
-// bytes of the objects it keeps.
-func (p IdentityProvider) identityMemo(c Context, memo ObjectMemo) (*string, error) {
+// bytes of the objects it keeps; folded tells the identity of a context
+// transforms folded from an emitted one's (see trailMemo).
+func (p IdentityProvider) identityMemo(c Context, memo ObjectMemo, folded bool) (*string, error) {
 	if p.IsNull() {
 		return nil, nil
 	}
 	s := new(string)
-	if err := p.identityInto(s, c, nil, nil, memo); err != nil {
+	if err := p.identityInto(s, c, nil, nil, memo, folded); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -88,7 +89,7 @@ func (p IdentityProvider) identityMemo(c Context, memo ObjectMemo) (*string, err
 // being those bytes (see identityText): storage of the caller's that
 // nothing writes again, consulting memo (nil: none) for the canonical
 // bytes of objects it knows. A custom provider is handed c as always.
-func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync.Pool, text *[jcs.SHA256IdentitySize]byte, memo ObjectMemo) (err error) {
+func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync.Pool, text *[jcs.SHA256IdentitySize]byte, memo ObjectMemo, folded bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("identity provider %s panicked: %T", p.name, r)
@@ -103,10 +104,10 @@ func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync
 		if proj == nil {
 			proj = new(projection)
 		}
-		s, err = validatedIdentityText(c, p.maxDepth, proj, text, memo)
+		s, err = validatedIdentityText(c, p.maxDepth, proj, text, memo, folded)
 		projections.Put(proj) // reset by validatedIdentityText
 	default:
-		s, err = contextIdentity(c, p.maxDepth, memo)
+		s, err = contextIdentity(c, p.maxDepth, memo, folded)
 	}
 	if err != nil {
 		return fmt.Errorf("identity provider %s: %w", p.name, err)
@@ -119,22 +120,22 @@ func (p IdentityProvider) identityInto(dst *string, c Context, projections *sync
 // closed projection, the depth bound (maxDepth ≤ 0 means the default 128),
 // the integer-domain check, then SHA-256 of the RFC 8785 bytes.
 func ContextIdentity(c Context, maxDepth int) (string, error) {
-	return contextIdentity(c, maxDepth, nil)
+	return contextIdentity(c, maxDepth, nil, false)
 }
 
 // contextIdentity is ContextIdentity consulting memo (nil: none).
-func contextIdentity(c Context, maxDepth int, memo ObjectMemo) (string, error) {
+func contextIdentity(c Context, maxDepth int, memo ObjectMemo, folded bool) (string, error) {
 	if err := ValidateEnvelope(c); err != nil {
 		return "", err
 	}
-	return validatedIdentityText(c, maxDepth, new(projection), new([jcs.SHA256IdentitySize]byte), memo)
+	return validatedIdentityText(c, maxDepth, new(projection), new([jcs.SHA256IdentitySize]byte), memo, folded)
 }
 
 // validatedIdentityText is ContextIdentity after the envelope check,
 // projecting into proj (reset before it returns), with the identity's
 // bytes written into *text and the string made of them (identityText),
 // consulting memo (nil: none).
-func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs.SHA256IdentitySize]byte, memo ObjectMemo) (string, error) {
+func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs.SHA256IdentitySize]byte, memo ObjectMemo, folded bool) (string, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
@@ -144,11 +145,43 @@ func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs
 		m = memo
 	}
 	proj.memo = m
+	if tm, ok := memo.(trailMemo); ok {
+		point := string(c.Point())
+		if folded {
+			point += foldedSlot
+		}
+		t := tm.TakeTrail(point)
+		if t == nil {
+			t = new(jcs.Trail)
+		}
+		err := jcs.SHA256IdentityTrailInto(text, proj.object(c, maxDepth), maxDepth, m, t)
+		tm.KeepTrail(point, t)
+		if err != nil {
+			return "", err
+		}
+		return identityText(text), nil
+	}
 	if err := jcs.SHA256IdentityMemoInto(text, proj.object(c, maxDepth), maxDepth, m); err != nil {
 		return "", err
 	}
 	return identityText(text), nil
 }
+
+// trailMemo is an ObjectMemo that also keeps, per interception point, the
+// trail of the last identity walk (jcs.Trail): a session's next context,
+// whose canonical bytes begin with the history the last one hashed,
+// then hashes only what follows it. TakeTrail hands a point's trail to
+// one walk (nil when there is none, or another walk has it); KeepTrail
+// takes it back. The identities of folded contexts keep trails apart
+// from the emitted contexts': a session whose every turn is transformed
+// (Claude Code's system prompt redacted, say) walks both every turn.
+type trailMemo interface {
+	TakeTrail(point string) *jcs.Trail
+	KeepTrail(point string, t *jcs.Trail)
+}
+
+// foldedSlot follows the point in the name of a folded context's trail.
+const foldedSlot = " folded"
 
 // identityText is the string whose bytes are *text, without a copy. The
 // caller's contract: *text is written once, before this call, and never

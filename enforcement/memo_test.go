@@ -2,10 +2,13 @@ package enforcement
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
+	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
 	"github.com/hooks-gateway/hooks-gateway/internal/jsonvalue"
 )
 
@@ -124,5 +127,81 @@ func TestMemoTransformsLeaveKeptObjects(t *testing.T) {
 	}
 	if memo.node(n2).canon == nil {
 		t.Fatal("the memo was not used for the identities")
+	}
+}
+
+// trailTestMemo is a testMemo that keeps identity walks' trails, and the
+// bytes each point's last walk hashed.
+type trailTestMemo struct {
+	*testMemo
+	trails map[string]*jcs.Trail
+	hashed map[string]int
+}
+
+func (m *trailTestMemo) TakeTrail(point string) *jcs.Trail {
+	t := m.trails[point]
+	delete(m.trails, point)
+	return t
+}
+
+func (m *trailTestMemo) KeepTrail(point string, t *jcs.Trail) {
+	m.trails[point], m.hashed[point] = t, t.Hashed()
+}
+
+// TestTrailsPerWalk: when every turn is transformed, the emitted and the
+// folded contexts' identities each resume from their own trail, so the
+// next turn of a growing conversation hashes less than its whole history
+// on both, and the identities are those made without a memo.
+func TestTrailsPerWalk(t *testing.T) {
+	var messages []any
+	memo := &trailTestMemo{testMemo: newTestMemo(), trails: map[string]*jcs.Trail{}, hashed: map[string]int{}}
+	// As the gateway's rewriters do: the first message redacted, the
+	// others the session's own objects, under the gateway's promise.
+	e := newTestEmitter(t, Options{FrozenContexts: true, Interceptors: []Registration{
+		reg("redact", func(context.Context, Context) (Verdict, error) {
+			out := append([]any{map[string]any{"role": "user", "content": "redacted"}}, messages[1:]...)
+			return TransformTo("$target", out), nil
+		}),
+	}})
+	emit := func(memo ObjectMemo) *Outcome {
+		b := newTestBuilder()
+		b.AdoptFields, b.TrustedFields = true, true
+		c, err := b.Build(context.Background(), PreModelCall, PreModelFields("model-x", messages))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opts []EmitOption
+		if memo != nil {
+			opts = append(opts, WithObjectMemo(memo))
+		}
+		out, err := e.EmitUnchecked(context.Background(), c, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for turn := range 12 {
+		m := map[string]any{"role": "user", "content": fmt.Sprintf("turn %d: %s", turn, strings.Repeat("output line\n", 400))}
+		memo.nodes[objAddr(m)] = &testNode{verdicts: map[any]any{}}
+		messages = append(messages, m)
+		want := emit(nil)
+		got := emit(memo)
+		if *got.Record.InputIdentity != *want.Record.InputIdentity || *got.Record.EnforcedIdentity != *want.Record.EnforcedIdentity {
+			t.Fatalf("turn %d: identities differ with trails", turn)
+		}
+		if turn < 4 {
+			continue
+		}
+		history, _ := jcs.Canonicalize(messages)
+		added, _ := jcs.Canonicalize(m)
+		for _, slot := range []string{string(PreModelCall), string(PreModelCall) + foldedSlot} {
+			// The history is hashed twice (the messages, then the target
+			// mirroring them after the sequence number); the trail spares
+			// the first but for the new message and at most a state
+			// interval and a message hashed again.
+			if h := memo.hashed[slot]; h > len(history)+len(added)+8<<10 {
+				t.Fatalf("turn %d: %q hashed %d bytes; the history has %d", turn, slot, h, len(history))
+			}
+		}
 	}
 }

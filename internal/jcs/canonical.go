@@ -6,7 +6,7 @@ package jcs
 // made once and written wherever a *Canonical stands for the value.
 // The zero value is empty; Release returns its buffer to the pool.
 type Canonical struct {
-	e     *encoder
+	e     *encoder // its buf holds bytes; its shares, where memo bytes are
 	bytes []byte
 }
 
@@ -36,6 +36,9 @@ func (c *Canonical) encode(v any, depth, maxDepth int, memo Memo) error {
 	e.sink = nil
 	e.memo = memo
 	c.bytes = nil
+	clear(e.shares)
+	e.shares = e.shares[:0]
+	e.recordShares = memo != nil
 	if err := e.encode(v, depth); err != nil {
 		return err
 	}
@@ -57,7 +60,11 @@ func (c *Canonical) Release() {
 func (e *encoder) writeCanonical(b []byte) {
 	if e.sink != nil && len(b) >= flushSize {
 		e.flush()
-		e.sink.Write(b)
+		if e.trail != nil {
+			e.piece(b, false)
+		} else {
+			e.sink.Write(b)
+		}
 		return
 	}
 	e.buf = append(e.buf, b...)

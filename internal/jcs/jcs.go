@@ -125,13 +125,27 @@ func SHA256IdentityInto(dst *[SHA256IdentitySize]byte, v any, maxDepth int) erro
 
 // identityInto is SHA256IdentityInto on encoder e.
 func (e *encoder) identityInto(dst *[SHA256IdentitySize]byte, v any, maxDepth int) error {
+	return e.identityTrailInto(dst, v, maxDepth, nil)
+}
+
+// identityTrailInto is identityInto resuming from trail t (nil: none),
+// which it leaves for the next walk, or empties when the walk fails.
+func (e *encoder) identityTrailInto(dst *[SHA256IdentitySize]byte, v any, maxDepth int, t *Trail) error {
 	if e.hash == nil {
 		e.hash = sha256.New()
 	} else {
 		e.hash.Reset()
 	}
+	e.startTrail(t)
 	if err := e.hashWalk(e.hash, v, maxDepth); err != nil {
+		if e.trail != nil {
+			e.trail.reset()
+			e.trail = nil
+		}
 		return err
+	}
+	if e.trail != nil {
+		e.endTrail()
 	}
 	sum := e.hash.Sum(e.sum[:0])
 	copy(dst[:], sha256Prefix)
@@ -267,6 +281,21 @@ type encoder struct {
 	hash      hash.Hash // reusable SHA-256 state
 	sum       [sha256.Size]byte
 	memo      Memo // objects' canonical bytes made before (identity path only)
+
+	// A walk resuming from a trail (trail.go): its pieces so far matched
+	// the trail's first matched ones while matching, it records what it
+	// hashes while recording, and since bytes were hashed after the last
+	// saved state.
+	trail     *Trail
+	matched   int
+	matching  bool
+	recording bool
+	since     int
+	// An encoder making a Canonical with a memo records in shares where
+	// it wrote memo bytes (in order), so that a walk with a trail can
+	// write them as shared pieces.
+	recordShares bool
+	shares       []share
 }
 
 var encoders = sync.Pool{New: func() any { return new(encoder) }}
@@ -278,6 +307,10 @@ func getEncoder(maxDepth int, checkInts bool) *encoder {
 	e.checkInts = checkInts
 	e.sink = nil
 	e.memo = nil
+	e.trail = nil
+	e.recordShares = false
+	clear(e.shares)
+	e.shares = e.shares[:0]
 	return e
 }
 
@@ -290,6 +323,10 @@ func putEncoder(e *encoder) {
 	}
 	e.sink = nil
 	e.memo = nil
+	e.trail = nil
+	e.recordShares = false
+	clear(e.shares) // do not let the pool pin memo bytes
+	e.shares = e.shares[:0]
 	encoders.Put(e)
 }
 
@@ -299,7 +336,11 @@ func putEncoder(e *encoder) {
 //go:noinline
 func (e *encoder) flush() {
 	if e.sink != nil {
-		e.sink.Write(e.buf) // hash.Hash.Write never fails
+		if e.trail != nil {
+			e.piece(e.buf, false)
+		} else {
+			e.sink.Write(e.buf) // hash.Hash.Write never fails
+		}
 		e.buf = e.buf[:0]
 	}
 }
@@ -329,7 +370,7 @@ func (e *encoder) encode(v any, depth int) *Error {
 		if x == nil || x.bytes == nil {
 			return &Error{err: ErrUnsupportedType, typ: "unencoded *jcs.Canonical"}
 		}
-		e.writeCanonical(x.bytes)
+		e.writeCanonicalOf(x)
 	case []any:
 		return e.array(x, depth)
 	case json.Number:

@@ -37,7 +37,7 @@ func (c *Canonical) EncodeMemo(v any, depth, maxDepth int, memo Memo) error {
 // memo remember them, when the memo knows m; handled is false otherwise.
 func (e *encoder) memoObject(m map[string]any, depth int) (handled bool, err *Error) {
 	if b, ok := e.memo.Canonical(m, depth, e.maxDepth); ok {
-		e.writeCanonical(b)
+		e.writeShared(b)
 		return true, nil
 	}
 	if !e.memo.Keeps(m) {
@@ -51,6 +51,6 @@ func (e *encoder) memoObject(m map[string]any, depth int) (handled bool, err *Er
 	}
 	b := append([]byte(nil), sub.buf...)
 	e.memo.Remember(m, depth, e.maxDepth, b)
-	e.writeCanonical(b)
+	e.writeShared(b) // never modified: shared, whether kept or not
 	return true, nil
 }

@@ -25,6 +25,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
 )
 
 // Store holds the caches of every session, within a byte budget.
@@ -110,10 +112,11 @@ func (s *Store) remove(el *list.Element) {
 	s.size -= c.clear()
 }
 
-// grew accounts the n bytes c just added and drops least recently used
-// caches other than c until the store is within its limit. The n bytes
-// are counted even when c was dropped meanwhile: dropping it subtracted
-// them already, since c counts what it holds before the store does.
+// grew accounts the n bytes c just added (n < 0: gave back) and drops
+// least recently used caches other than c until the store is within its
+// limit. The n bytes are counted even when c was dropped meanwhile:
+// dropping it subtracted them already, since c counts what it holds
+// before the store does.
 func (s *Store) grew(c *Cache, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -141,6 +144,15 @@ type Cache struct {
 	size  int64 // bytes accounted to the store
 	units map[any]map[string]any
 	nodes map[unsafe.Pointer]*node
+	// trails are the last identity walk's trail per interception point.
+	trails map[string]*keptTrail
+}
+
+// keptTrail is a point's trail (nil while a walk has it) and the bytes
+// accounted for it, which stay accounted while it is out.
+type keptTrail struct {
+	t    *jcs.Trail
+	size int64
 }
 
 // node is what the cache knows of one object it handed out. It holds the
@@ -164,6 +176,7 @@ const (
 	unitOverhead    = 128
 	nodeOverhead    = 96
 	verdictOverhead = 48
+	trailOverhead   = 128
 )
 
 // clear empties c and marks it dead, returning the bytes it held.
@@ -171,7 +184,7 @@ func (c *Cache) clear() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.size
-	c.dead, c.size, c.units, c.nodes = true, 0, nil, nil
+	c.dead, c.size, c.units, c.nodes, c.trails = true, 0, nil, nil, nil
 	return n
 }
 
@@ -338,4 +351,60 @@ func (c *Cache) RememberVerdict(judge any, obj map[string]any, v any) {
 	n.verdicts = append(n.verdicts, verdict{judge, v})
 	c.mu.Unlock()
 	c.store.grew(c, verdictOverhead)
+}
+
+// TakeTrail hands the trail of the last identity walk at point to the
+// caller, who gives it back with KeepTrail; nil when there is none or
+// another walk has it.
+func (c *Cache) TakeTrail(point string) *jcs.Trail {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.trails[point]
+	if k == nil {
+		return nil
+	}
+	t := k.t
+	k.t = nil
+	return t
+}
+
+// KeepTrail keeps t as the trail of the last identity walk at point,
+// in place of whatever the point held, when the cache has room for it.
+func (c *Cache) KeepTrail(point string, t *jcs.Trail) {
+	if c == nil || t == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.dead {
+		c.mu.Unlock()
+		return
+	}
+	k := c.trails[point]
+	if k == nil {
+		k = new(keptTrail)
+		if c.trails == nil {
+			c.trails = map[string]*keptTrail{}
+		}
+		c.trails[point] = k
+	}
+	n := int64(t.Size()) + trailOverhead
+	delta := n - k.size
+	if delta > 0 && !c.add(delta) {
+		// No room: the point keeps nothing, and gives back what it held.
+		delta = -k.size
+		c.size += delta
+		delete(c.trails, point)
+	} else {
+		if delta <= 0 {
+			c.size += delta
+		}
+		k.t, k.size = t, n
+	}
+	c.mu.Unlock()
+	if delta != 0 {
+		c.store.grew(c, delta)
+	}
 }

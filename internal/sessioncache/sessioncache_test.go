@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hooks-gateway/hooks-gateway/internal/jcs"
 )
 
 func TestNilIsOff(t *testing.T) {
@@ -154,7 +156,14 @@ func TestAccountingSettles(t *testing.T) {
 			defer wg.Done()
 			for i := range 2000 {
 				key := fmt.Sprint("s", (g+i)%3)
-				s.Cache(key).KeepUnit(nil, []byte(fmt.Sprint(g, i)), i, 100)
+				c := s.Cache(key)
+				c.KeepUnit(nil, []byte(fmt.Sprint(g, i)), i, 100)
+				point := fmt.Sprint("p", i%2)
+				tr := c.TakeTrail(point)
+				if tr == nil {
+					tr = trailOf(100 + i%300)
+				}
+				c.KeepTrail(point, tr)
 				if i%7 == 0 {
 					s.Drop(key)
 				}
@@ -167,5 +176,66 @@ func TestAccountingSettles(t *testing.T) {
 	}
 	if st := s.Stats(); st != (Stats{}) {
 		t.Fatalf("stats %+v after dropping every session", st)
+	}
+}
+
+// trailOf is the trail of one identity walk over a string of n bytes.
+func trailOf(n int) *jcs.Trail {
+	tr := new(jcs.Trail)
+	var id [jcs.SHA256IdentitySize]byte
+	if err := jcs.SHA256IdentityTrailInto(&id, map[string]any{"a": strings.Repeat("x", n)}, 0, nil, tr); err != nil {
+		panic(err)
+	}
+	return tr
+}
+
+// TestTrails: a point's trail goes to one walk at a time, stays accounted
+// while it is out, is accounted anew when it comes back, is not kept
+// beyond the session's share, and dies with the session.
+func TestTrails(t *testing.T) {
+	s := NewStore(1 << 20)
+	c := s.Cache("s")
+	if c.TakeTrail("p") != nil {
+		t.Fatal("a new cache hands out a trail")
+	}
+	tr := trailOf(10000)
+	c.KeepTrail("p", tr)
+	want := int64(tr.Size()) + trailOverhead
+	if st := s.Stats(); st.Bytes != want {
+		t.Fatalf("%d bytes accounted for a trail of %d", st.Bytes, want)
+	}
+	if got := c.TakeTrail("p"); got != tr {
+		t.Fatal("the trail kept is not the one handed out")
+	}
+	if c.TakeTrail("p") != nil {
+		t.Fatal("a trail was handed out twice")
+	}
+	if c.TakeTrail("q") != nil {
+		t.Fatal("another point has the trail")
+	}
+	if st := s.Stats(); st.Bytes != want {
+		t.Fatalf("%d bytes accounted while the trail is out, want %d", st.Bytes, want)
+	}
+	small := new(jcs.Trail)
+	c.KeepTrail("p", small)
+	if st := s.Stats(); st.Bytes != int64(small.Size())+trailOverhead {
+		t.Fatalf("%d bytes accounted after a smaller trail came back", st.Bytes)
+	}
+
+	tight := NewStore(8 * 4096) // a session's share: 4 KiB
+	tc := tight.Cache("s")
+	tc.KeepTrail("p", trailOf(100))
+	if tc.TakeTrail("p") == nil {
+		t.Fatal("a small trail was not kept")
+	}
+	tc.KeepTrail("p", trailOf(64<<10))
+	if tc.TakeTrail("p") != nil || tight.Stats().Bytes != 0 {
+		t.Fatalf("a trail beyond the share was kept (%d bytes)", tight.Stats().Bytes)
+	}
+
+	s.Drop("s")
+	c.KeepTrail("p", tr)
+	if c.TakeTrail("p") != nil || s.Stats().Bytes != 0 {
+		t.Fatal("a dropped session keeps a trail")
 	}
 }
