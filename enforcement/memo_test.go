@@ -72,6 +72,27 @@ func (m *testMemo) RememberVerdict(j any, o map[string]any, v any) {
 	}
 }
 
+// emitMessages emits a pre_model_call over messages through e, with memo
+// when it is not nil.
+func emitMessages(t *testing.T, e *Emitter, messages []any, memo ObjectMemo) *Outcome {
+	t.Helper()
+	b := newTestBuilder()
+	b.AdoptFields, b.TrustedFields = true, true
+	c, err := b.Build(context.Background(), PreModelCall, PreModelFields("model-x", messages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []EmitOption
+	if memo != nil {
+		opts = append(opts, WithObjectMemo(memo))
+	}
+	out, err := e.EmitUnchecked(context.Background(), c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestMemoTransformsLeaveKeptObjects: a transform whose value keeps a
 // session's shared objects, then path transforms into them, fold into
 // the same context and identities as without the memo, and the shared
@@ -92,21 +113,7 @@ func TestMemoTransformsLeaveKeptObjects(t *testing.T) {
 			verdictReg(TransformTo("$target[1].meta.list[0]", "c")),
 			verdictReg(TransformTo("$target[0].content", "changed")),
 		}})
-		b := newTestBuilder()
-		b.AdoptFields, b.TrustedFields = true, true
-		c, err := b.Build(context.Background(), PreModelCall, PreModelFields("model-x", []any{n1, n2}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var opts []EmitOption
-		if memo != nil {
-			opts = append(opts, WithObjectMemo(memo))
-		}
-		out, err := e.EmitUnchecked(context.Background(), c, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return emitMessages(t, e, []any{n1, n2}, memo)
 	}
 	a1, a2 := messages()
 	want := run(a1, a2, nil)
@@ -163,23 +170,7 @@ func TestTrailsPerWalk(t *testing.T) {
 			return TransformTo("$target", out), nil
 		}),
 	}})
-	emit := func(memo ObjectMemo) *Outcome {
-		b := newTestBuilder()
-		b.AdoptFields, b.TrustedFields = true, true
-		c, err := b.Build(context.Background(), PreModelCall, PreModelFields("model-x", messages))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var opts []EmitOption
-		if memo != nil {
-			opts = append(opts, WithObjectMemo(memo))
-		}
-		out, err := e.EmitUnchecked(context.Background(), c, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	emit := func(memo ObjectMemo) *Outcome { return emitMessages(t, e, messages, memo) }
 	for turn := range 12 {
 		m := map[string]any{"role": "user", "content": fmt.Sprintf("turn %d: %s", turn, strings.Repeat("output line\n", 400))}
 		memo.nodes[objAddr(m)] = &testNode{verdicts: map[any]any{}}
