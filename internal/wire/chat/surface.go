@@ -113,6 +113,13 @@ func (r surfaceRequest) Operation() wire.Operation { return wire.OpChatCompletio
 
 func (r surfaceRequest) CheckMessages(target any) error { return ValidateMessages(target) }
 
+var _ wire.BodyChecker = surfaceRequest{}
+
+// CheckedBody implements wire.BodyChecker: UpstreamBody validates the
+// target as CheckMessages does before it renders, so a transformed turn
+// is validated and rendered once rather than validated twice.
+func (r surfaceRequest) CheckedBody(target any) ([]byte, error) { return r.UpstreamBody(target) }
+
 // UpstreamBody always asks for the usage chunk of a stream: post_model_call
 // needs usage even when the client did not ask for it (Release leaves it
 // out then).

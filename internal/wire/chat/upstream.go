@@ -22,17 +22,21 @@ func ValidateMessages(target any) error {
 		return &wire.WriteBackError{Field: "$target", Msg: "must not be empty"}
 	}
 	for i, e := range list {
-		field := "$target[" + strconv.Itoa(i) + "]"
+		// The path is built only for an error: a valid list of a thousand
+		// messages costs no allocation here.
 		m, ok := e.(map[string]any)
 		if !ok {
-			return &wire.WriteBackError{Field: field, Msg: "must be an object, got " + rawjson.TypeName(e)}
+			return &wire.WriteBackError{Field: messageField(i), Msg: "must be an object, got " + rawjson.TypeName(e)}
 		}
 		if sub, msg := messageProblem(m); msg != "" {
-			return &wire.WriteBackError{Field: field + sub, Msg: msg}
+			return &wire.WriteBackError{Field: messageField(i) + sub, Msg: msg}
 		}
 	}
 	return wire.CheckEncodable(target)
 }
+
+// messageField is the path of the target's message i.
+func messageField(i int) string { return "$target[" + strconv.Itoa(i) + "]" }
 
 // UpstreamBody returns the body to send upstream.
 //
