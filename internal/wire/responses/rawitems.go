@@ -65,9 +65,9 @@ func (r *Request) addRawItem(i int, s rawjson.Span) bool {
 		if err != nil {
 			return false // a duplicate member: the tree path refuses it
 		}
-		typ := r.rawString(ms, "type")
-		if at := rawjson.Find(ms, "type"); at < 0 || ms[at].Val.Kind(body) == 'n' {
-			typ = "message" // an easy input message: role and content only (addItem)
+		typ := "message" // no type, or null: an easy input message (addItem)
+		if at := rawjson.Find(ms, "type"); at >= 0 && ms[at].Val.Kind(body) != 'n' {
+			typ, _ = r.rawValue(ms[at].Val).(string)
 		}
 		switch typ {
 		case "function_call":
@@ -91,17 +91,6 @@ func (r *Request) addRawItem(i int, s rawjson.Span) bool {
 		return false
 	}
 	return r.addItem(i, e) == nil
-}
-
-// rawString is the string value of member key of ms, "" when it is
-// absent, not a string or not one the tree decoder accepts.
-func (r *Request) rawString(ms []rawjson.Member, key string) string {
-	at := rawjson.Find(ms, key)
-	if at < 0 {
-		return ""
-	}
-	s, _ := r.rawValue(ms[at].Val).(string)
-	return s
 }
 
 // rawValue decodes a scalar token as the tree decoder does; nil for null,
