@@ -673,9 +673,7 @@ func (em *emission) applyOrCheck(v Verdict) error {
 	if err := applyParsed(em.working, em.point, p, v.Transform.Value, em.settings.memo, adopt); err != nil {
 		return err
 	}
-	if p.IsRoot() {
-		em.targetAdopted = adopt
-	}
+	em.targetAdopted = adopt
 	em.transformed = true
 	return nil
 }
