@@ -147,15 +147,12 @@ func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs
 	proj.memo = m
 	if tm, ok := memo.(trailMemo); ok {
 		point := string(c.Point())
-		if folded {
-			point += foldedSlot
-		}
-		t := tm.TakeTrail(point)
+		t := tm.TakeTrail(point, folded)
 		if t == nil {
 			t = new(jcs.Trail)
 		}
 		err := jcs.SHA256IdentityTrailInto(text, proj.object(c, maxDepth), maxDepth, m, t)
-		tm.KeepTrail(point, t)
+		tm.KeepTrail(point, folded, t)
 		if err != nil {
 			return "", err
 		}
@@ -173,15 +170,13 @@ func validatedIdentityText(c Context, maxDepth int, proj *projection, text *[jcs
 // then hashes only what follows it. TakeTrail hands a point's trail to
 // one walk (nil when there is none, or another walk has it); KeepTrail
 // takes it back. The identities of folded contexts keep trails apart
-// from the emitted contexts': a session whose every turn is transformed
-// (Claude Code's system prompt redacted, say) walks both every turn.
+// from the emitted contexts' (folded): a session whose every turn is
+// transformed (Claude Code's system prompt redacted, say) walks both
+// every turn.
 type trailMemo interface {
-	TakeTrail(point string) *jcs.Trail
-	KeepTrail(point string, t *jcs.Trail)
+	TakeTrail(point string, folded bool) *jcs.Trail
+	KeepTrail(point string, folded bool, t *jcs.Trail)
 }
-
-// foldedSlot follows the point in the name of a folded context's trail.
-const foldedSlot = " folded"
 
 // identityText is the string whose bytes are *text, without a copy. The
 // caller's contract: *text is written once, before this call, and never

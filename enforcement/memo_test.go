@@ -141,18 +141,24 @@ func TestMemoTransformsLeaveKeptObjects(t *testing.T) {
 // bytes each point's last walk hashed.
 type trailTestMemo struct {
 	*testMemo
-	trails map[string]*jcs.Trail
-	hashed map[string]int
+	trails map[trailSlot]*jcs.Trail
+	hashed map[trailSlot]int
 }
 
-func (m *trailTestMemo) TakeTrail(point string) *jcs.Trail {
-	t := m.trails[point]
-	delete(m.trails, point)
+// trailSlot names a trail as trailMemo does.
+type trailSlot struct {
+	point  string
+	folded bool
+}
+
+func (m *trailTestMemo) TakeTrail(point string, folded bool) *jcs.Trail {
+	t := m.trails[trailSlot{point, folded}]
+	delete(m.trails, trailSlot{point, folded})
 	return t
 }
 
-func (m *trailTestMemo) KeepTrail(point string, t *jcs.Trail) {
-	m.trails[point], m.hashed[point] = t, t.Hashed()
+func (m *trailTestMemo) KeepTrail(point string, folded bool, t *jcs.Trail) {
+	m.trails[trailSlot{point, folded}], m.hashed[trailSlot{point, folded}] = t, t.Hashed()
 }
 
 // TestTrailsPerWalk: when every turn is transformed, the emitted and the
@@ -161,7 +167,7 @@ func (m *trailTestMemo) KeepTrail(point string, t *jcs.Trail) {
 // on both, and the identities are those made without a memo.
 func TestTrailsPerWalk(t *testing.T) {
 	var messages []any
-	memo := &trailTestMemo{testMemo: newTestMemo(), trails: map[string]*jcs.Trail{}, hashed: map[string]int{}}
+	memo := &trailTestMemo{testMemo: newTestMemo(), trails: map[trailSlot]*jcs.Trail{}, hashed: map[trailSlot]int{}}
 	// As the gateway's rewriters do: the first message redacted, the
 	// others the session's own objects, under the gateway's promise.
 	e := newTestEmitter(t, Options{FrozenContexts: true, Interceptors: []Registration{
@@ -185,13 +191,13 @@ func TestTrailsPerWalk(t *testing.T) {
 		}
 		history, _ := jcs.Canonicalize(messages)
 		added, _ := jcs.Canonicalize(m)
-		for _, slot := range []string{string(PreModelCall), string(PreModelCall) + foldedSlot} {
+		for _, slot := range []trailSlot{{string(PreModelCall), false}, {string(PreModelCall), true}} {
 			// The history is hashed twice (the messages, then the target
 			// mirroring them after the sequence number); the trail spares
 			// the first but for the new message and at most a state
 			// interval and a message hashed again.
 			if h := memo.hashed[slot]; h > len(history)+len(added)+8<<10 {
-				t.Fatalf("turn %d: %q hashed %d bytes; the history has %d", turn, slot, h, len(history))
+				t.Fatalf("turn %d: %+v hashed %d bytes; the history has %d", turn, slot, h, len(history))
 			}
 		}
 	}

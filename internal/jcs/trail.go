@@ -80,8 +80,8 @@ func (t *Trail) Size() int {
 // canonical bytes when it resumed nothing.
 func (t *Trail) Hashed() int { return t.hashed }
 
-// reset empties t.
-func (t *Trail) reset() { t.truncate(0); t.states, t.saved = t.states[:0], t.saved[:0] }
+// reset empties t (every state follows at least one piece).
+func (t *Trail) reset() { t.truncate(0) }
 
 // litStart is where piece i's literal bytes start in lit.
 func (t *Trail) litStart(i int) int {

@@ -144,8 +144,16 @@ type Cache struct {
 	size  int64 // bytes accounted to the store
 	units map[any]map[string]any
 	nodes map[unsafe.Pointer]*node
-	// trails are the last identity walk's trail per interception point.
-	trails map[string]*keptTrail
+	// trails are the last identity walk's trail per interception point,
+	// apart for folded contexts.
+	trails map[trailKey]*keptTrail
+}
+
+// trailKey names a trail: the interception point, and whether the walks
+// are of contexts transforms folded.
+type trailKey struct {
+	point  string
+	folded bool
 }
 
 // keptTrail is a point's trail (nil while a walk has it) and the bytes
@@ -353,16 +361,16 @@ func (c *Cache) RememberVerdict(judge any, obj map[string]any, v any) {
 	c.store.grew(c, verdictOverhead)
 }
 
-// TakeTrail hands the trail of the last identity walk at point to the
-// caller, who gives it back with KeepTrail; nil when there is none or
-// another walk has it.
-func (c *Cache) TakeTrail(point string) *jcs.Trail {
+// TakeTrail hands the trail of the last identity walk at point (of
+// folded contexts, or of emitted ones) to the caller, who gives it back
+// with KeepTrail; nil when there is none or another walk has it.
+func (c *Cache) TakeTrail(point string, folded bool) *jcs.Trail {
 	if c == nil {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := c.trails[point]
+	k := c.trails[trailKey{point, folded}]
 	if k == nil {
 		return nil
 	}
@@ -371,9 +379,10 @@ func (c *Cache) TakeTrail(point string) *jcs.Trail {
 	return t
 }
 
-// KeepTrail keeps t as the trail of the last identity walk at point,
-// in place of whatever the point held, when the cache has room for it.
-func (c *Cache) KeepTrail(point string, t *jcs.Trail) {
+// KeepTrail keeps t as the trail of the last identity walk at point (of
+// folded contexts, or of emitted ones), in place of whatever that trail
+// was, when the cache has room for it.
+func (c *Cache) KeepTrail(point string, folded bool, t *jcs.Trail) {
 	if c == nil || t == nil {
 		return
 	}
@@ -382,13 +391,14 @@ func (c *Cache) KeepTrail(point string, t *jcs.Trail) {
 		c.mu.Unlock()
 		return
 	}
-	k := c.trails[point]
+	key := trailKey{point, folded}
+	k := c.trails[key]
 	if k == nil {
 		k = new(keptTrail)
 		if c.trails == nil {
-			c.trails = map[string]*keptTrail{}
+			c.trails = map[trailKey]*keptTrail{}
 		}
-		c.trails[point] = k
+		c.trails[key] = k
 	}
 	n := int64(t.Size()) + trailOverhead
 	delta := n - k.size
@@ -396,7 +406,7 @@ func (c *Cache) KeepTrail(point string, t *jcs.Trail) {
 		// No room: the point keeps nothing, and gives back what it held.
 		delta = -k.size
 		c.size += delta
-		delete(c.trails, point)
+		delete(c.trails, key)
 	} else {
 		if delta <= 0 {
 			c.size += delta

@@ -159,11 +159,11 @@ func TestAccountingSettles(t *testing.T) {
 				c := s.Cache(key)
 				c.KeepUnit(nil, []byte(fmt.Sprint(g, i)), i, 100)
 				point := fmt.Sprint("p", i%2)
-				tr := c.TakeTrail(point)
+				tr := c.TakeTrail(point, false)
 				if tr == nil {
 					tr = trailOf(100 + i%300)
 				}
-				c.KeepTrail(point, tr)
+				c.KeepTrail(point, false, tr)
 				if i%7 == 0 {
 					s.Drop(key)
 				}
@@ -195,47 +195,50 @@ func trailOf(n int) *jcs.Trail {
 func TestTrails(t *testing.T) {
 	s := NewStore(1 << 20)
 	c := s.Cache("s")
-	if c.TakeTrail("p") != nil {
+	if c.TakeTrail("p", false) != nil {
 		t.Fatal("a new cache hands out a trail")
 	}
 	tr := trailOf(10000)
-	c.KeepTrail("p", tr)
+	c.KeepTrail("p", false, tr)
 	want := int64(tr.Size()) + trailOverhead
 	if st := s.Stats(); st.Bytes != want {
 		t.Fatalf("%d bytes accounted for a trail of %d", st.Bytes, want)
 	}
-	if got := c.TakeTrail("p"); got != tr {
+	if got := c.TakeTrail("p", false); got != tr {
 		t.Fatal("the trail kept is not the one handed out")
 	}
-	if c.TakeTrail("p") != nil {
+	if c.TakeTrail("p", false) != nil {
 		t.Fatal("a trail was handed out twice")
 	}
-	if c.TakeTrail("q") != nil {
+	if c.TakeTrail("q", false) != nil {
 		t.Fatal("another point has the trail")
+	}
+	if c.TakeTrail("p", true) != nil {
+		t.Fatal("the point's folded contexts have its emitted contexts' trail")
 	}
 	if st := s.Stats(); st.Bytes != want {
 		t.Fatalf("%d bytes accounted while the trail is out, want %d", st.Bytes, want)
 	}
 	small := new(jcs.Trail)
-	c.KeepTrail("p", small)
+	c.KeepTrail("p", false, small)
 	if st := s.Stats(); st.Bytes != int64(small.Size())+trailOverhead {
 		t.Fatalf("%d bytes accounted after a smaller trail came back", st.Bytes)
 	}
 
 	tight := NewStore(8 * 4096) // a session's share: 4 KiB
 	tc := tight.Cache("s")
-	tc.KeepTrail("p", trailOf(100))
-	if tc.TakeTrail("p") == nil {
+	tc.KeepTrail("p", false, trailOf(100))
+	if tc.TakeTrail("p", false) == nil {
 		t.Fatal("a small trail was not kept")
 	}
-	tc.KeepTrail("p", trailOf(64<<10))
-	if tc.TakeTrail("p") != nil || tight.Stats().Bytes != 0 {
+	tc.KeepTrail("p", false, trailOf(64<<10))
+	if tc.TakeTrail("p", false) != nil || tight.Stats().Bytes != 0 {
 		t.Fatalf("a trail beyond the share was kept (%d bytes)", tight.Stats().Bytes)
 	}
 
 	s.Drop("s")
-	c.KeepTrail("p", tr)
-	if c.TakeTrail("p") != nil || s.Stats().Bytes != 0 {
+	c.KeepTrail("p", false, tr)
+	if c.TakeTrail("p", false) != nil || s.Stats().Bytes != 0 {
 		t.Fatal("a dropped session keeps a trail")
 	}
 }
