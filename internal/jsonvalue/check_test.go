@@ -160,9 +160,13 @@ func TestCheckWithoutMatchesCheckOfTheSmallerObject(t *testing.T) {
 // without limits, so a caller may skip Check on it; it refuses what a
 // value tree cannot hold, which Check then judges.
 func TestIsValueTreeImpliesCheck(t *testing.T) {
-	deep := any("x")
-	for range hardMaxDepth {
-		deep = []any{deep}
+	// A string under n arrays is at level n+1.
+	nested := func(n int) any {
+		v := any("x")
+		for range n {
+			v = []any{v}
+		}
+		return v
 	}
 	cases := []struct {
 		name string
@@ -171,8 +175,8 @@ func TestIsValueTreeImpliesCheck(t *testing.T) {
 	}{
 		{"scalars", []any{nil, true, "é", json.Number("-1.5e3")}, true},
 		{"objects", map[string]any{"a": map[string]any{"b": []any{}}, "": "x"}, true},
-		{"at the depth ceiling", []any{"x"}, true},
-		{"beyond the depth ceiling", deep, false},
+		{"at the depth ceiling", nested(hardMaxDepth - 1), true},
+		{"beyond the depth ceiling", nested(hardMaxDepth), false},
 		{"invalid UTF-8 value", []any{"\xff"}, false},
 		{"invalid UTF-8 key", map[string]any{"\xff": 1}, false},
 		{"invalid number", json.Number("01"), false},
