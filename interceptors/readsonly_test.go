@@ -110,7 +110,7 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
 				if _, owns := ic.(enforcement.OwnsTransforms); owns {
 					// The emitter adopts the value as it is: it must be a
 					// value tree already.
-					if adopted, err := jsonvalue.Adopt(v.Transform.Value); err != nil || !sameContainer(adopted, v.Transform.Value) {
+					if !jsonvalue.IsValueTree(v.Transform.Value) {
 						t.Fatalf("%s at %s claims OwnsTransforms but its value is not a value tree", name, c.Point())
 					}
 					owning++
@@ -128,19 +128,6 @@ func TestReadOnlyTypesNeverWrite(t *testing.T) {
 	if owning == 0 {
 		t.Error("no transform of a type claiming OwnsTransforms was audited")
 	}
-}
-
-// sameContainer reports whether a and b are the same map or slice.
-func sameContainer(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
-	case []any:
-		y, ok := b.([]any)
-		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
-	}
-	return reflect.DeepEqual(a, b)
 }
 
 // scribble overwrites every container member of v in place.
